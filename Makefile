@@ -1,0 +1,28 @@
+# One-command set-up: every target builds the local virtualenv it needs.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test test-slow bench clean
+
+$(STAMP): pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e ".[dev,plot]"
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/opttrees solve examples/iris_oct.yaml
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q -n 2 tests
+
+test-slow: $(STAMP)
+	$(BIN)/python -m pytest -q -m slow tests
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/bench_oct_build.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info results
