@@ -1,0 +1,21 @@
+"""Exceptions with messages that name the problem, so users never see a traceback from deep inside Pyomo."""
+
+
+class OptTreesError(Exception):
+    """Base class of every error opttrees raises on purpose."""
+
+
+class InputError(OptTreesError, ValueError):
+    """The data or parameters given by the user cannot be used (shape, NaN, type, settings)."""
+
+
+class SolverError(OptTreesError, RuntimeError):
+    """A solver is unknown, not installed, or cannot handle the model it was given."""
+
+
+class SpecError(OptTreesError, ValueError):
+    """A model spec file is missing, malformed, or has a bad field (the message names the field)."""
+
+
+class VerificationError(OptTreesError, RuntimeError):
+    """A decoded tree does not reproduce the solver's objective: a formulation bug, never ignored."""

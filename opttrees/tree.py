@@ -1,0 +1,294 @@
+"""The Tree value object: how a tree was found does not matter here.
+
+Routing convention, used everywhere in opttrees: a branch node with coefficients ``a`` and threshold ``b``
+sends a point **left iff a·x < b** (strict), otherwise right (the thesis's convention). A parallel split is
+``a = e_j``. Thresholds and coefficients are in the user's original feature units. scikit-learn sends
+``x <= t`` left; :func:`opttrees.heuristics.greedy.tree_from_sklearn` converts.
+
+Nodes are stored in flat arrays (node 0 is the root); ``children_left[t] == -1`` marks a leaf.
+Leaf payloads by ``task``:
+
+- ``"classification"``: ``value`` = class counts (weighted), ``label`` = predicted class index;
+- ``"regression"``: ``value`` = the constant prediction(s), one column per output;
+- ``"linear"``: ``value`` = ``[intercept, coef_1 .. coef_p]`` in original units;
+- ``"spo"``: ``value`` = the leaf's mean cost vector, ``extras["decision"]`` = its optimal decision;
+- ``"prescription"``: ``label`` = treatment index into ``classes``, ``value`` = per-treatment outcome means.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .data import check_X
+from .errors import InputError
+
+LEAF = -1
+HYPERPLANE = -2
+TASKS = ("classification", "regression", "linear", "spo", "prescription")
+
+
+def _to_py(v):
+    """numpy scalar -> JSON-friendly Python scalar."""
+    if isinstance(v, np.generic):
+        return v.item()
+    return v
+
+
+@dataclass(eq=False)
+class Tree:
+    children_left: np.ndarray
+    children_right: np.ndarray
+    feature: np.ndarray            # j for a parallel split, HYPERPLANE, or LEAF
+    threshold: np.ndarray
+    value: np.ndarray              # (n_nodes, m) leaf payload (see module docstring)
+    task: str = "classification"
+    label: np.ndarray | None = None
+    coef: np.ndarray | None = None  # (n_nodes, p), rows used where feature == HYPERPLANE
+    classes: list | None = None
+    feature_names: list[str] | None = None
+    n_features: int | None = None
+    extras: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        self.children_left = np.asarray(self.children_left, dtype=np.int64)
+        self.children_right = np.asarray(self.children_right, dtype=np.int64)
+        self.feature = np.asarray(self.feature, dtype=np.int64)
+        self.threshold = np.asarray(self.threshold, dtype=np.float64)
+        self.value = np.atleast_2d(np.asarray(self.value, dtype=np.float64))
+        if self.value.shape[0] != len(self.feature) and len(self.feature) == 1:
+            self.value = self.value.reshape(1, -1)
+        if self.label is not None:
+            self.label = np.asarray(self.label, dtype=np.int64)
+        if self.coef is not None:
+            self.coef = np.asarray(self.coef, dtype=np.float64)
+        self.extras = {k: np.asarray(v) for k, v in self.extras.items()}
+        if self.task not in TASKS:
+            raise InputError(f"unknown tree task {self.task!r}; expected one of {TASKS}")
+        m = len(self.feature)
+        for name in ("children_left", "children_right", "threshold"):
+            if len(getattr(self, name)) != m:
+                raise InputError(f"Tree.{name} has length {len(getattr(self, name))}, expected {m}")
+        if self.value.shape[0] != m:
+            raise InputError(f"Tree.value has {self.value.shape[0]} rows, expected {m}")
+        if self.n_features is None:
+            self.n_features = (len(self.feature_names) if self.feature_names is not None
+                               else (self.coef.shape[1] if self.coef is not None else int(self.feature.max(initial=-1)) + 1))
+
+    # ------------------------------------------------------------------ structure
+    @property
+    def n_nodes(self) -> int:
+        return len(self.feature)
+
+    def is_leaf(self, t: int) -> bool:
+        return self.children_left[t] == LEAF
+
+    @property
+    def leaves(self) -> np.ndarray:
+        return np.nonzero(self.children_left == LEAF)[0]
+
+    @property
+    def n_leaves(self) -> int:
+        return int((self.children_left == LEAF).sum())
+
+    @property
+    def n_splits(self) -> int:
+        return self.n_nodes - self.n_leaves
+
+    def node_depths(self) -> np.ndarray:
+        depth = np.zeros(self.n_nodes, dtype=np.int64)
+        stack = [(0, 0)]
+        while stack:
+            t, d = stack.pop()
+            depth[t] = d
+            if not self.is_leaf(t):
+                stack.append((self.children_left[t], d + 1))
+                stack.append((self.children_right[t], d + 1))
+        return depth
+
+    @property
+    def depth(self) -> int:
+        return int(self.node_depths()[self.leaves].max()) if self.n_nodes else 0
+
+    def split_coef(self, t: int) -> np.ndarray:
+        """The split's coefficient vector a (dense, original units)."""
+        a = np.zeros(self.n_features)
+        if self.feature[t] >= 0:
+            a[self.feature[t]] = 1.0
+        elif self.feature[t] == HYPERPLANE:
+            a[:] = self.coef[t]
+        return a
+
+    # ------------------------------------------------------------------ routing
+    def apply(self, X) -> np.ndarray:
+        """Leaf id of every row of X (left iff a·x < b)."""
+        X = check_X(X, self.n_features)
+        node = np.zeros(X.shape[0], dtype=np.int64)
+        active = np.arange(X.shape[0])
+        while active.size:
+            nd = node[active]
+            internal = self.children_left[nd] != LEAF
+            active, nd = active[internal], nd[internal]
+            if not active.size:
+                break
+            f = self.feature[nd]
+            go_left = np.empty(active.size, dtype=bool)
+            par = f >= 0
+            go_left[par] = X[active[par], f[par]] < self.threshold[nd[par]]
+            hyp = ~par
+            if hyp.any():
+                go_left[hyp] = np.einsum("ij,ij->i", X[active[hyp]], self.coef[nd[hyp]]) < self.threshold[nd[hyp]]
+            node[active] = np.where(go_left, self.children_left[nd], self.children_right[nd])
+        return node
+
+    def predict(self, X) -> np.ndarray:
+        X = check_X(X, self.n_features)
+        leaf = self.apply(X)
+        if self.task == "classification" or self.task == "prescription":
+            codes = self.label[leaf]
+            return np.asarray(self.classes)[codes] if self.classes is not None else codes
+        if self.task == "regression":
+            return self.value[leaf, 0] if self.value.shape[1] == 1 else self.value[leaf]
+        if self.task == "linear":
+            v = self.value[leaf]
+            return v[:, 0] + np.einsum("ij,ij->i", X, v[:, 1:])
+        if self.task == "spo":
+            return self.extras["decision"][leaf]
+        raise InputError(f"predict is not defined for task {self.task!r}")
+
+    def predict_proba(self, X) -> np.ndarray:
+        if self.task != "classification":
+            raise InputError("predict_proba needs a classification tree")
+        leaf = self.apply(X)
+        counts = self.value[leaf]
+        tot = counts.sum(axis=1, keepdims=True)
+        k = counts.shape[1]
+        return np.where(tot > 0, counts / np.where(tot > 0, tot, 1), 1.0 / k)
+
+    # ------------------------------------------------------------------ export
+    def to_dict(self) -> dict:
+        d = {
+            "format": "opttrees.Tree/1",
+            "task": self.task,
+            "n_features": int(self.n_features),
+            "feature_names": list(self.feature_names) if self.feature_names is not None else None,
+            "classes": [_to_py(c) for c in self.classes] if self.classes is not None else None,
+            "children_left": self.children_left.tolist(),
+            "children_right": self.children_right.tolist(),
+            "feature": self.feature.tolist(),
+            "threshold": self.threshold.tolist(),
+            "value": self.value.tolist(),
+            "label": self.label.tolist() if self.label is not None else None,
+            "coef": self.coef.tolist() if self.coef is not None else None,
+            "extras": {k: v.tolist() for k, v in self.extras.items()},
+        }
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Tree":
+        if not isinstance(d, dict) or d.get("format") != "opttrees.Tree/1":
+            raise InputError("not an opttrees tree (missing 'format': 'opttrees.Tree/1')")
+        try:
+            return cls(children_left=d["children_left"], children_right=d["children_right"], feature=d["feature"],
+                       threshold=d["threshold"], value=d["value"], task=d["task"], label=d.get("label"),
+                       coef=d.get("coef"), classes=d.get("classes"), feature_names=d.get("feature_names"),
+                       n_features=d.get("n_features"), extras=d.get("extras") or {})
+        except KeyError as exc:
+            raise InputError(f"tree JSON is missing the field {exc.args[0]!r}") from None
+
+    def to_json(self, path: str | Path | None = None, indent: int | None = 1) -> str:
+        """JSON text of the tree; also written to ``path`` when given."""
+        s = json.dumps(self.to_dict(), indent=indent)
+        if path is not None:
+            Path(path).write_text(s)
+        return s
+
+    @classmethod
+    def from_json(cls, src: str | Path) -> "Tree":
+        """Load from JSON text or a file path."""
+        text = str(src)
+        if not text.lstrip().startswith("{"):
+            p = Path(text)
+            if not p.exists():
+                raise InputError(f"tree file not found: {p}")
+            text = p.read_text()
+        try:
+            d = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"tree JSON is malformed: {exc}") from None
+        return cls.from_dict(d)
+
+    def _fname(self, j: int) -> str:
+        return self.feature_names[j] if self.feature_names is not None else f"x{j}"
+
+    def split_text(self, t: int, precision: int = 4) -> str:
+        if self.feature[t] >= 0:
+            return f"{self._fname(self.feature[t])} < {self.threshold[t]:.{precision}g}"
+        terms = [f"{c:+.{precision}g}*{self._fname(j)}" for j, c in enumerate(self.coef[t]) if c != 0]
+        return f"{' '.join(terms) or '0'} < {self.threshold[t]:.{precision}g}"
+
+    def leaf_text(self, t: int, precision: int = 4) -> str:
+        if self.task == "classification":
+            lab = self.classes[self.label[t]] if self.classes is not None else self.label[t]
+            counts = ", ".join(f"{c:g}" for c in self.value[t])
+            return f"predict {lab!s} [counts {counts}]"
+        if self.task == "prescription":
+            lab = self.classes[self.label[t]] if self.classes is not None else self.label[t]
+            return f"treatment {lab!s}"
+        if self.task == "regression":
+            return "predict " + ", ".join(f"{v:.{precision}g}" for v in self.value[t])
+        if self.task == "linear":
+            v = self.value[t]
+            terms = [f"{c:+.{precision}g}*{self._fname(j)}" for j, c in enumerate(v[1:]) if c != 0]
+            return f"predict {v[0]:.{precision}g} {' '.join(terms)}".rstrip()
+        if self.task == "spo":
+            dec = self.extras.get("decision")
+            return "decision " + (np.array2string(dec[t], precision=3) if dec is not None else "?")
+        return ""
+
+    def export_text(self, precision: int = 4) -> str:
+        """Indented text rendering: each branch shows its test; the left child is the 'true' side."""
+        lines = []
+
+        def rec(t, indent):
+            pad = "|   " * indent
+            if self.is_leaf(t):
+                lines.append(f"{pad}leaf {t}: {self.leaf_text(t, precision)}")
+                return
+            cond = self.split_text(t, precision)
+            lines.append(f"{pad}if {cond}:")
+            rec(self.children_left[t], indent + 1)
+            lines.append(f"{pad}else:  # not ({cond})")
+            rec(self.children_right[t], indent + 1)
+
+        rec(0, 0)
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.export_text()
+
+    def to_dot(self, precision: int = 4) -> str:
+        """Graphviz DOT source (render with ``dot -Tpng``)."""
+        out = ["digraph Tree {", '  node [shape=box, style="rounded", fontname="helvetica"];']
+        for t in range(self.n_nodes):
+            if self.is_leaf(t):
+                text = self.leaf_text(t, precision).replace('"', "'")
+                out.append(f'  {t} [label="{text}", style="rounded,filled", fillcolor="#eef5ff"];')
+            else:
+                out.append(f'  {t} [label="{self.split_text(t, precision)}"];')
+                out.append(f'  {t} -> {self.children_left[t]} [label="true"];')
+                out.append(f'  {t} -> {self.children_right[t]} [label="false"];')
+        out.append("}")
+        return "\n".join(out)
+
+    def equivalent(self, other: "Tree", X) -> bool:
+        """Same leaf partition and same predictions on X (a practical notion of 'same tree')."""
+        return bool(np.array_equal(np.asarray(self.predict(X)), np.asarray(other.predict(X))))
+
+
+def leaf_tree(value, task="classification", label=None, **kw) -> Tree:
+    """A root-only tree (no split)."""
+    return Tree([LEAF], [LEAF], [LEAF], [0.0], np.atleast_2d(value), task=task,
+                label=None if label is None else [label], **kw)
