@@ -70,10 +70,25 @@ def _build(cm: CompiledModel, opts: SolveOptions):
 
 
 def _set_start(m, xs, x0: np.ndarray) -> bool:
+    """Hand a start to SCIP so that it shows up as an incumbent event.
+
+    A complete start is tried after presolve (``createOrigSol`` + ``trySol``): the event handler is active by
+    then, so the start is the first entry of the trace. A partial start goes to the completesol heuristic.
+    """
     known = ~np.isnan(x0)
     if not known.any():
         return False
-    sol = m.createSol() if known.all() else m.createPartialSol()
+    if known.all():
+        m.presolve()
+        if m.getStage() >= 9:  # presolve already solved the problem (SCIP_STAGE_SOLVED)
+            return True
+        sol = m.createOrigSol()
+        for j in range(len(xs)):
+            m.setSolVal(sol, xs[j], float(x0[j]))
+        ok = m.trySol(sol, printreason=False, completely=True, checkbounds=True, checkintegrality=True,
+                      checklprows=True, free=True)
+        return bool(ok)
+    sol = m.createPartialSol()
     for j in np.nonzero(known)[0]:
         m.setSolVal(sol, xs[j], float(x0[j]))
     return bool(m.addSol(sol, free=True))

@@ -1,0 +1,4 @@
+"""scikit-learn compatible estimators."""
+from .classifier import OptimalTreeClassifier
+
+__all__ = ["OptimalTreeClassifier"]

@@ -1,0 +1,1 @@
+"""Datasets, comparison runners and plots for research scripts."""

@@ -1,0 +1,82 @@
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from opttrees.data import LabelCodec, check_X, feature_epsilon, prepare
+from opttrees.errors import InputError
+
+
+@pytest.mark.parametrize("X, y, msg", [
+    (np.zeros((0, 2)), [], "0 rows"),
+    (np.zeros((3, 2)), [0, 1], "lengths must match"),
+    (np.array([[0.0, np.nan], [1, 2]]), [0, 1], "NaN"),
+    (np.array([[0.0, np.inf], [1, 2]]), [0, 1], "NaN/infinite"),
+    (pd.DataFrame({"a": [1.0, 2.0], "b": ["x", "y"]}), [0, 1], "non-numeric column"),
+    (np.array([["1", "a"], ["2", "b"]], dtype=object), [0, 1], "non-numeric"),
+    (np.zeros((4, 2)), [1, 1, 1, 1], "single class"),
+    (np.arange(5.0), [0, 1, 0, 1, 0], "1-D"),
+    (np.zeros((2, 2, 2)), [0, 1], "2-D"),
+    (np.zeros((3, 0)), [0, 1, 0], "0 feature"),
+])
+def test_bad_inputs_name_the_problem(X, y, msg):
+    with pytest.raises(InputError, match=msg):
+        prepare(X, y)
+
+
+def test_fewer_rows_than_min_leaf():
+    with pytest.raises(InputError, match="min_samples_leaf"):
+        prepare(np.zeros((3, 1)), [0, 1, 0], min_samples_leaf=4)
+
+
+def test_bad_weights():
+    with pytest.raises(InputError, match="sample_weight"):
+        prepare(np.eye(3), [0, 1, 0], sample_weight=[1, -1, 1])
+
+
+@pytest.mark.parametrize("labels", [["cat", "dog", "cat", "emu"], [-1, 1, 1, -1], [2.5, 0.5, 2.5, 0.5],
+                                    [True, False, True, True]])
+def test_label_round_trip(labels):
+    d = prepare(np.arange(8.0).reshape(4, 2), labels)
+    assert list(d.codec.decode(d.y)) == list(labels)
+    assert d.y.min() == 0 and d.y.max() == len(set(labels)) - 1
+
+
+def test_unseen_label_rejected():
+    codec = LabelCodec.fit(np.array(["a", "b"]))
+    with pytest.raises(InputError, match="not seen"):
+        codec.encode(np.array(["c"]))
+
+
+def test_scaling_epsilon_and_constant_features():
+    X = np.array([[0.0, 5.0, 1.0], [1.0, 5.0, 3.0], [3.0, 5.0, 3.0], [4.0, 5.0, 2.0]])
+    d = prepare(X, [0, 1, 0, 1])
+    assert np.allclose(d.Xs.min(0)[[0, 2]], 0) and np.allclose(d.Xs.max(0)[[0, 2]], 1)
+    assert np.allclose(d.Xs[:, 1], 0)               # constant feature maps to 0
+    assert np.allclose(d.eps, [0.25, 0.0, 0.5])      # smallest gaps between distinct scaled values
+    assert list(d.splittable) == [True, False, True]
+    assert np.allclose(d.scaling.inverse(d.Xs), X[:, [0, 1, 2]] * [1, 0, 1] + [0, 5, 0])
+
+
+def test_epsilon_ignores_float_noise():
+    X = np.array([[0.0], [0.3], [0.1 + 0.2], [1.0]])  # 0.3 and 0.1+0.2 differ by 5e-17
+    assert feature_epsilon(X)[0] == pytest.approx(0.3)
+
+
+def test_feature_names_kept():
+    df = pd.DataFrame({"height": [1.0, 2.0], "weight": [3, 4]})
+    assert prepare(df, [0, 1]).feature_names == ["height", "weight"]
+
+
+def test_check_X_feature_count():
+    with pytest.raises(InputError, match="fitted with 3"):
+        check_X(np.zeros((2, 2)), 3)
+
+
+@given(st.lists(st.floats(-1e6, 1e6, allow_nan=False), min_size=2, max_size=30))
+def test_scaled_values_in_unit_interval(values):
+    X = np.array(values).reshape(-1, 1)
+    d = prepare(X, [i % 2 for i in range(len(values))]) if len(values) > 1 else None
+    assert (d.Xs >= 0).all() and (d.Xs <= 1).all()
+    assert (d.eps >= 0).all()
