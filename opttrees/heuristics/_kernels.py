@@ -274,12 +274,24 @@ def best_parallel(I, nI, inI, X, Xs, grp, order, featok, fsub, nf, low_d, up_d, 
         if not featok[j]:
             continue
         m = 0
-        for r in range(n):
-            i = order[r, j]
-            if inI[i]:
-                movers[m] = i
-                vals[m] = grp[i, j]
-                m += 1
+        if nI * (np.log2(nI + 1.0) + 2.0) * 3.0 < n:
+            # small node: sorting its own rows beats filtering the global presorted order
+            for r in range(nI):
+                vals[r] = X[I[r], j]
+            o = np.argsort(vals[:nI])
+            for r in range(nI):
+                i = I[o[r]]
+                movers[r] = i
+            for r in range(nI):
+                vals[r] = grp[movers[r], j]
+            m = nI
+        else:
+            for r in range(n):
+                i = order[r, j]
+                if inI[i]:
+                    movers[m] = i
+                    vals[m] = grp[i, j]
+                    m += 1
         if m < 2 or vals[0] == vals[m - 1]:
             continue
         loss, q = scan(I, nI, movers, m, vals, low_d, up_d, fixlow, Z, kind, nmin, leaves, nl, stats, cnt)
@@ -531,13 +543,12 @@ def local_search(ntype, feat, thr, coef, X, Xs, grp, order, Z, featok, kind, D, 
     a = np.empty(p)
     besta = np.empty(p)
     moves = 0
-    while True:
-        tot, feas = tree_objective_raw(ntype, feat, thr, coef, X, Xs, Z, kind, nmin, pen, leafpos, stats, cnt,
-                                       leaves)
-        if moves < trace.shape[0]:
-            trace[moves] = tot
-        if moves >= max_moves:
-            break
+    clean = np.zeros(T, np.bool_)
+    tot, feas = tree_objective_raw(ntype, feat, thr, coef, X, Xs, Z, kind, nmin, pen, leafpos, stats, cnt, leaves)
+    trace[0] = tot
+    while moves < max_moves:
+        # one pass of Algorithm 2.1 over the nodes in random order; nodes whose point set and subtrees are
+        # unchanged since they last failed to improve ("clean") are skipped
         nn = 0
         for u in range(T):
             if ntype[u] > 0:
@@ -546,10 +557,15 @@ def local_search(ntype, feat, thr, coef, X, Xs, grp, order, Z, featok, kind, D, 
         perm = np.random.permutation(nn)
         improved = False
         for pi in range(nn):
+            if moves >= max_moves:
+                break
             t = nodes[perm[pi]]
+            if ntype[t] == 0 or clean[t]:
+                continue
             dt = node_depth(t)
             is_leaf = ntype[t] == LEAF
             if is_leaf and dt >= D:
+                clean[t] = True
                 continue
             nI = 0
             for i in range(n):
@@ -632,6 +648,7 @@ def local_search(ntype, feat, thr, coef, X, Xs, grp, order, Z, featok, kind, D, 
                         besta[:] = a
                         bb = hb
             if move == 0:
+                clean[t] = True
                 continue
             if move == 1:
                 ntype[t] = PAR
@@ -650,7 +667,22 @@ def local_search(ntype, feat, thr, coef, X, Xs, grp, order, Z, featok, kind, D, 
                 ntype[cu] = LEAF
             moves += 1
             improved = True
-            break
+            # dirty: t, its ancestors and everything below it; re-route the points of t
+            u = t
+            while u > 0:
+                u = (u - 1) // 2
+                clean[u] = False
+            for u in range(t, T):
+                if is_desc(u, t):
+                    clean[u] = False
+            for r in range(nI):
+                i = I[r]
+                leafpos[i] = route_point(i, t, ntype, feat, thr, coef, X, Xs)
+            if trace.shape[0] > 1:
+                tot, feas = tree_objective_raw(ntype, feat, thr, coef, X, Xs, Z, kind, nmin, pen, leafpos, stats,
+                                               cnt, leaves)
+                if moves < trace.shape[0]:
+                    trace[moves] = tot
         if not improved:
             break
     return moves
