@@ -447,8 +447,12 @@ def tree_objective_raw(ntype, feat, thr, coef, X, Xs, Z, kind, nmin, pen, leafpo
 
 
 @njit(cache=True, nogil=True)
-def grow(ntype, feat, thr, coef, X, Xs, grp, order, Z, featok, kind, D, nmin, mtry, tol):
-    """Greedy top-down growth (CART-like) to depth D; mtry < #features draws a random subset per split."""
+def grow(ntype, feat, thr, coef, X, Xs, grp, order, Z, featok, kind, D, nmin, mtry, tol, randsplit=False):
+    """Greedy top-down growth (CART-like) to depth D; mtry < #features draws a random subset per split.
+
+    randsplit: instead of the best split, a uniformly random feasible cut on a random feature (a fully
+    random start tree, used for part of the restarts to diversify starts when p is tiny).
+    """
     n, p = X.shape
     T = ntype.shape[0]
     S = Z.shape[1]
@@ -493,6 +497,30 @@ def grow(ntype, feat, thr, coef, X, Xs, grp, order, Z, featok, kind, D, nmin, mt
         # parent loss: everything in one leaf
         parent = place_loss(I, nI, up_d, Z, kind, 1, leaves[1:], 1, stats, cnt)
         if parent <= tol:
+            continue
+        if randsplit:
+            done = False
+            for attempt in range(8):
+                j = okf[np.random.randint(nok)]
+                for r in range(nI):
+                    vals[r] = X[I[r], j]
+                o = np.argsort(vals[:nI])
+                q = nmin - 1 + np.random.randint(nI - 2 * nmin + 1)
+                while q < nI - nmin and vals[o[q + 1]] == vals[o[q]]:
+                    q += 1
+                if q >= nI - nmin or grp[I[o[q]], j] == grp[I[o[q + 1]], j]:
+                    continue
+                th = safe_mid(vals[o[q]], vals[o[q + 1]])
+                ntype[t] = PAR
+                feat[t] = j
+                thr[t] = th
+                ntype[2 * t + 1] = LEAF
+                ntype[2 * t + 2] = LEAF
+                for r in range(nI):
+                    i = I[r]
+                    leafpos[i] = 2 * t + 1 if X[i, j] < th else 2 * t + 2
+                done = True
+                break
             continue
         if mtry < nok:
             fs = okf[:nok][np.random.permutation(nok)[:mtry]].copy()
@@ -690,7 +718,7 @@ def local_search(ntype, feat, thr, coef, X, Xs, grp, order, Z, featok, kind, D, 
 
 @njit(cache=True, nogil=True)
 def run_restarts(seeds, T, X, Xs, grp, order, Z, featok, kind, start_kind, D, nmin, pen, hyper, H, tol, mtry,
-                 max_moves):
+                 max_moves, random_frac=0.0):
     """R independent restarts: RF-style start tree (random mtry features per split), then local search."""
     R = seeds.shape[0]
     p = X.shape[1]
@@ -705,7 +733,8 @@ def run_restarts(seeds, T, X, Xs, grp, order, Z, featok, kind, start_kind, D, nm
         feat = np.zeros(T, np.int64)
         thr = np.zeros(T)
         coef = np.zeros((T, p))
-        grow(ntype, feat, thr, coef, X, Xs, grp, order, Z, featok, start_kind, D, nmin, mtry, tol)
+        rs = np.random.random() < random_frac
+        grow(ntype, feat, thr, coef, X, Xs, grp, order, Z, featok, start_kind, D, nmin, mtry, tol, rs)
         local_search(ntype, feat, thr, coef, X, Xs, grp, order, Z, featok, kind, D, nmin, pen, hyper, H, tol,
                      max_moves, trace)
         NT[r] = ntype

@@ -65,20 +65,26 @@ def _seeds(random_state, n: int) -> np.ndarray:
 def local_search(data: PreparedData, max_depth: int, alpha: float = 0.0, min_samples_leaf: int = 1,
                  n_restarts: int = 100, split_type: str = "parallel", random_state=None, n_jobs: int | None = 1,
                  n_hyperplane_restarts: int = 5, loss: str | None = None, return_all: bool = False,
-                 max_moves: int | None = None):
-    """Best tree over ``n_restarts`` local searches (a Tree, or a LocalSearchResult with ``return_all``)."""
+                 max_moves: int | None = None, random_starts: float = 0.25):
+    """Best tree over ``n_restarts`` local searches (a Tree, or a LocalSearchResult with ``return_all``).
+
+    random_starts: fraction of restarts that start from a fully random tree (random feature and random
+    feasible cut per split) instead of the thesis's RF-style tree. RF-style starts have almost no diversity
+    when p is tiny (with p = 3 there are only a handful of distinct start trees), and on random tiny
+    instances the mix reaches the brute-force optimum far more often (tests/test_heuristics_local_search.py).
+    """
     D = check_depth(max_depth)
     alpha = check_alpha(alpha)
     _check_common(min_samples_leaf, split_type, n_restarts, n_hyperplane_restarts)
     prob = make_problem(data, loss)
     seeds = _seeds(random_state, int(n_restarts))
     nok = int(prob.featok.sum())
-    mtry = max(1, int(math.ceil(math.sqrt(max(nok, 1)))))
+    mtry = max(1, int(math.floor(math.sqrt(max(nok, 1)))))  # floor, as randomForest and sklearn
     start_kind = KIND["gini"] if prob.loss == "misclassification" else KIND["squared"]
     T = 2 ** (D + 1) - 1
     args = (T, prob.X, prob.Xs, prob.grp, prob.order, prob.Z, prob.featok, prob.kind, start_kind, D,
             int(min_samples_leaf), alpha * prob.baseline, split_type == "hyperplane", int(n_hyperplane_restarts),
-            1e-9 * prob.baseline, mtry, 2**62 if max_moves is None else int(max_moves))
+            1e-9 * prob.baseline, mtry, 2**62 if max_moves is None else int(max_moves), float(random_starts))
     jobs = min(_n_jobs(n_jobs), len(seeds))
     chunks = [c for c in np.array_split(seeds, jobs) if len(c)]
     if jobs == 1:
