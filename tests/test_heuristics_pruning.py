@@ -94,5 +94,5 @@ def test_local_search_tree_is_feasible_mio_warm_start_with_same_objective():
         res = local_search(d, 2, alpha, nmin, n_restarts=30, random_state=0, return_all=True)
         f = oct_mod.OCT(d, 2, nmin, alpha)
         r = solvers.solve(f, "highs", warm_start=res.tree, time_limit=60)
-        assert r.trace[0][1] == pytest.approx(res.objective, abs=1e-6)
+        assert r.trace[0].primal == pytest.approx(res.objective, abs=1e-6)
         assert r.objective == pytest.approx(res.objective, abs=1e-6)   # local search optimal here (brute force)
