@@ -63,3 +63,148 @@ def leaf_sizes(tree, X) -> np.ndarray:
     """Number of rows of X in each leaf (indexed like tree.leaves)."""
     leaf = tree.apply(X)
     return np.bincount(leaf, minlength=tree.n_nodes)[tree.leaves]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Regression losses and a single entry point for every task.
+#
+# Sufficient statistics per leaf: (weight, weighted sum, weighted sum of squares) for squared loss; the
+# sorted (y, w) pairs for absolute loss (the weighted median is not a function of moments).
+
+LOSSES = ("misclassification", "squared", "absolute")
+
+
+def _weights(n: int, sample_weight) -> np.ndarray:
+    return np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+
+
+def weighted_median(y: np.ndarray, w: np.ndarray | None = None) -> float:
+    """Lower weighted median (deterministic; minimises the weighted absolute error)."""
+    y = np.asarray(y, dtype=np.float64)
+    if y.size == 0:
+        return 0.0
+    w = np.ones_like(y) if w is None else np.asarray(w, dtype=np.float64)
+    o = np.argsort(y, kind="stable")
+    cw = np.cumsum(w[o])
+    k = int(np.searchsorted(cw, 0.5 * cw[-1], side="left"))
+    return float(y[o[min(k, len(o) - 1)]])
+
+
+def squared_baseline(y, sample_weight=None) -> float:
+    """L̂ for squared loss: weighted SSE about the weighted mean (1.0 if y is constant)."""
+    y = np.asarray(y, dtype=np.float64)
+    w = _weights(len(y), sample_weight)
+    mu = np.average(y, weights=w)
+    base = float(np.sum(w * (y - mu) ** 2))
+    return base if base > 1e-12 * max(1.0, float(np.sum(w * y * y))) else 1.0
+
+
+def absolute_baseline(y, sample_weight=None) -> float:
+    """L̂ for absolute loss: weighted SAE about the weighted median (1.0 if y is constant)."""
+    y = np.asarray(y, dtype=np.float64)
+    w = _weights(len(y), sample_weight)
+    base = float(np.sum(w * np.abs(y - weighted_median(y, w))))
+    return base if base > 0 else 1.0
+
+
+def baseline(y, loss: str, n_classes: int | None = None, sample_weight=None) -> float:
+    """Root-only baseline L̂ for any loss (never 0, so the normalised objective is always defined)."""
+    if loss == "misclassification":
+        y = np.asarray(y, dtype=np.int64)
+        return misclassification_baseline(y, int(n_classes if n_classes else y.max() + 1), sample_weight)
+    if loss == "squared":
+        return squared_baseline(y, sample_weight)
+    if loss == "absolute":
+        return absolute_baseline(y, sample_weight)
+    raise ValueError(f"unknown loss {loss!r}; expected one of {LOSSES}")
+
+
+def regression_leaf_stats(leaf: np.ndarray, y: np.ndarray, n_nodes: int,
+                          sample_weight=None) -> np.ndarray:
+    """(n_nodes, 3) per-node [sum w, sum w*y, sum w*y^2]."""
+    w = _weights(len(y), sample_weight)
+    s = np.zeros((n_nodes, 3))
+    np.add.at(s, (leaf, 0), w)
+    np.add.at(s, (leaf, 1), w * y)
+    np.add.at(s, (leaf, 2), w * y * y)
+    return s
+
+
+def squared_loss(stats: np.ndarray) -> np.ndarray:
+    """Per-node SSE about the mean from [w, wy, wy^2] (clipped at 0 against cancellation)."""
+    w = stats[..., 0]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sse = stats[..., 2] - np.where(w > 0, stats[..., 1] ** 2 / np.where(w > 0, w, 1.0), 0.0)
+    return np.maximum(sse, 0.0)
+
+
+def leaf_predictions(leaf: np.ndarray, y: np.ndarray, n_nodes: int, loss: str, sample_weight=None) -> np.ndarray:
+    """Best constant per node: the weighted mean (squared) or weighted median (absolute); 0 when empty."""
+    w = _weights(len(y), sample_weight)
+    out = np.zeros(n_nodes)
+    if loss == "squared":
+        s = regression_leaf_stats(leaf, y, n_nodes, w)
+        nz = s[:, 0] > 0
+        out[nz] = s[nz, 1] / s[nz, 0]
+        return out
+    for t in np.unique(leaf):
+        m = leaf == t
+        out[t] = weighted_median(y[m], w[m])
+    return out
+
+
+def node_losses(leaf: np.ndarray, y: np.ndarray, n_nodes: int, loss: str, n_classes: int | None = None,
+                sample_weight=None, prediction: np.ndarray | None = None) -> np.ndarray:
+    """Raw (unnormalised) loss per node id in ``leaf``.
+
+    With ``prediction`` (per node: class index or constant) the given predictions are charged, as for a
+    fitted tree evaluated on new data; otherwise each node's best prediction on this data is used.
+    """
+    w = _weights(len(y), sample_weight)
+    if loss == "misclassification":
+        counts = class_counts(leaf, np.asarray(y, dtype=np.int64), int(n_classes), n_nodes, w)
+        if prediction is None:
+            return misclassification_loss(counts)
+        return counts.sum(axis=1) - counts[np.arange(n_nodes), np.asarray(prediction, dtype=np.int64)]
+    y = np.asarray(y, dtype=np.float64)
+    if prediction is None:
+        if loss == "squared":
+            return squared_loss(regression_leaf_stats(leaf, y, n_nodes, w))
+        prediction = leaf_predictions(leaf, y, n_nodes, loss, w)
+    r = y - np.asarray(prediction, dtype=np.float64)[leaf]
+    per = w * (r * r if loss == "squared" else np.abs(r))
+    out = np.zeros(n_nodes)
+    np.add.at(out, leaf, per)
+    return out
+
+
+def tree_complexity(tree) -> int:
+    """Number of splits for parallel trees; number of (split, feature) uses for hyperplane trees."""
+    c = 0
+    for t in np.nonzero(tree.children_left != -1)[0]:
+        if tree.feature[t] >= 0:
+            c += 1
+        else:
+            c += int(np.count_nonzero(tree.coef[t]))
+    return c
+
+
+def tree_objective(tree, X, y, loss: str, alpha: float = 0.0, n_classes: int | None = None,
+                   baseline_loss: float | None = None, sample_weight=None, refit_leaves: bool = True) -> float:
+    """Normalised objective (sum of leaf losses)/L̂ + alpha * complexity of ``tree`` on (X, y).
+
+    The one code path every method is judged by. ``refit_leaves`` charges each leaf its best prediction on
+    (X, y) (what an optimiser would choose); otherwise the tree's stored predictions are charged.
+    """
+    leaf = tree.apply(X)
+    pred = None
+    if not refit_leaves:
+        pred = tree.label if loss == "misclassification" else tree.value[:, 0]
+    per = node_losses(leaf, y, tree.n_nodes, loss, n_classes, sample_weight, pred)
+    base = baseline(y, loss, n_classes, sample_weight) if baseline_loss is None else baseline_loss
+    return float(per[tree.leaves].sum() / base + alpha * tree_complexity(tree))
+
+
+def min_leaf_ok(tree, X, min_samples_leaf: int) -> bool:
+    """Every leaf holds at least ``min_samples_leaf`` rows of X (empty leaves violate it, as in the local search)."""
+    return bool(leaf_sizes(tree, X).min(initial=np.iinfo(np.int64).max) >= min_samples_leaf)

@@ -1,0 +1,749 @@
+"""Numba kernels for greedy growth and Dunn's local search (Algorithms 2.1–2.3, 3.1–3.2).
+
+Why numba: the split scan moves one point at a time between two leaves and updates their sufficient
+statistics (the thesis's incremental trick, O(K) per move); that loop is sequential and cannot be
+vectorised without materialising (n, p, K) prefix arrays for every node visit.
+
+Internal tree layout (heap order, capacity T = 2^(D+1) - 1, children of t are 2t+1 / 2t+2):
+
+- ``ntype[t]``: 0 absent, 1 leaf, 2 parallel split, 3 hyperplane split;
+- ``feat[t]``, ``thr[t]``: parallel split ``X[:, feat] < thr`` in ORIGINAL units (thr is a midpoint);
+- ``coef[t]``, ``thr[t]``: hyperplane split ``coef · Xs < thr`` in SCALED [0, 1] units (converted on export).
+
+Per-point sufficient statistics ``Z`` (n, S): one-hot weighted class indicators (S = K) or
+[w, w*y, w*y^2] with y centred (S = 3). Loss kinds: 0 misclassification, 1 gini, 2 entropy, 3 squared.
+All losses here are raw (unnormalised); the caller passes ``pen = alpha * L̂`` so comparisons equal
+comparisons of the normalised objective.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+LEAF, PAR, HYP = 1, 2, 3
+
+
+@njit(cache=True, nogil=True)
+def leaf_loss(kind, stats, L, cnt):
+    if cnt[L] == 0:
+        return 0.0
+    S = stats.shape[1]
+    if kind == 3:
+        w = stats[L, 0]
+        if w <= 0.0:
+            return 0.0
+        v = stats[L, 2] - stats[L, 1] * stats[L, 1] / w
+        return v if v > 0.0 else 0.0
+    tot = 0.0
+    for k in range(S):
+        tot += stats[L, k]
+    if kind == 0:
+        mx = 0.0
+        for k in range(S):
+            if stats[L, k] > mx:
+                mx = stats[L, k]
+        v = tot - mx
+        return v if v > 0.0 else 0.0
+    if tot <= 0.0:
+        return 0.0
+    if kind == 1:
+        sq = 0.0
+        for k in range(S):
+            sq += stats[L, k] * stats[L, k]
+        v = tot - sq / tot
+        return v if v > 0.0 else 0.0
+    ent = 0.0
+    for k in range(S):
+        s = stats[L, k]
+        if s > 0.0:
+            ent -= s * np.log(s / tot)
+    return ent
+
+
+@njit(cache=True, nogil=True)
+def node_depth(t):
+    d = 0
+    u = t
+    while u > 0:
+        u = (u - 1) // 2
+        d += 1
+    return d
+
+
+@njit(cache=True, nogil=True)
+def is_desc(u, t):
+    while u > t:
+        u = (u - 1) // 2
+    return u == t
+
+
+@njit(cache=True, nogil=True)
+def route_point(i, start, ntype, feat, thr, coef, X, Xs):
+    t = start
+    while ntype[t] >= 2:
+        if ntype[t] == 2:
+            left = X[i, feat[t]] < thr[t]
+        else:
+            v = 0.0
+            for j in range(Xs.shape[1]):
+                v += coef[t, j] * Xs[i, j]
+            left = v < thr[t]
+        t = 2 * t + 1 if left else 2 * t + 2
+    return t
+
+
+@njit(cache=True, nogil=True)
+def subtree_leaves(ntype, t, out, start):
+    """Append the leaf positions of the subtree at t to out[start:]; return the new end."""
+    T = ntype.shape[0]
+    stack = np.empty(64, np.int64)
+    stack[0] = t
+    sp = 1
+    k = start
+    while sp > 0:
+        sp -= 1
+        u = stack[sp]
+        if ntype[u] >= 2:
+            stack[sp] = 2 * u + 1
+            stack[sp + 1] = 2 * u + 2
+            sp += 2
+        elif ntype[u] == 1 or u == t:
+            out[k] = u
+            k += 1
+    return k
+
+
+@njit(cache=True, nogil=True)
+def subtree_complexity(ntype, coef, t):
+    T = ntype.shape[0]
+    c = 0
+    stack = np.empty(64, np.int64)
+    stack[0] = t
+    sp = 1
+    while sp > 0:
+        sp -= 1
+        u = stack[sp]
+        if ntype[u] >= 2:
+            if ntype[u] == 2:
+                c += 1
+            else:
+                for j in range(coef.shape[1]):
+                    if coef[u, j] != 0.0:
+                        c += 1
+            stack[sp] = 2 * u + 1
+            stack[sp + 1] = 2 * u + 2
+            sp += 2
+    return c
+
+
+@njit(cache=True, nogil=True)
+def promote(ntype, feat, thr, coef, t, c):
+    """Replace the subtree at t by the subtree at its child c (heap positions move up one level)."""
+    T = ntype.shape[0]
+    src = np.empty(T, np.int64)
+    dst = np.empty(T, np.int64)
+    src[0] = c
+    dst[0] = t
+    head = 0
+    tail = 1
+    while head < tail:
+        s = src[head]
+        d = dst[head]
+        head += 1
+        ntype[d] = ntype[s]
+        feat[d] = feat[s]
+        thr[d] = thr[s]
+        for j in range(coef.shape[1]):
+            coef[d, j] = coef[s, j]
+        if ntype[s] >= 2:
+            src[tail] = 2 * s + 1
+            dst[tail] = 2 * d + 1
+            src[tail + 1] = 2 * s + 2
+            dst[tail + 1] = 2 * d + 2
+            tail += 2
+    # clear stale positions below the new subtree (heap order visits parents first)
+    for u in range(t + 1, T):
+        if is_desc(u, t) and ntype[(u - 1) // 2] < 2:
+            ntype[u] = 0
+
+
+@njit(cache=True, nogil=True)
+def scan(I, nI, movers, m, vals, low_d, up_d, fixlow, Z, kind, nmin, leaves, nl, stats, cnt):
+    """Best cut when ``movers`` move one at a time (in order) from their upper to their lower leaf.
+
+    Every point of I starts in its lower leaf if fixlow[i] else its upper leaf. Returns (loss, q): the cut
+    after movers[0..q] (q = -1: none moved), valid only where vals[q] < vals[q+1]. q = -2: none feasible.
+    """
+    S = Z.shape[1]
+    for a in range(nl):
+        L = leaves[a]
+        cnt[L] = 0
+        for k in range(S):
+            stats[L, k] = 0.0
+    for r in range(nI):
+        i = I[r]
+        d = low_d[i] if fixlow[i] else up_d[i]
+        cnt[d] += 1
+        for k in range(S):
+            stats[d, k] += Z[i, k]
+    total = 0.0
+    deficient = 0
+    for a in range(nl):
+        L = leaves[a]
+        total += leaf_loss(kind, stats, L, cnt)
+        if cnt[L] < nmin:
+            deficient += 1
+    best = np.inf
+    bestq = -2
+    if deficient == 0:
+        best = total
+        bestq = -1
+    for q in range(m):
+        i = movers[q]
+        u = up_d[i]
+        l = low_d[i]
+        total -= leaf_loss(kind, stats, u, cnt) + leaf_loss(kind, stats, l, cnt)
+        bu = 1 if cnt[u] < nmin else 0
+        bl = 1 if cnt[l] < nmin else 0
+        cnt[u] -= 1
+        cnt[l] += 1
+        if cnt[u] == 0:
+            for k in range(S):
+                stats[u, k] = 0.0
+        else:
+            for k in range(S):
+                stats[u, k] -= Z[i, k]
+        for k in range(S):
+            stats[l, k] += Z[i, k]
+        total += leaf_loss(kind, stats, u, cnt) + leaf_loss(kind, stats, l, cnt)
+        deficient += (1 if cnt[u] < nmin else 0) - bu + (1 if cnt[l] < nmin else 0) - bl
+        if q < m - 1 and not (vals[q + 1] > vals[q]):
+            continue
+        if deficient == 0 and total < best:
+            best = total
+            bestq = q
+    return best, bestq
+
+
+@njit(cache=True, nogil=True)
+def place_loss(I, nI, dest, Z, kind, nmin, leaves, nl, stats, cnt):
+    """Loss of routing every point of I to dest[i]; inf if a leaf in ``leaves`` is below nmin."""
+    S = Z.shape[1]
+    for a in range(nl):
+        L = leaves[a]
+        cnt[L] = 0
+        for k in range(S):
+            stats[L, k] = 0.0
+    for r in range(nI):
+        i = I[r]
+        d = dest[i]
+        cnt[d] += 1
+        for k in range(S):
+            stats[d, k] += Z[i, k]
+    total = 0.0
+    for a in range(nl):
+        L = leaves[a]
+        if cnt[L] < nmin:
+            return np.inf
+        total += leaf_loss(kind, stats, L, cnt)
+    return total
+
+
+@njit(cache=True, nogil=True)
+def safe_mid(a, b):
+    """Midpoint m with a < m <= b (a < b), so 'x < m' separates a from b exactly."""
+    m = 0.5 * (a + b)
+    if not (m > a) or m > b:
+        m = b
+    return m
+
+
+@njit(cache=True, nogil=True)
+def best_parallel(I, nI, inI, X, Xs, grp, order, featok, fsub, nf, low_d, up_d, fixlow, Z, kind, nmin,
+                  leaves, nl, stats, cnt, movers, vals):
+    """BESTPARALLELSPLIT over features fsub[:nf]: returns (loss, j, threshold original, threshold scaled)."""
+    n = X.shape[0]
+    best = np.inf
+    bj = -1
+    bt = 0.0
+    bts = 0.0
+    for r in range(nI):
+        fixlow[I[r]] = False
+    for f in range(nf):
+        j = fsub[f]
+        if not featok[j]:
+            continue
+        m = 0
+        if nI * (np.log2(nI + 1.0) + 2.0) * 3.0 < n:
+            # small node: sorting its own rows beats filtering the global presorted order
+            for r in range(nI):
+                vals[r] = X[I[r], j]
+            o = np.argsort(vals[:nI])
+            for r in range(nI):
+                i = I[o[r]]
+                movers[r] = i
+            for r in range(nI):
+                vals[r] = grp[movers[r], j]
+            m = nI
+        else:
+            for r in range(n):
+                i = order[r, j]
+                if inI[i]:
+                    movers[m] = i
+                    vals[m] = grp[i, j]
+                    m += 1
+        if m < 2 or vals[0] == vals[m - 1]:
+            continue
+        loss, q = scan(I, nI, movers, m, vals, low_d, up_d, fixlow, Z, kind, nmin, leaves, nl, stats, cnt)
+        if q >= 0 and q < m - 1 and loss < best:
+            best = loss
+            bj = j
+            bt = safe_mid(X[movers[q], j], X[movers[q + 1], j])
+            bts = 0.5 * (Xs[movers[q], j] + Xs[movers[q + 1], j])
+    return best, bj, bt, bts
+
+
+@njit(cache=True, nogil=True)
+def hyper_descent(a, b, I, nI, Xs, featok, low_d, up_d, fixlow, Z, kind, nmin, leaves, nl, stats, cnt,
+                  movers, vals, V, pen, cxc, tol, dest):
+    """Algorithm 3.1: coordinate-wise perturbation and deletion of hyperplane coefficients (scaled units).
+
+    Modifies (a, b) in place; returns the subtree loss (leaf losses + pen * complexity).
+    """
+    p = Xs.shape[1]
+    # current loss
+    nnz = 0
+    for j in range(p):
+        if a[j] != 0.0:
+            nnz += 1
+    for r in range(nI):
+        i = I[r]
+        v = -b
+        for j in range(p):
+            v += a[j] * Xs[i, j]
+        dest[i] = low_d[i] if v < 0.0 else up_d[i]
+    cur = place_loss(I, nI, dest, Z, kind, nmin, leaves, nl, stats, cnt) + pen * (nnz + cxc)
+    U = np.empty(nI)
+    keys = np.empty(nI)
+    for sweep in range(100):
+        improved = False
+        perm = np.random.permutation(p)
+        for kk in range(p):
+            k = perm[kk]
+            if not featok[k]:
+                continue
+            for r in range(nI):
+                i = I[r]
+                v = -b
+                for j in range(p):
+                    v += a[j] * Xs[i, j]
+                V[i] = v
+            # ---- perturb a_k: point goes lower iff new a_k < U_ik
+            m = 0
+            for r in range(nI):
+                i = I[r]
+                x = Xs[i, k]
+                if x > 0.0:
+                    fixlow[i] = False
+                    U[m] = (a[k] * x - V[i]) / x
+                    keys[m] = -U[m]
+                    movers[m] = i
+                    m += 1
+                else:
+                    fixlow[i] = V[i] < 0.0
+            if m > 0:
+                o = np.argsort(keys[:m], kind="mergesort")
+                mv = movers[:m].copy()
+                kv = keys[:m].copy()
+                for r in range(m):
+                    movers[r] = mv[o[r]]
+                    vals[r] = kv[o[r]]
+                # merge near-equal critical values so cuts keep a usable margin
+                for r in range(1, m):
+                    if vals[r] - vals[r - 1] <= 1e-9 * (1.0 + abs(vals[r])):
+                        vals[r] = vals[r - 1]
+                loss, q = scan(I, nI, movers, m, vals, low_d, up_d, fixlow, Z, kind, nmin, leaves, nl, stats, cnt)
+                if q >= -1:
+                    if q == -1:
+                        c = -vals[0] + 1.0
+                    elif q == m - 1:
+                        c = -vals[m - 1] - 1.0
+                    else:
+                        c = 0.5 * (-vals[q] - vals[q + 1])
+                    new_nnz = nnz + (1 if (a[k] == 0.0 and c != 0.0) else 0) - (1 if (a[k] != 0.0 and c == 0.0) else 0)
+                    cand = loss + pen * (new_nnz + cxc)
+                    if cand < cur - tol:
+                        a[k] = c
+                        nnz = new_nnz
+                        cur = cand
+                        improved = True
+                        for r in range(nI):
+                            i = I[r]
+                            v = -b
+                            for j in range(p):
+                                v += a[j] * Xs[i, j]
+                            V[i] = v
+            # ---- delete a_k: point goes lower iff W_ik < new b
+            if a[k] != 0.0 and nnz > 1:
+                for r in range(nI):
+                    i = I[r]
+                    fixlow[i] = False
+                    U[r] = V[i] + b - a[k] * Xs[i, k]
+                    movers[r] = i
+                o = np.argsort(U[:nI], kind="mergesort")
+                mv = movers[:nI].copy()
+                kv = U[:nI].copy()
+                for r in range(nI):
+                    movers[r] = mv[o[r]]
+                    vals[r] = kv[o[r]]
+                for r in range(1, nI):
+                    if vals[r] - vals[r - 1] <= 1e-9 * (1.0 + abs(vals[r])):
+                        vals[r] = vals[r - 1]
+                loss, q = scan(I, nI, movers, nI, vals, low_d, up_d, fixlow, Z, kind, nmin, leaves, nl, stats, cnt)
+                if q >= -1:
+                    cand = loss + pen * (nnz - 1 + cxc)
+                    if cand < cur - tol:
+                        if q == -1:
+                            nb = vals[0] - 1.0
+                        elif q == nI - 1:
+                            nb = vals[nI - 1] + 1.0
+                        else:
+                            nb = 0.5 * (vals[q] + vals[q + 1])
+                        a[k] = 0.0
+                        b = nb
+                        nnz -= 1
+                        cur = cand
+                        improved = True
+        if not improved:
+            break
+    return cur, b
+
+
+@njit(cache=True, nogil=True)
+def tree_objective_raw(ntype, feat, thr, coef, X, Xs, Z, kind, nmin, pen, leafpos, stats, cnt, leaves):
+    n = X.shape[0]
+    S = Z.shape[1]
+    T = ntype.shape[0]
+    for u in range(T):
+        cnt[u] = 0
+        for k in range(S):
+            stats[u, k] = 0.0
+    for i in range(n):
+        t = route_point(i, 0, ntype, feat, thr, coef, X, Xs)
+        leafpos[i] = t
+        cnt[t] += 1
+        for k in range(S):
+            stats[t, k] += Z[i, k]
+    nl = subtree_leaves(ntype, 0, leaves, 0)
+    total = 0.0
+    feas = True
+    for a in range(nl):
+        L = leaves[a]
+        total += leaf_loss(kind, stats, L, cnt)
+        if cnt[L] < nmin:
+            feas = False
+    total += pen * subtree_complexity(ntype, coef, 0)
+    return total, feas
+
+
+@njit(cache=True, nogil=True)
+def grow(ntype, feat, thr, coef, X, Xs, grp, order, Z, featok, kind, D, nmin, mtry, tol, randsplit=False):
+    """Greedy top-down growth (CART-like) to depth D; mtry < #features draws a random subset per split.
+
+    randsplit: instead of the best split, a uniformly random feasible cut on a random feature (a fully
+    random start tree, used for part of the restarts to diversify starts when p is tiny).
+    """
+    n, p = X.shape
+    T = ntype.shape[0]
+    S = Z.shape[1]
+    ntype[:] = 0
+    ntype[0] = LEAF
+    coef[:, :] = 0.0
+    leafpos = np.zeros(n, np.int64)
+    inI = np.zeros(n, np.bool_)
+    I = np.empty(n, np.int64)
+    low_d = np.empty(n, np.int64)
+    up_d = np.empty(n, np.int64)
+    fixlow = np.zeros(n, np.bool_)
+    movers = np.empty(n, np.int64)
+    vals = np.empty(n)
+    stats = np.zeros((T, S))
+    cnt = np.zeros(T, np.int64)
+    leaves = np.empty(2, np.int64)
+    okf = np.empty(p, np.int64)
+    nok = 0
+    for j in range(p):
+        if featok[j]:
+            okf[nok] = j
+            nok += 1
+    for t in range(T):
+        if ntype[t] != LEAF or node_depth(t) >= D:
+            continue
+        nI = 0
+        for i in range(n):
+            if leafpos[i] == t:
+                I[nI] = i
+                inI[i] = True
+                nI += 1
+            else:
+                inI[i] = False
+        if nI < 2 * nmin:
+            continue
+        leaves[0] = 2 * t + 1
+        leaves[1] = 2 * t + 2
+        for r in range(nI):
+            low_d[I[r]] = 2 * t + 1
+            up_d[I[r]] = 2 * t + 2
+        # parent loss: everything in one leaf
+        parent = place_loss(I, nI, up_d, Z, kind, 1, leaves[1:], 1, stats, cnt)
+        if parent <= tol:
+            continue
+        if randsplit:
+            done = False
+            for attempt in range(8):
+                j = okf[np.random.randint(nok)]
+                for r in range(nI):
+                    vals[r] = X[I[r], j]
+                o = np.argsort(vals[:nI])
+                q = nmin - 1 + np.random.randint(nI - 2 * nmin + 1)
+                while q < nI - nmin and vals[o[q + 1]] == vals[o[q]]:
+                    q += 1
+                if q >= nI - nmin or grp[I[o[q]], j] == grp[I[o[q + 1]], j]:
+                    continue
+                th = safe_mid(vals[o[q]], vals[o[q + 1]])
+                ntype[t] = PAR
+                feat[t] = j
+                thr[t] = th
+                ntype[2 * t + 1] = LEAF
+                ntype[2 * t + 2] = LEAF
+                for r in range(nI):
+                    i = I[r]
+                    leafpos[i] = 2 * t + 1 if X[i, j] < th else 2 * t + 2
+                done = True
+                break
+            continue
+        if mtry < nok:
+            fs = okf[:nok][np.random.permutation(nok)[:mtry]].copy()
+            nf = mtry
+        else:
+            fs = okf[:nok].copy()
+            nf = nok
+        loss, j, th, ths = best_parallel(I, nI, inI, X, Xs, grp, order, featok, fs, nf, low_d, up_d, fixlow, Z,
+                                         kind, nmin, leaves, 2, stats, cnt, movers, vals)
+        if j >= 0 and loss < parent - tol:
+            ntype[t] = PAR
+            feat[t] = j
+            thr[t] = th
+            ntype[2 * t + 1] = LEAF
+            ntype[2 * t + 2] = LEAF
+            for r in range(nI):
+                i = I[r]
+                leafpos[i] = 2 * t + 1 if X[i, j] < th else 2 * t + 2
+
+
+@njit(cache=True, nogil=True)
+def local_search(ntype, feat, thr, coef, X, Xs, grp, order, Z, featok, kind, D, nmin, pen, hyper, H, tol,
+                 max_moves, trace):
+    """Algorithm 2.1 with first-improvement (trick 4): returns the number of accepted moves.
+
+    trace[k] receives the whole-tree raw objective recomputed from scratch before move k (and after the
+    last), so callers can check that every accepted move strictly decreases it.
+    """
+    n, p = X.shape
+    T = ntype.shape[0]
+    S = Z.shape[1]
+    leafpos = np.empty(n, np.int64)
+    inI = np.zeros(n, np.bool_)
+    I = np.empty(n, np.int64)
+    low_d = np.empty(n, np.int64)
+    up_d = np.empty(n, np.int64)
+    dest = np.empty(n, np.int64)
+    fixlow = np.zeros(n, np.bool_)
+    movers = np.empty(n, np.int64)
+    vals = np.empty(n)
+    V = np.empty(n)
+    stats = np.zeros((T, S))
+    cnt = np.zeros(T, np.int64)
+    leaves = np.empty(T + 2, np.int64)
+    cleaves = np.empty(T + 2, np.int64)
+    allf = np.arange(p)
+    nodes = np.empty(T, np.int64)
+    a = np.empty(p)
+    besta = np.empty(p)
+    moves = 0
+    clean = np.zeros(T, np.bool_)
+    tot, feas = tree_objective_raw(ntype, feat, thr, coef, X, Xs, Z, kind, nmin, pen, leafpos, stats, cnt, leaves)
+    trace[0] = tot
+    while moves < max_moves:
+        # one pass of Algorithm 2.1 over the nodes in random order; nodes whose point set and subtrees are
+        # unchanged since they last failed to improve ("clean") are skipped
+        nn = 0
+        for u in range(T):
+            if ntype[u] > 0:
+                nodes[nn] = u
+                nn += 1
+        perm = np.random.permutation(nn)
+        improved = False
+        for pi in range(nn):
+            if moves >= max_moves:
+                break
+            t = nodes[perm[pi]]
+            if ntype[t] == 0 or clean[t]:
+                continue
+            dt = node_depth(t)
+            is_leaf = ntype[t] == LEAF
+            if is_leaf and dt >= D:
+                clean[t] = True
+                continue
+            nI = 0
+            for i in range(n):
+                if is_desc(leafpos[i], t):
+                    I[nI] = i
+                    inI[i] = True
+                    nI += 1
+                else:
+                    inI[i] = False
+            if nI == 0:
+                continue
+            # current subtree loss
+            nl = subtree_leaves(ntype, t, leaves, 0)
+            for r in range(nI):
+                dest[I[r]] = leafpos[I[r]]
+            cur = place_loss(I, nI, dest, Z, kind, 0, leaves, nl, stats, cnt) + pen * subtree_complexity(ntype, coef, t)
+            cl = 2 * t + 1
+            cu = 2 * t + 2
+            if is_leaf:
+                for r in range(nI):
+                    low_d[I[r]] = cl
+                    up_d[I[r]] = cu
+                cleaves[0] = cl
+                cleaves[1] = cu
+                ncl = 2
+                cxc = 0
+            else:
+                for r in range(nI):
+                    i = I[r]
+                    low_d[i] = route_point(i, cl, ntype, feat, thr, coef, X, Xs)
+                    up_d[i] = route_point(i, cu, ntype, feat, thr, coef, X, Xs)
+                ncl = subtree_leaves(ntype, cl, cleaves, 0)
+                ncl = subtree_leaves(ntype, cu, cleaves, ncl)
+                cxc = subtree_complexity(ntype, coef, cl) + subtree_complexity(ntype, coef, cu)
+            best = cur
+            move = 0
+            # (1) best parallel split with the children fixed
+            ploss, pj, pt, pts = best_parallel(I, nI, inI, X, Xs, grp, order, featok, allf, p, low_d, up_d, fixlow,
+                                               Z, kind, nmin, cleaves, ncl, stats, cnt, movers, vals)
+            if pj >= 0 and ploss + pen * (1 + cxc) < best - tol:
+                best = ploss + pen * (1 + cxc)
+                move = 1
+            # (2), (3) replace the node by its lower / upper child subtree
+            if not is_leaf:
+                for side in range(2):
+                    c = cl if side == 0 else cu
+                    nlc = subtree_leaves(ntype, c, leaves, 0)
+                    loss = place_loss(I, nI, low_d if side == 0 else up_d, Z, kind, nmin, leaves, nlc, stats, cnt)
+                    loss += pen * subtree_complexity(ntype, coef, c)
+                    if loss < best - tol:
+                        best = loss
+                        move = 2 + side
+            # (4) hyperplane search (Algorithm 3.2): starts = best parallel, current hyperplane, H random
+            bb = 0.0
+            if hyper:
+                for h in range(H + 2):
+                    if h == 0:
+                        if pj < 0:
+                            continue
+                        a[:] = 0.0
+                        a[pj] = 1.0
+                        b0 = pts
+                    elif h == 1:
+                        if ntype[t] != HYP:
+                            continue
+                        a[:] = coef[t]
+                        b0 = thr[t]
+                    else:
+                        for j in range(p):
+                            a[j] = np.random.uniform(-1.0, 1.0) if featok[j] else 0.0
+                        r0 = I[np.random.randint(nI)]
+                        b0 = 0.0
+                        for j in range(p):
+                            b0 += a[j] * Xs[r0, j]
+                    hl, hb = hyper_descent(a, b0, I, nI, Xs, featok, low_d, up_d, fixlow, Z, kind, nmin, cleaves,
+                                           ncl, stats, cnt, movers, vals, V, pen, cxc, tol, dest)
+                    if hl < best - tol:
+                        best = hl
+                        move = 4
+                        besta[:] = a
+                        bb = hb
+            if move == 0:
+                clean[t] = True
+                continue
+            if move == 1:
+                ntype[t] = PAR
+                feat[t] = pj
+                thr[t] = pt
+                coef[t, :] = 0.0
+            elif move == 4:
+                ntype[t] = HYP
+                feat[t] = -2
+                coef[t, :] = besta
+                thr[t] = bb
+            else:
+                promote(ntype, feat, thr, coef, t, cl if move == 2 else cu)
+            if is_leaf and (move == 1 or move == 4):
+                ntype[cl] = LEAF
+                ntype[cu] = LEAF
+            moves += 1
+            improved = True
+            # dirty: t, its ancestors and everything below it; re-route the points of t
+            u = t
+            while u > 0:
+                u = (u - 1) // 2
+                clean[u] = False
+            for u in range(t, T):
+                if is_desc(u, t):
+                    clean[u] = False
+            for r in range(nI):
+                i = I[r]
+                leafpos[i] = route_point(i, t, ntype, feat, thr, coef, X, Xs)
+            if trace.shape[0] > 1:
+                tot, feas = tree_objective_raw(ntype, feat, thr, coef, X, Xs, Z, kind, nmin, pen, leafpos, stats,
+                                               cnt, leaves)
+                if moves < trace.shape[0]:
+                    trace[moves] = tot
+        if not improved:
+            break
+    return moves
+
+
+@njit(cache=True, nogil=True)
+def run_restarts(seeds, T, X, Xs, grp, order, Z, featok, kind, start_kind, D, nmin, pen, hyper, H, tol, mtry,
+                 max_moves, random_frac=0.0):
+    """R independent restarts: RF-style start tree (random mtry features per split), then local search."""
+    R = seeds.shape[0]
+    p = X.shape[1]
+    NT = np.zeros((R, T), np.int8)
+    FE = np.zeros((R, T), np.int64)
+    TH = np.zeros((R, T))
+    CO = np.zeros((R, T, p))
+    trace = np.zeros(1)
+    for r in range(R):
+        np.random.seed(seeds[r])
+        ntype = np.zeros(T, np.int8)
+        feat = np.zeros(T, np.int64)
+        thr = np.zeros(T)
+        coef = np.zeros((T, p))
+        rs = np.random.random() < random_frac
+        grow(ntype, feat, thr, coef, X, Xs, grp, order, Z, featok, start_kind, D, nmin, mtry, tol, rs)
+        local_search(ntype, feat, thr, coef, X, Xs, grp, order, Z, featok, kind, D, nmin, pen, hyper, H, tol,
+                     max_moves, trace)
+        NT[r] = ntype
+        FE[r] = feat
+        TH[r] = thr
+        CO[r] = coef
+    return NT, FE, TH, CO
+
+
+@njit(cache=True)
+def seed_numba(seed):
+    np.random.seed(seed)

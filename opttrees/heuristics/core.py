@@ -1,0 +1,190 @@
+"""Shared set-up for the heuristics: kernel arrays from PreparedData, heap arrays <-> Tree, start trees.
+
+Why a separate module: greedy, local search and tuning all need the same presorted features, per-point
+sufficient statistics and the same conversion to ``opttrees.tree.Tree``, so a tree found here has the same
+objective in :mod:`opttrees.objectives` and in the MIO.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import objectives as obj
+from ..data import EPS_ROUND_DECIMALS, PreparedData
+from ..errors import InputError
+from ..tree import HYPERPLANE, LEAF, Tree
+
+KIND = {"misclassification": 0, "gini": 1, "entropy": 2, "squared": 3}
+MAX_DEPTH = 12
+
+
+def default_loss(data: PreparedData) -> str:
+    return "misclassification" if data.task == "classification" else "squared"
+
+
+def check_depth(max_depth) -> int:
+    if isinstance(max_depth, bool) or not isinstance(max_depth, (int, np.integer)) or max_depth < 0:
+        raise InputError(f"max_depth must be an integer >= 0; got {max_depth!r}")
+    if max_depth > MAX_DEPTH:
+        raise InputError(f"max_depth={max_depth} is above the supported {MAX_DEPTH} for the heuristics")
+    return int(max_depth)
+
+
+def check_alpha(alpha) -> float:
+    try:
+        a = float(alpha)
+    except (TypeError, ValueError):
+        raise InputError(f"alpha must be a non-negative number; got {alpha!r}") from None
+    if not np.isfinite(a) or a < 0:
+        raise InputError(f"alpha must be a non-negative finite number; got {alpha!r}")
+    return a
+
+
+@dataclass
+class Problem:
+    """Kernel-ready arrays for one training set and one loss."""
+
+    data: PreparedData
+    loss: str
+    X: np.ndarray
+    Xs: np.ndarray
+    grp: np.ndarray      # (n, p) int32 rank of the rounded scaled value: equal rank = same split position
+    order: np.ndarray    # (n, p) presorted row indices per feature
+    Z: np.ndarray        # (n, S) per-point sufficient statistics
+    featok: np.ndarray   # splittable features
+    kind: int
+    baseline: float      # L̂ (raw units)
+    y: np.ndarray
+
+    @property
+    def n(self):
+        return self.X.shape[0]
+
+    @property
+    def p(self):
+        return self.X.shape[1]
+
+
+def make_problem(data: PreparedData, loss: str | None = None) -> Problem:
+    loss = loss or default_loss(data)
+    if loss not in obj.LOSSES:
+        raise InputError(f"unknown loss {loss!r}; expected one of {obj.LOSSES}")
+    if data.task == "classification" and loss != "misclassification":
+        raise InputError(f"loss {loss!r} needs regression data; classification uses 'misclassification'")
+    if data.task == "regression" and loss == "misclassification":
+        raise InputError("loss 'misclassification' needs classification data")
+    if data.task not in ("classification", "regression"):
+        raise InputError(f"the heuristics need a classification or regression task, not {data.task!r}")
+    if loss == "absolute":
+        raise InputError("absolute loss is available in opttrees.objectives (evaluation) but not yet in the "
+                         "greedy/local-search heuristics; use loss='squared'")
+    X = np.ascontiguousarray(data.X, dtype=np.float64)
+    Xs = np.ascontiguousarray(data.Xs, dtype=np.float64)
+    key = np.round(Xs, EPS_ROUND_DECIMALS)
+    n, p = X.shape
+    order = np.empty((n, p), dtype=np.int64)
+    grp = np.empty((n, p), dtype=np.int32)
+    for j in range(p):
+        o = np.lexsort((X[:, j], key[:, j]))
+        order[:, j] = o
+        _, inv = np.unique(key[:, j], return_inverse=True)
+        grp[:, j] = inv.ravel()
+    w = data.sample_weight
+    if loss == "misclassification":
+        y = np.asarray(data.y, dtype=np.int64)
+        Z = np.zeros((n, data.n_classes))
+        Z[np.arange(n), y] = w
+    else:
+        y = np.asarray(data.y, dtype=np.float64)
+        yc = y - np.average(y, weights=w)
+        Z = np.column_stack([w, w * yc, w * yc * yc])
+    base = obj.baseline(y, loss, data.n_classes or None, w)
+    featok = np.asarray(data.splittable, dtype=np.bool_)
+    return Problem(data, loss, X, Xs, grp, order, np.ascontiguousarray(Z), featok, KIND[loss], base, y)
+
+
+def empty_heap(D: int, p: int):
+    T = 2 ** (D + 1) - 1
+    return (np.zeros(T, np.int8), np.zeros(T, np.int64), np.zeros(T), np.zeros((T, p)))
+
+
+def heap_to_tree(prob: Problem, ntype, feat, thr, coef) -> Tree:
+    """Compact the heap arrays into a Tree (original units) with leaf payloads refitted on the training data."""
+    data = prob.data
+    cl, cr, fe, th, co = [], [], [], [], []
+    hyper = bool((np.asarray(ntype) == 3).any())
+
+    def rec(u):
+        k = len(cl)
+        cl.append(LEAF), cr.append(LEAF), fe.append(LEAF), th.append(0.0), co.append(np.zeros(prob.p))
+        if ntype[u] >= 2:
+            if ntype[u] == 2:
+                fe[k] = int(feat[u])
+                th[k] = float(thr[u])
+            else:
+                a = np.asarray(coef[u], dtype=np.float64)
+                fe[k] = HYPERPLANE
+                co[k] = a / data.scaling.span
+                th[k] = float(thr[u] + np.sum(a * data.scaling.lo / data.scaling.span))
+            left = rec(2 * u + 1)
+            right = rec(2 * u + 2)
+            cl[k], cr[k] = left, right
+        return k
+
+    rec(0)
+    m = len(cl)
+    tree = Tree(cl, cr, fe, th, np.zeros((m, 1)), task="classification" if prob.loss == "misclassification" else "regression",
+                coef=np.array(co) if hyper else None, feature_names=list(data.feature_names), n_features=prob.p,
+                classes=list(data.codec.classes) if data.codec is not None else None)
+    return refit_leaves(tree, prob)
+
+
+def refit_leaves(tree: Tree, prob: Problem) -> Tree:
+    """Set leaf payloads from the training data: class counts + majority label, or mean / median."""
+    leaf = tree.apply(prob.X)
+    w = prob.data.sample_weight
+    if prob.loss == "misclassification":
+        counts = obj.class_counts(leaf, prob.y, prob.data.n_classes, tree.n_nodes, w)
+        tree.value = counts
+        tree.label = obj.majority_label(counts)
+        tree.task = "classification"
+    else:
+        tree.value = obj.leaf_predictions(leaf, prob.y, tree.n_nodes, prob.loss, w).reshape(-1, 1)
+        tree.label = None
+        tree.task = "regression"
+    return tree
+
+
+def tree_to_heap(tree: Tree, prob: Problem, D: int):
+    """Embed a Tree (depth <= D) in heap arrays; hyperplanes are converted to scaled units."""
+    if tree.depth > D:
+        raise InputError(f"start tree has depth {tree.depth} > max_depth={D}")
+    ntype, feat, thr, coef = empty_heap(D, prob.p)
+    sc = prob.data.scaling
+
+    def rec(k, u):
+        if tree.children_left[k] == LEAF:
+            ntype[u] = 1
+            return
+        if tree.feature[k] >= 0:
+            ntype[u] = 2
+            feat[u] = tree.feature[k]
+            thr[u] = tree.threshold[k]
+        else:
+            a = tree.coef[k] * sc.span
+            ntype[u] = 3
+            feat[u] = -2
+            coef[u] = a
+            thr[u] = tree.threshold[k] - float(np.sum(tree.coef[k] * sc.lo))
+        rec(tree.children_left[k], 2 * u + 1)
+        rec(tree.children_right[k], 2 * u + 2)
+
+    rec(0, 0)
+    return ntype, feat, thr, coef
+
+
+def objective(tree: Tree, prob: Problem, alpha: float) -> float:
+    """The shared normalised objective of ``tree`` on the problem's training data."""
+    return obj.tree_objective(tree, prob.X, prob.y, prob.loss, alpha, prob.data.n_classes or None,
+                              prob.baseline, prob.data.sample_weight)

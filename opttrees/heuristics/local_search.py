@@ -1,0 +1,129 @@
+"""Dunn's local search (thesis Algorithms 2.1–2.3 and 3.1–3.2) with random restarts.
+
+Each restart grows an RF-style start tree (CART with a random sqrt(p) feature subset per split, no
+bootstrap), then re-optimises one node at a time in random order — best parallel split with the children
+fixed, replacement by the lower or upper child, and (``split_type="hyperplane"``) coordinate-wise hyperplane
+search from the best parallel split plus H random hyperplanes — accepting only strict improvements of the
+shared objective (losses / L̂ + alpha * complexity) until no node improves. Restarts run in parallel threads
+(the numba kernels release the GIL); every restart seeds its own generator, so the result depends only on
+``random_state``, never on ``n_jobs``.
+"""
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+
+import numpy as np
+from joblib import Parallel, delayed
+
+from ..data import PreparedData
+from ..errors import InputError
+from ..tree import Tree
+from . import _kernels as K
+from .core import (KIND, Problem, check_alpha, check_depth, empty_heap, heap_to_tree, make_problem, objective,
+                   tree_to_heap)
+
+SPLIT_TYPES = ("parallel", "hyperplane")
+
+
+@dataclass
+class LocalSearchResult:
+    """Best tree plus every restart's tree and objective (sorted best first, ties by restart index)."""
+
+    tree: Tree
+    objective: float
+    trees: list = field(default_factory=list)
+    objectives: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    seeds: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+
+
+def _check_common(min_samples_leaf, split_type, n_restarts, n_hyperplane_restarts):
+    if isinstance(min_samples_leaf, bool) or not isinstance(min_samples_leaf, (int, np.integer)) or min_samples_leaf < 1:
+        raise InputError(f"min_samples_leaf must be an integer >= 1; got {min_samples_leaf!r}")
+    if split_type not in SPLIT_TYPES:
+        raise InputError(f"split_type must be one of {SPLIT_TYPES}; got {split_type!r}")
+    if isinstance(n_restarts, bool) or not isinstance(n_restarts, (int, np.integer)) or n_restarts < 1:
+        raise InputError(f"n_restarts must be an integer >= 1; got {n_restarts!r}")
+    if not isinstance(n_hyperplane_restarts, (int, np.integer)) or n_hyperplane_restarts < 0:
+        raise InputError(f"n_hyperplane_restarts must be an integer >= 0; got {n_hyperplane_restarts!r}")
+
+
+def _n_jobs(n_jobs) -> int:
+    if n_jobs is None:
+        return 1
+    n_jobs = int(n_jobs)
+    cpu = os.cpu_count() or 1
+    return max(1, cpu + 1 + n_jobs) if n_jobs < 0 else max(1, n_jobs)
+
+
+def _seeds(random_state, n: int) -> np.ndarray:
+    rs = random_state if isinstance(random_state, np.random.RandomState) else np.random.RandomState(random_state)
+    return rs.randint(0, 2**31 - 1, size=n).astype(np.int64)
+
+
+def local_search(data: PreparedData, max_depth: int, alpha: float = 0.0, min_samples_leaf: int = 1,
+                 n_restarts: int = 100, split_type: str = "parallel", random_state=None, n_jobs: int | None = 1,
+                 n_hyperplane_restarts: int = 5, loss: str | None = None, return_all: bool = False,
+                 max_moves: int | None = None, random_starts: float = 0.25):
+    """Best tree over ``n_restarts`` local searches (a Tree, or a LocalSearchResult with ``return_all``).
+
+    random_starts: fraction of restarts that start from a fully random tree (random feature and random
+    feasible cut per split) instead of the thesis's RF-style tree. RF-style starts have almost no diversity
+    when p is tiny (with p = 3 there are only a handful of distinct start trees), and on random tiny
+    instances the mix reaches the brute-force optimum far more often (tests/test_heuristics_local_search.py).
+    """
+    D = check_depth(max_depth)
+    alpha = check_alpha(alpha)
+    _check_common(min_samples_leaf, split_type, n_restarts, n_hyperplane_restarts)
+    prob = make_problem(data, loss)
+    seeds = _seeds(random_state, int(n_restarts))
+    nok = int(prob.featok.sum())
+    mtry = max(1, int(math.floor(math.sqrt(max(nok, 1)))))  # floor, as randomForest and sklearn
+    start_kind = KIND["gini"] if prob.loss == "misclassification" else KIND["squared"]
+    T = 2 ** (D + 1) - 1
+    args = (T, prob.X, prob.Xs, prob.grp, prob.order, prob.Z, prob.featok, prob.kind, start_kind, D,
+            int(min_samples_leaf), alpha * prob.baseline, split_type == "hyperplane", int(n_hyperplane_restarts),
+            1e-9 * prob.baseline, mtry, 2**62 if max_moves is None else int(max_moves), float(random_starts))
+    jobs = min(_n_jobs(n_jobs), len(seeds))
+    chunks = [c for c in np.array_split(seeds, jobs) if len(c)]
+    if jobs == 1:
+        outs = [K.run_restarts(chunks[0], *args)]
+    else:
+        outs = Parallel(n_jobs=jobs, prefer="threads")(delayed(K.run_restarts)(c, *args) for c in chunks)
+    NT = np.concatenate([o[0] for o in outs])
+    FE = np.concatenate([o[1] for o in outs])
+    TH = np.concatenate([o[2] for o in outs])
+    CO = np.concatenate([o[3] for o in outs])
+    trees = [heap_to_tree(prob, NT[r], FE[r], TH[r], CO[r]) for r in range(len(seeds))]
+    objs = np.array([objective(t, prob, alpha) for t in trees])
+    rank = np.lexsort((np.arange(len(objs)), np.round(objs, 12)))
+    best = trees[rank[0]]
+    if not return_all:
+        return best
+    return LocalSearchResult(best, float(objs[rank[0]]), [trees[r] for r in rank], objs[rank], seeds[rank])
+
+
+def improve_tree(data: PreparedData, tree: Tree, max_depth: int, alpha: float = 0.0, min_samples_leaf: int = 1,
+                 split_type: str = "parallel", random_state=None, n_hyperplane_restarts: int = 5,
+                 loss: str | None = None, max_moves: int | None = None, return_trace: bool = False):
+    """Run the local search from a given start tree (e.g. CART, or the depth D-1 solution).
+
+    With ``return_trace`` also returns the raw-objective trace (recomputed from scratch before each accepted
+    move and after the last), divided by L̂ so it is on the normalised scale.
+    """
+    D = check_depth(max_depth)
+    alpha = check_alpha(alpha)
+    _check_common(min_samples_leaf, split_type, 1, n_hyperplane_restarts)
+    prob = make_problem(data, loss)
+    ntype, feat, thr, coef = tree_to_heap(tree, prob, D)
+    K.seed_numba(int(_seeds(random_state, 1)[0]))
+    mm = 10**9 if max_moves is None else int(max_moves)
+    trace = np.full(min(mm, 100000) + 1, np.nan)
+    moves = K.local_search(ntype, feat, thr, coef, prob.X, prob.Xs, prob.grp, prob.order, prob.Z, prob.featok,
+                           prob.kind, D, int(min_samples_leaf), alpha * prob.baseline, split_type == "hyperplane",
+                           int(n_hyperplane_restarts), 1e-9 * prob.baseline, mm, trace)
+    out = heap_to_tree(prob, ntype, feat, thr, coef)
+    if return_trace:
+        return out, trace[: moves + 1] / prob.baseline
+    return out

@@ -1,0 +1,51 @@
+"""Algorithm 2.7 TUNE: depth grid x batch cost-complexity pruning on a validation set.
+
+For each depth the local search runs with alpha = 0 from ``n_restarts`` starts; the best 10% of those
+trees (by training objective) are batch-pruned against the validation set (Algorithm 2.6). The depth with
+the lowest averaged validation error wins (ties: the shallower depth). Refitting on train + validation with
+the tuned (depth, alpha) is the caller's job (see :class:`opttrees.estimators.tuning.OptimalTreeCV`).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..data import PreparedData
+from ..errors import InputError
+from .core import make_problem
+from .local_search import _seeds, local_search
+from .pruning import batch_tune_cp
+
+
+@dataclass
+class TuneResult:
+    alpha: float
+    depth: int
+    val_error: float
+    table: list = field(default_factory=list)  # one dict per depth: depth, alpha, val_error
+
+
+def tune(train: PreparedData, X_val, y_val, max_depth: int = 10, depths=None, n_restarts: int = 100,
+         min_samples_leaf: int = 1, split_type: str = "parallel", batch_fraction: float = 0.1, random_state=None,
+         n_jobs: int | None = 1, n_hyperplane_restarts: int = 5, loss: str | None = None) -> TuneResult:
+    """Tune (depth, alpha) by Algorithm 2.7; validation error is the error rate or the MSE."""
+    if not 0 < batch_fraction <= 1:
+        raise InputError(f"batch_fraction must be in (0, 1]; got {batch_fraction!r}")
+    depths = list(range(1, int(max_depth) + 1)) if depths is None else [int(d) for d in depths]
+    if not depths:
+        raise InputError("no depths to tune over")
+    prob = make_problem(train, loss)
+    seeds = _seeds(random_state, len(depths))
+    k = max(1, int(math.ceil(batch_fraction * n_restarts)))
+    best = None
+    table = []
+    for D, s in zip(depths, seeds):
+        res = local_search(train, D, 0.0, min_samples_leaf, n_restarts, split_type, int(s), n_jobs,
+                           n_hyperplane_restarts, loss, return_all=True)
+        a, v = batch_tune_cp(res.trees[:k], prob, X_val, y_val)
+        table.append({"depth": D, "alpha": a, "val_error": v, "train_objective": res.objective})
+        if best is None or v < best[2] - 1e-12:
+            best = (a, D, v)
+    return TuneResult(best[0], best[1], best[2], table)

@@ -1,0 +1,98 @@
+"""Pruning (Alg 2.4–2.6), tuning, estimators, and the MIO warm-start contract."""
+import itertools
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.model_selection import GridSearchCV
+
+from opttrees import objectives as obj
+from opttrees.data import prepare
+from opttrees.errors import InputError
+from opttrees.estimators import OptimalTreeCV, OptimalTreeRegressor
+from opttrees.heuristics import batch_tune_cp, collapse, greedy_tree, local_search, prune_path, prune_to_alpha, tune_cp
+from opttrees.heuristics.core import make_problem, objective
+from opttrees.tree import LEAF
+
+
+def _all_prunings(tree):
+    internal = [t for t in range(tree.n_nodes) if tree.children_left[t] != LEAF]
+    for r in range(len(internal) + 1):
+        for cut in itertools.combinations(internal, r):
+            yield cut
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("task", ["classification", "regression"])
+def test_prune_to_alpha_is_the_best_pruning(seed, task):
+    rng = np.random.default_rng(seed)
+    X = rng.random((60, 3))
+    y = (rng.integers(0, 3, 60) if task == "classification" else X[:, 0] + 0.3 * rng.standard_normal(60))
+    d = prepare(X, y, task=task)
+    prob = make_problem(d)
+    full = greedy_tree(d, 3)
+    path = prune_path(full, prob)
+    assert path.alphas[0] == 0 and np.all(np.diff(path.alphas) >= 0)
+    for alpha in [0.0, 0.005, 0.02, 0.05, 0.2, 1.0]:
+        got = objective(prune_to_alpha(full, prob, alpha), prob, alpha)
+        best = min(objective(collapse(full, cut, prob), prob, alpha) for cut in _all_prunings(full))
+        assert got == pytest.approx(best, abs=1e-9)
+
+
+def test_tune_cp_and_batch_agree_on_one_tree():
+    rng = np.random.default_rng(1)
+    X = rng.random((200, 4))
+    y = ((X[:, 0] > 0.5) ^ (X[:, 1] > 0.3)).astype(int) ^ (rng.random(200) < 0.15)
+    d = prepare(X[:120], y[:120])
+    prob = make_problem(d)
+    t = local_search(d, 4, n_restarts=10, random_state=0)
+    a1, v1 = tune_cp(t, prob, X[120:], y[120:])
+    a2, v2 = batch_tune_cp([t], prob, X[120:], y[120:])
+    assert v1 == pytest.approx(v2)
+    pruned = prune_to_alpha(t, prob, a1)
+    assert np.mean(pruned.predict(X[120:]) != y[120:]) == pytest.approx(v1)
+
+
+def test_regressor_is_sklearn_compatible():
+    rng = np.random.default_rng(0)
+    X = rng.random((120, 3))
+    y = np.where(X[:, 0] < 0.5, 1.0, 3.0) + np.where(X[:, 1] < 0.3, 0.0, 2.0) + 0.05 * rng.standard_normal(120)
+    est = OptimalTreeRegressor(max_depth=2, n_restarts=10, random_state=0)
+    assert clone(est).get_params() == est.get_params()
+    est.fit(X, y)
+    assert est.score(X, y) > 0.98 and est.tree_.n_splits == 3
+    assert est.objective_ == pytest.approx(obj.tree_objective(est.tree_, X, y, "squared"))
+    g = GridSearchCV(OptimalTreeRegressor(n_restarts=5, random_state=0), {"max_depth": [1, 2]}, cv=3).fit(X, y)
+    assert g.best_params_ == {"max_depth": 2}
+    gr = OptimalTreeRegressor(max_depth=2, method="greedy").fit(X, y)
+    assert gr.predict(X).shape == (120,)
+    with pytest.raises(InputError, match="method"):
+        OptimalTreeRegressor(method="mio").fit(X, y)
+    with pytest.raises(InputError, match="features"):
+        est.predict(X[:, :2])
+
+
+def test_optimal_tree_cv_iris():
+    from sklearn.datasets import load_iris
+    X, y = load_iris(return_X_y=True)
+    cv = OptimalTreeCV(max_depth=3, n_restarts=20, random_state=0).fit(X, y)
+    assert cv.best_depth_ in (2, 3) and cv.best_alpha_ >= 0
+    assert len(cv.tuning_table_) == 3
+    assert cv.score(X, y) > 0.9
+    assert cv.predict_proba(X).shape == (150, 3)
+
+
+def test_local_search_tree_is_feasible_mio_warm_start_with_same_objective():
+    """Contract with the OCT formulation (issue 2): the warm start is accepted and its objective matches."""
+    oct_mod = pytest.importorskip("opttrees.formulations.oct")
+    solvers = pytest.importorskip("opttrees.solvers")
+    rng = np.random.default_rng(0)
+    X = np.round(rng.random((30, 2)), 2)
+    y = rng.integers(0, 2, 30)
+    for alpha, nmin in [(0.0, 1), (0.05, 2)]:
+        d = prepare(X, y, min_samples_leaf=nmin)
+        res = local_search(d, 2, alpha, nmin, n_restarts=30, random_state=0, return_all=True)
+        f = oct_mod.OCT(d, 2, nmin, alpha)
+        r = solvers.solve(f, "highs", warm_start=res.tree, time_limit=60)
+        assert r.trace[0].primal == pytest.approx(res.objective, abs=1e-6)
+        assert r.objective == pytest.approx(res.objective, abs=1e-6)   # local search optimal here (brute force)
