@@ -56,11 +56,13 @@ class SPOTree(_SPOBase):
         the training loss are removed.
     alpha : MILP complexity penalty per split (in mean-regret units), small, to pool useless leaves.
     solver, time_limit, mip_gap : MILP settings.
+    x_precision : the MILP sees features rounded to this many decimals on the [0, 1] scale (keeps the
+        strict-inequality epsilons far above solver tolerances, as the paper's code does); None = exact.
     """
 
     def __init__(self, decision_problem=None, max_depth=None, min_samples_leaf=20, method="greedy",
                  criterion="spo", quantile_step=0.01, prune=True, validation_fraction=0.0, alpha=1e-4,
-                 solver="highs", time_limit=60.0, mip_gap=1e-6, random_state=None, verbose=False):
+                 solver="highs", time_limit=60.0, mip_gap=1e-6, x_precision=3, random_state=None, verbose=False):
         self.decision_problem = decision_problem
         self.max_depth = max_depth
         self.min_samples_leaf = min_samples_leaf
@@ -73,6 +75,7 @@ class SPOTree(_SPOBase):
         self.solver = solver
         self.time_limit = time_limit
         self.mip_gap = mip_gap
+        self.x_precision = x_precision
         self.random_state = random_state
         self.verbose = verbose
 
@@ -118,7 +121,8 @@ class SPOTree(_SPOBase):
         tree, info = fit_spot_mio(self.decision_problem, X, C, w, depth=int(self.max_depth),
                                   min_samples_leaf=self.min_samples_leaf, alpha=self.alpha, solver=self.solver,
                                   time_limit=self.time_limit, mip_gap=self.mip_gap,
-                                  quantile_step=self.quantile_step, verbose=self.verbose,
+                                  quantile_step=self.quantile_step, x_precision=self.x_precision,
+                                  verbose=self.verbose,
                                   feature_names=feature_names)
         self.greedy_tree_ = info["greedy_tree"]
         self.solve_result_ = info["result"]

@@ -119,3 +119,57 @@ def prune_zero_gain(tree: Tree) -> Tree:
     path = pruning_path(tree)
     k = max(i for i, (a, _) in enumerate(path) if a <= 1e-9 * max(1.0, abs(tree.extras["train_loss"][0])))
     return collapse(tree, path[k][1])
+
+
+def refit_nodes(tree: Tree, problem, X, C, w=None) -> Tree:
+    """Recompute every node's payload from data: weighted mean cost, decision w*(mean), weight, losses.
+
+    Used on MILP trees (the paper's SPO2CART step) so they can be pruned and predicted like greedy trees.
+    A node that receives no training point inherits its parent's mean.
+    """
+    X = np.asarray(X, float)
+    C = problem.check_costs(C)
+    w = np.ones(len(C)) if w is None else np.asarray(w, float)
+    Cm = problem.sign * C
+    _, z = problem._solve_min(Cm)
+    n_nodes = tree.n_nodes
+    W = np.zeros(n_nodes)
+    S = np.zeros((n_nodes, C.shape[1]))
+    Q = np.zeros(n_nodes)
+    Z = np.zeros(n_nodes)
+    node = np.zeros(len(X), dtype=np.int64)
+    active = np.ones(len(X), dtype=bool)
+    while active.any():
+        ia = np.nonzero(active)[0]
+        nd = node[ia]
+        np.add.at(W, nd, w[ia])
+        np.add.at(S, nd, w[ia, None] * Cm[ia])
+        np.add.at(Q, nd, w[ia] * (Cm[ia] ** 2).sum(1))
+        np.add.at(Z, nd, w[ia] * z[ia])
+        internal = tree.children_left[nd] != LEAF
+        f = np.where(internal, tree.feature[nd], 0)
+        go_left = X[ia, f] < tree.threshold[nd]
+        node[ia[internal]] = np.where(go_left, tree.children_left[nd], tree.children_right[nd])[internal]
+        active[ia[~internal]] = False
+    mean = np.zeros_like(S)
+    parent = np.full(n_nodes, -1)
+    for t in range(n_nodes):
+        if tree.children_left[t] != LEAF:
+            parent[tree.children_left[t]] = parent[tree.children_right[t]] = t
+    order, stack = [], [0]
+    while stack:
+        t = stack.pop()
+        order.append(t)
+        if tree.children_left[t] != LEAF:
+            stack += [tree.children_left[t], tree.children_right[t]]
+    for t in order:  # preorder: parents first
+        if W[t] > 0:
+            mean[t] = S[t] / W[t]
+        else:
+            mean[t] = mean[parent[t]] if parent[t] >= 0 else np.ones(C.shape[1])
+    dec, _ = problem._solve_min(mean)
+    spo = np.maximum(np.einsum("ij,ij->i", S, dec) - Z, 0.0)
+    extras = dict(tree.extras)
+    extras.update({"decision": dec, "weight": W, "train_loss": spo, "train_spo": spo})
+    return Tree(tree.children_left, tree.children_right, tree.feature, tree.threshold, problem.sign * mean,
+                task="spo", feature_names=tree.feature_names, n_features=tree.n_features, extras=extras)
