@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy import sparse
 
 from ..data import check_sample_weight
 from ..errors import InputError
@@ -26,11 +27,11 @@ def _as_X(X) -> np.ndarray:
     return _as_2d_float(X)[0]
 
 
-def candidate_splits(xs: np.ndarray, quantile_step: float):
-    """Sorted node values -> (first index of the right child k, midpoint threshold) per candidate."""
-    uniq = np.unique(xs)
+def candidate_thresholds(x: np.ndarray, quantile_step: float | None) -> np.ndarray:
+    """Node values -> increasing midpoint thresholds (left iff x < threshold), one per candidate split."""
+    uniq = np.unique(x)
     if len(uniq) < 2:
-        return np.zeros(0, dtype=np.int64), np.zeros(0)
+        return np.zeros(0)
     nq = math.ceil(1.0 / quantile_step) - 1 if quantile_step and quantile_step > 0 else len(uniq)
     if nq < len(uniq) - 1:
         s = np.percentile(uniq, 100.0 * quantile_step * np.arange(1, nq + 1), method="higher")
@@ -40,9 +41,7 @@ def candidate_splits(xs: np.ndarray, quantile_step: float):
         s = uniq[1:]
     pos = np.searchsorted(uniq, s)
     mid = 0.5 * (uniq[pos - 1] + s)
-    mid = np.where(mid > uniq[pos - 1], mid, s)  # float guard: a midpoint must separate the two values
-    k = np.searchsorted(xs, mid, side="left")
-    return k, mid
+    return np.where(mid > uniq[pos - 1], mid, s)  # float guard: a midpoint must separate the two values
 
 
 class _Builder:
@@ -93,23 +92,26 @@ class _Builder:
             feats = np.sort(self.rng.choice(p, self.max_features, replace=False))
         fj, thr, SL, WL, QL = [], [], [], [], []
         need_q = self.criterion == "mse"
+        WC = wn[:, None] * Cn
+        WQ = wn * (Cn ** 2).sum(axis=1) if need_q else None
+        n_node = len(wn)
         for j in feats:
-            order = np.argsort(Xn[:, j], kind="stable")
-            xs = Xn[order, j]
-            k, mid = candidate_splits(xs, self.q)
-            if not len(k):
+            xj = Xn[:, j]
+            mid = candidate_thresholds(xj, self.q)
+            if not len(mid):
                 continue
-            cw = np.concatenate([[0.0], np.cumsum(wn[order])])
-            wl = cw[k]
+            # segment g holds the rows with mid[g-1] <= x < mid[g]; candidate k's left child = segments 0..k
+            seg = np.searchsorted(mid, xj, side="right")
+            K = len(mid)
+            P = sparse.csr_matrix((np.ones(n_node), (seg, np.arange(n_node))), shape=(K + 1, n_node))
+            wl = np.cumsum(P @ wn)[:K]
             ok = (wl >= self.min_leaf) & (W - wl >= self.min_leaf) & (wl > 0) & (W - wl > 0)
             if not ok.any():
                 continue
-            k, mid, wl = k[ok], mid[ok], wl[ok]
-            cs = np.concatenate([np.zeros((1, Cn.shape[1])), np.cumsum(wn[order, None] * Cn[order], axis=0)])
-            fj.append(np.full(len(k), j)), thr.append(mid), SL.append(cs[k]), WL.append(wl)
+            sl = np.cumsum(P @ WC, axis=0)[:K]
+            fj.append(np.full(ok.sum(), j)), thr.append(mid[ok]), SL.append(sl[ok]), WL.append(wl[ok])
             if need_q:
-                cq = np.concatenate([[0.0], np.cumsum(wn[order] * (Cn[order] ** 2).sum(axis=1))])
-                QL.append(cq[k])
+                QL.append(np.cumsum(P @ WQ)[:K][ok])
         if not fj:
             return None
         fj, thr, SL, WL = np.concatenate(fj), np.concatenate(thr), np.vstack(SL), np.concatenate(WL)
