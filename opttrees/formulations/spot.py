@@ -33,7 +33,7 @@ from .structure import BDStructure
 
 class SPOTFormulation(Formulation):
     def __init__(self, problem, X, C, sample_weight=None, max_depth: int = 2, min_samples_leaf: float = 1,
-                 alpha: float = 1e-4, valid_inequality: bool = True, feature_names=None):
+                 alpha: float = 1e-4, valid_inequality: bool = True, feature_names=None, routing: str = "thesis"):
         if not alpha >= 0:
             raise InputError(f"alpha must be >= 0; got {alpha!r}")
         X, C, w = check_costs_fit(problem, X, C, sample_weight)
@@ -45,7 +45,7 @@ class SPOTFormulation(Formulation):
         self.min_samples_leaf = float(min_samples_leaf)
         self.feature_names = feature_names
         self.data = prepare(X, task="none", sample_weight=w)
-        self.structure = BDStructure(self.data, max_depth, min_samples_leaf=1)
+        self.structure = BDStructure(self.data, max_depth, min_samples_leaf=1, routing=routing)
         lo, hi = problem.cost_bounds(C)          # min / max of sign*c_i·w over S
         self.zstar = lo
         self.M1 = np.maximum(hi, 0.0)
