@@ -155,3 +155,18 @@ def test_bad_inputs():
         SPOTree(pr).predict(X)
     with pytest.raises(InputError, match="NaN"):
         SPOTree(pr).fit(np.full((50, 3), np.nan), np.ones((50, 24)))
+
+
+def test_decision_problem_from_spec_dicts():
+    from opttrees.oracles import make_decision_problem
+    assert make_decision_problem("shortest_path").n_decisions == 24
+    assert make_decision_problem({"type": "shortest_path", "rows": 2, "cols": 3}).n_decisions == 7
+    nw = make_decision_problem({"type": "news", "seed": 10})
+    assert nw.sense == "max" and nw.n_decisions == 6
+    with pytest.raises(InputError, match="unknown decision problem"):
+        make_decision_problem({"type": "tsp"})
+    with pytest.raises(InputError, match="rowz"):
+        make_decision_problem({"type": "shortest_path", "rowz": 3})
+    D = shortest_path_data(100, deg=2, seed=0, n_test=10)
+    est = SPOTree({"type": "shortest_path"}, max_depth=2).fit(D.X, D.C)
+    assert est.predict(D.X_test).shape == (10, 24) and clone(est).decision_problem == {"type": "shortest_path"}

@@ -12,6 +12,7 @@ from sklearn.base import BaseEstimator
 
 from ..data import check_X
 from ..errors import InputError
+from ..oracles.registry import make_decision_problem
 from ..spo.forest import fit_forest, forest_mean_cost
 from ..spo.greedy import check_costs_fit, grow_spo_tree
 from ..spo.loss import decision_regret, normalized_extra_cost
@@ -26,7 +27,7 @@ class _SPOBase(BaseEstimator):
     def score(self, X, C, sample_weight=None) -> float:
         """Negative normalised SPO loss (Σ ω regret / Σ ω |z*|) of the predicted decisions."""
         self._check_fitted()
-        return -normalized_extra_cost(self.decision_problem, self.predict(X), C, sample_weight)
+        return -normalized_extra_cost(self.problem_, self.predict(X), C, sample_weight)
 
 
 def _split_validation(X, C, w, frac, random_state):
@@ -44,7 +45,8 @@ class SPOTree(_SPOBase):
 
     Parameters
     ----------
-    decision_problem : a :class:`opttrees.oracles.DecisionProblem` (e.g. ``GridShortestPath(4, 4)``).
+    decision_problem : a :class:`opttrees.oracles.DecisionProblem` (e.g. ``GridShortestPath(4, 4)``), or a
+        name / dict such as ``{"type": "news", "seed": 10}`` (see :func:`opttrees.oracles.make_decision_problem`).
     max_depth : int or None (unrestricted; the MILP needs an int).
     min_samples_leaf : minimum total sample weight per leaf.
     method : ``"greedy"`` (recursive partitioning) or ``"mio"`` (the SPOT MILP warm-started by greedy and
@@ -80,9 +82,9 @@ class SPOTree(_SPOBase):
         self.verbose = verbose
 
     def fit(self, X, C, sample_weight=None, X_val=None, C_val=None, sample_weight_val=None):
-        pr = self.decision_problem
-        if pr is None or not hasattr(pr, "solve"):
+        if self.decision_problem is None:
             raise InputError("SPOTree needs decision_problem=<a DecisionProblem>, e.g. GridShortestPath(4, 4)")
+        pr = self.problem_ = make_decision_problem(self.decision_problem)
         if self.method not in ("greedy", "mio"):
             raise InputError(f"method must be 'greedy' or 'mio'; got {self.method!r}")
         if self.method == "mio" and self.criterion != "spo":
@@ -118,7 +120,7 @@ class SPOTree(_SPOBase):
         from ..formulations.spot import fit_spot_mio
         if self.max_depth is None:
             raise InputError("method='mio' needs an integer max_depth (the MILP has a fixed depth)")
-        tree, info = fit_spot_mio(self.decision_problem, X, C, w, depth=int(self.max_depth),
+        tree, info = fit_spot_mio(self.problem_, X, C, w, depth=int(self.max_depth),
                                   min_samples_leaf=self.min_samples_leaf, alpha=self.alpha, solver=self.solver,
                                   time_limit=self.time_limit, mip_gap=self.mip_gap,
                                   quantile_step=self.quantile_step, x_precision=self.x_precision,
@@ -145,9 +147,9 @@ class SPOTree(_SPOBase):
     def training_loss(self, X, C, sample_weight=None) -> float:
         """Mean weighted regret of the tree's decisions on (X, C) (the MILP's objective without alpha)."""
         self._check_fitted()
-        C = self.decision_problem.check_costs(C)
+        C = self.problem_.check_costs(C)
         w = np.ones(len(C)) if sample_weight is None else np.asarray(sample_weight, float)
-        reg = decision_regret(self.decision_problem, self.predict(X), C)
+        reg = decision_regret(self.problem_, self.predict(X), C)
         return float(w @ reg / w.sum())
 
 
@@ -172,9 +174,9 @@ class SPOForest(_SPOBase):
         self.random_state = random_state
 
     def fit(self, X, C, sample_weight=None):
-        pr = self.decision_problem
-        if pr is None or not hasattr(pr, "solve"):
+        if self.decision_problem is None:
             raise InputError("SPOForest needs decision_problem=<a DecisionProblem>")
+        pr = self.problem_ = make_decision_problem(self.decision_problem)
         if int(self.n_estimators) != self.n_estimators or self.n_estimators < 1:
             raise InputError(f"n_estimators must be a positive integer; got {self.n_estimators!r}")
         if self.criterion not in ("spo", "mse"):
@@ -199,4 +201,20 @@ class SPOForest(_SPOBase):
 
     def predict(self, X) -> np.ndarray:
         """One oracle call on the averaged predicted cost vectors."""
-        return self.decision_problem.solve(self.predict_cost(X))[0]
+        return self.problem_.solve(self.predict_cost(X))[0]
+
+
+def register_spo_models(register_model) -> None:
+    """Register the SPO model types with the spec/CLI registry (``opttrees.spec.register_model``).
+
+    Spec usage: ``model: {type: spot, decision_problem: {type: shortest_path}, max_depth: 3}``; the data's
+    targets are the cost columns (one per decision).
+    """
+    def fit(est, X, C):
+        return est.fit(X, C)
+    register_model("spot", SPOTree, "greedy SPO tree (SPOT), pruned on validation if given", fit=fit,
+                   metric="normalised_spo_loss", method="greedy")
+    register_model("spot-mio", SPOTree, "SPOT MILP warm-started by greedy SPOT (time-limited improver)", fit=fit,
+                   metric="normalised_spo_loss", method="mio")
+    register_model("spo-forest", SPOForest, "SPO forest: bagged greedy SPO trees, mean-cost aggregation", fit=fit,
+                   metric="normalised_spo_loss")

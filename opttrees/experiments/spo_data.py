@@ -62,3 +62,14 @@ def shortest_path_data(n: int = 200, deg: int = 2, noise: float = 0.0, p: int = 
     C = shortest_path_costs(X, B, deg, noise, rng)
     Ct = shortest_path_costs(Xt, B, deg, noise, rng)
     return ShortestPathData(X, C, Xt, Ct, B, problem)
+
+
+def spo_dataset(name: str, **kw):
+    """(X, C, decision-problem spec dict) for a named paper dataset: "shortest_path" or "illustrative"."""
+    if name == "shortest_path":
+        D = shortest_path_data(n_test=0, **kw)
+        return D.X, D.C, {"type": "shortest_path", "rows": D.problem.rows, "cols": D.problem.cols}
+    if name == "illustrative":
+        X, C, pr = illustrative_example(**kw)
+        return X, C, {"type": "shortest_path", "rows": 2, "cols": 2}
+    raise InputError(f"unknown SPO dataset {name!r}; known: 'shortest_path', 'illustrative'")
