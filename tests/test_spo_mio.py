@@ -102,3 +102,20 @@ def test_warm_start_objective_matches_greedy_tree():
     for c in form.model.component_data_objects(__import__("pyomo.environ").environ.Constraint, active=True):
         lo, body, hi = c.lower, value(c.body), c.upper
         assert (lo is None or body >= value(lo) - 1e-7) and (hi is None or body <= value(hi) + 1e-7), c.name
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@settings(max_examples=4, deadline=None)
+@given(seed=st.integers(0, 10**5), depth=st.integers(1, 2), solver=st.sampled_from(["highs", "scip"]))
+def test_mio_never_worse_than_its_greedy_start_property(seed, depth, solver):
+    D = shortest_path_data(30, deg=6, noise=0.25, p=2, grid=(2, 3), n_test=0, seed=seed)
+    w = np.random.default_rng(seed).integers(1, 3, 30).astype(float)
+    tree, info = fit_spot_mio(D.problem, D.X, D.C, w, depth=depth, min_samples_leaf=3, solver=solver, time_limit=1.5)
+    res = info["result"]
+    assert res.start_objective == pytest.approx(info["greedy_objective_rounded"], abs=1e-7)
+    if res.has_solution:
+        assert res.objective <= res.start_objective + 1e-7
+    assert info["objective"] <= info["greedy_objective"] + 1e-12
+    assert tree.depth <= depth
