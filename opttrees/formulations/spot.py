@@ -26,7 +26,7 @@ from ..data import prepare
 from ..errors import InputError, VerificationError
 from ..spo.greedy import check_costs_fit, grow_spo_tree
 from ..spo.pruning import prune_zero_gain, refit_nodes
-from ..tree import LEAF, Tree
+from ..tree import Tree
 from .base import VERIFY_ATOL, VERIFY_RTOL, Formulation
 from .structure import BDStructure
 
