@@ -64,10 +64,18 @@ def _register_builtin() -> None:
     register_model("oct", OptimalTreeClassifier, "Bertsimas–Dunn OCT MIO (parallel splits)", method="mio")
     register_model("cart", OptimalTreeClassifier, "greedy CART tree pruned with alpha (no solver)",
                    method="greedy")
+    register_model("oct-local-search", OptimalTreeClassifier, "OCT / OCT-H by Dunn's local search with restarts",
+                   method="local-search")
+    from .estimators import OptimalTreeRegressor
+    register_model("ort", OptimalTreeRegressor, "ORT / ORT-H regression tree by local search (or greedy)",
+                   metric="r2")
+    from .estimators.spo import register_spo_models
+    register_spo_models(register_model)
 
 
 SECTIONS = {"data", "model", "solver", "output"}
-DATA_KEYS = {"dataset": str, "csv": str, "target": str, "features": list, "test_size": float, "split_seed": int}
+DATA_KEYS = {"dataset": str, "csv": str, "target": (str, list), "features": list, "test_size": float,
+             "split_seed": int, "params": dict}
 SOLVER_KEYS = {"name": str, "time_limit": float, "mip_gap": float, "threads": int, "seed": int, "verbose": bool}
 SOLVER_TO_PARAM = {"name": "solver", "time_limit": "time_limit", "mip_gap": "mip_gap", "threads": "threads",
                    "seed": "random_state", "verbose": "verbose"}
@@ -89,7 +97,8 @@ def _check_type(where: str, value, typ) -> Any:
             raise SpecError(f"{where}: expected an integer, got {type(value).__name__} {value!r}")
         return value
     if not isinstance(value, typ):
-        raise SpecError(f"{where}: expected {typ.__name__}, got {type(value).__name__} {value!r}")
+        names = " or ".join(t.__name__ for t in (typ if isinstance(typ, tuple) else (typ,)))
+        raise SpecError(f"{where}: expected {names}, got {type(value).__name__} {value!r}")
     return value
 
 
@@ -169,6 +178,8 @@ def parse_spec(raw: Any, source: Path | None = None) -> Spec:
             raise SpecError(f"data.dataset: unknown dataset {data['dataset']!r}; built-in: {dataset_names()}")
     if "test_size" in data and not 0 < data["test_size"] < 1:
         raise SpecError(f"data.test_size: must be in (0, 1); got {data['test_size']}")
+    if "params" in data and "dataset" not in data:
+        raise SpecError("data.params: only valid with data.dataset (parameters of a built-in generator)")
     if "features" in data and not all(isinstance(f, str) for f in data["features"]):
         raise SpecError("data.features: must be a list of column names")
     model = dict(raw["model"])
@@ -228,7 +239,7 @@ def load_spec_data(spec: Spec):
     if "csv" in d:
         X, y = load_csv(d["csv"], d["target"], d.get("features"))
     else:
-        X, y = load_dataset(d["dataset"])
+        X, y = load_dataset(d["dataset"], **d.get("params", {}))
         if "features" in d:
             missing = [f for f in d["features"] if f not in X.columns]
             if missing:
@@ -261,24 +272,27 @@ def run_spec(spec: Spec, write: bool = True) -> dict:
     except InputError as exc:
         raise SpecError(f"model/data: {exc}") from None
     fit_time = time.perf_counter() - t0
-    tree = est.tree_
+    tree = getattr(est, "tree_", None)  # forests have no single tree
     res = getattr(est, "solve_result_", None)
+    sign = -1.0 if entry.metric.startswith("normalised") else 1.0  # losses are reported positive
     report = {
         "spec": spec.raw, "model": spec.model_type, "n_train": int(len(X)), "n_features": int(X.shape[1]),
         "fit_time": fit_time, "objective": _clean(getattr(est, "objective_", None)),
-        f"train_{entry.metric}": _clean(float(est.score(X, y))),
-        "tree": {"depth": tree.depth, "n_leaves": tree.n_leaves, "n_splits": tree.n_splits},
+        f"train_{entry.metric}": _clean(sign * float(est.score(X, y))),
+        "tree": None if tree is None else {"depth": tree.depth, "n_leaves": tree.n_leaves,
+                                           "n_splits": tree.n_splits},
         "solve": res.to_dict() if res is not None else None,
     }
     if X_test is not None:
-        report[f"test_{entry.metric}"] = _clean(float(est.score(X_test, y_test)))
+        report[f"test_{entry.metric}"] = _clean(sign * float(est.score(X_test, y_test)))
         report["n_test"] = int(len(X_test))
     if write:
         out = spec.output  # relative paths are relative to the working directory, like any CLI output
         out.mkdir(parents=True, exist_ok=True)
-        tree.to_json(out / "tree.json")
-        (out / "tree.dot").write_text(tree.to_dot())
+        if tree is not None:
+            tree.to_json(out / "tree.json")
+            (out / "tree.dot").write_text(tree.to_dot())
         (out / "report.json").write_text(json.dumps(report, indent=1, default=str))
         report["output"] = str(out)
-    report["_tree_text"] = tree.export_text()
+    report["_tree_text"] = tree.export_text() if tree is not None else f"{type(est).__name__} (no single tree)"
     return report

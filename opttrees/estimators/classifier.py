@@ -8,31 +8,37 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ..data import check_X, prepare
-from ..errors import SolverError
+from ..errors import InputError, SolverError
 from ..formulations.oct import OCT, check_alpha
+from ..heuristics import local_search
 from ..heuristics.cart import cart_classifier_tree
-from ..objectives import classification_objective
+from ..heuristics.core import make_problem, objective
 from ..solvers import solve
 from .common import check_choice, check_int, check_solver_param, check_time_limit, feature_names_in
 
-#: fit strategies by name; the heuristics issue adds "local-search" and "greedy"
-METHODS = ("mio", "greedy")
-WARM_STARTS = ("greedy", None)
+METHODS = ("mio", "local-search", "greedy")
+WARM_STARTS = ("greedy", "local-search", None)
+SPLIT_TYPES = ("parallel", "hyperplane")
 
 
 class OptimalTreeClassifier(ClassifierMixin, BaseEstimator):
-    """Optimal classification tree (Bertsimas–Dunn OCT).
+    """Optimal classification tree (Bertsimas–Dunn OCT / OCT-H).
 
-    ``method="mio"`` solves model (2.24) with ``solver`` ("highs" or "scip") under ``time_limit`` seconds,
-    warm-started by ``warm_start`` ("greedy" = CART pruned with the same alpha, or None); ``method="greedy"``
-    returns that CART tree. The objective is misclassification / (root baseline errors) + alpha * splits.
+    method:
+      - ``"mio"``: solve the OCT model with ``solver`` ("highs" or "scip") under ``time_limit`` seconds,
+        warm-started by ``warm_start`` ("greedy" = CART pruned with the same alpha, "local-search", or None);
+      - ``"local-search"``: Dunn's local search, best of ``n_restarts`` restarts (parallel or hyperplane splits);
+      - ``"greedy"``: CART (gini) grown to ``max_depth`` and pruned with ``alpha``.
+
+    Objective everywhere: misclassification / (root baseline errors) + alpha * splits.
 
     After ``fit``: ``tree_`` (an :class:`opttrees.Tree`), ``solve_result_`` (status, objective, bound, gap, ...;
     None for heuristics), ``objective_``, ``classes_``, ``n_features_in_``.
     """
 
     def __init__(self, max_depth=2, min_samples_leaf=1, alpha=0.0, method="mio", solver="highs", time_limit=60,
-                 warm_start="greedy", mip_gap=1e-4, threads=1, random_state=None, verbose=False):
+                 warm_start="greedy", mip_gap=1e-4, threads=1, n_restarts=100, split_type="parallel",
+                 n_hyperplane_restarts=5, n_jobs=1, random_state=None, verbose=False):
         self.max_depth = max_depth
         self.min_samples_leaf = min_samples_leaf
         self.alpha = alpha
@@ -42,50 +48,64 @@ class OptimalTreeClassifier(ClassifierMixin, BaseEstimator):
         self.warm_start = warm_start
         self.mip_gap = mip_gap
         self.threads = threads
+        self.n_restarts = n_restarts
+        self.split_type = split_type
+        self.n_hyperplane_restarts = n_hyperplane_restarts
+        self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
 
-    def _start_tree(self, data):
+    def _local_search(self, data, alpha):
+        return local_search(data, self.max_depth, alpha, self.min_samples_leaf, self.n_restarts, self.split_type,
+                            self.random_state, self.n_jobs, self.n_hyperplane_restarts)
+
+    def _mio(self, data, depth, alpha):
+        if self.split_type != "parallel":
+            raise InputError("method='mio' solves parallel-split OCT; use method='local-search' for hyperplanes")
+        solver = check_solver_param(self.solver)
+        time_limit = check_time_limit(self.time_limit)
+        start = None
         if self.warm_start == "greedy":
-            return cart_classifier_tree(data, self.max_depth, self.min_samples_leaf, self.alpha, self.random_state)
-        return None
+            start = cart_classifier_tree(data, depth, self.min_samples_leaf, alpha, self.random_state)
+        elif self.warm_start == "local-search":
+            start = self._local_search(data, alpha)
+        form = OCT(data, depth, self.min_samples_leaf, alpha)
+        res = solve(form, solver, time_limit=time_limit, mip_gap=self.mip_gap, threads=self.threads,
+                    seed=0 if self.random_state is None else int(self.random_state) % (2 ** 31),
+                    warm_start=start, verbose=self.verbose)
+        self.solve_result_ = res
+        if res.has_solution:
+            return form.extract()
+        if start is not None:
+            warnings.warn(f"the solver returned no solution ({res.status}); using the warm-start tree", stacklevel=3)
+            return start
+        raise SolverError(f"the solver found no feasible tree ({res.status}) within time_limit={time_limit}; "
+                          "raise time_limit or use warm_start='greedy'")
 
     def fit(self, X, y, sample_weight=None):
         check_choice("method", self.method, METHODS)
         check_choice("warm_start", self.warm_start, WARM_STARTS)
+        check_choice("split_type", self.split_type, SPLIT_TYPES)
         depth = check_int("max_depth", self.max_depth, 0)
         check_int("min_samples_leaf", self.min_samples_leaf, 1)
         alpha = check_alpha(self.alpha)
         data = prepare(X, y, "classification", sample_weight, self.min_samples_leaf)
         self.solve_result_ = None
         if self.method == "greedy":
+            if self.split_type != "parallel":
+                raise InputError("method='greedy' builds parallel splits; use method='local-search' for hyperplanes")
             tree = cart_classifier_tree(data, depth, self.min_samples_leaf, alpha, self.random_state)
+        elif self.method == "local-search":
+            tree = self._local_search(data, alpha)
         else:
-            solver = check_solver_param(self.solver)
-            time_limit = check_time_limit(self.time_limit)
-            start = self._start_tree(data)
-            form = OCT(data, depth, self.min_samples_leaf, alpha)
-            res = solve(form, solver, time_limit=time_limit, mip_gap=self.mip_gap, threads=self.threads,
-                        seed=0 if self.random_state is None else int(self.random_state) % (2 ** 31),
-                        warm_start=start, verbose=self.verbose)
-            self.solve_result_ = res
-            if res.has_solution:
-                tree = form.extract()
-            elif start is not None:
-                warnings.warn(f"the solver returned no solution ({res.status}); using the warm-start tree",
-                              stacklevel=2)
-                tree = start
-            else:
-                raise SolverError(f"the solver found no feasible tree ({res.status}) within time_limit="
-                                  f"{time_limit}; raise time_limit or use warm_start='greedy'")
+            tree = self._mio(data, depth, alpha)
         self.tree_ = tree
         self.classes_ = np.asarray(data.codec.classes)
         self.n_features_in_ = data.p
         names = feature_names_in(X)
         if names is not None:
             self.feature_names_in_ = np.asarray(names, dtype=object)
-        self.objective_ = classification_objective(tree, data.X, data.y, data.n_classes, alpha, None,
-                                                   data.sample_weight)
+        self.objective_ = objective(tree, make_problem(data), alpha)
         return self
 
     def predict(self, X):

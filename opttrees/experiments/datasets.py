@@ -44,17 +44,36 @@ def _breast_cancer():
     return _sklearn(load_breast_cancer)
 
 
+def _spo(name):
+    def load(**params):
+        from .spo_data import spo_dataset
+        X, C, _ = spo_dataset(name, **params)
+        X = pd.DataFrame(X, columns=[f"x{j}" for j in range(X.shape[1])])
+        return X, pd.DataFrame(C, columns=[f"c{k}" for k in range(C.shape[1])])
+    return load
+
+
+# SPO data: X and a DataFrame of cost vectors (one column per decision); ``data.params`` reach the generator
+register_dataset("shortest_path")(_spo("shortest_path"))
+register_dataset("illustrative")(_spo("illustrative"))
+
+
 def dataset_names() -> list[str]:
     return sorted(_LOADERS)
 
 
-def load_dataset(name: str) -> tuple[pd.DataFrame, pd.Series]:
+def load_dataset(name: str, **params) -> tuple[pd.DataFrame, pd.Series]:
+    """(X, y) of a built-in dataset; ``params`` go to generators (e.g. n, deg, noise, seed for shortest_path)."""
     if name not in _LOADERS:
         raise InputError(f"unknown dataset {name!r}; built-in datasets: {dataset_names()}")
-    return _LOADERS[name]()
+    try:
+        return _LOADERS[name](**params)
+    except TypeError as exc:
+        raise InputError(f"dataset {name!r} does not accept parameters {sorted(params)}: {exc}") from None
 
 
-def load_csv(path: str | Path, target: str, features: list[str] | None = None) -> tuple[pd.DataFrame, pd.Series]:
+def load_csv(path: str | Path, target, features: list[str] | None = None) -> tuple[pd.DataFrame, pd.Series]:
+    """Read a CSV; ``target`` is one column name, or a list of names (e.g. the cost columns of SPO data)."""
     p = Path(path)
     if not p.exists():
         raise InputError(f"data file not found: {p}")
@@ -62,10 +81,12 @@ def load_csv(path: str | Path, target: str, features: list[str] | None = None) -
         df = pd.read_csv(p)
     except Exception as exc:
         raise InputError(f"could not read CSV {p}: {exc}") from None
-    if target not in df.columns:
-        raise InputError(f"target column {target!r} is not in {p.name}; columns are {list(df.columns)}")
-    y = df[target]
-    X = df.drop(columns=[target])
+    targets = list(target) if isinstance(target, (list, tuple)) else [target]
+    missing = [t for t in targets if t not in df.columns]
+    if missing:
+        raise InputError(f"target column(s) {missing} not in {p.name}; columns are {list(df.columns)}")
+    y = df[targets] if isinstance(target, (list, tuple)) else df[target]
+    X = df.drop(columns=targets)
     if features is not None:
         missing = [f for f in features if f not in df.columns]
         if missing:

@@ -28,12 +28,18 @@ def check_alpha(alpha) -> float:
 class OCT(Formulation):
     """Build with ``OCT(prepare(X, y), max_depth, min_samples_leaf, alpha)``; solve with ``opttrees.solvers.solve``.
 
+    ``routing="thesis"`` and ``loss="thesis"`` give model (2.24) literally (plus the corrected left row). The
+    defaults replace those rows by equivalent tighter ones with the same integer solutions: one routing row
+    per (point, ancestor, side) with z summed over the leaves on that side, and the loss as
+    ``L_t = N_t - sum_i w_i u_it`` with ``u_it <= z_it``, ``u_it <= c_{y_i,t}``. On iris depth 2 this took
+    HiGHS from no bound after 400 s to a proof in 159 s (benchmarks/README.md).
+
     Components users can extend: ``model.tree`` (structure block: a, b, d, z, l), ``model.N``, ``model.Nk``,
     ``model.c``, ``model.L``, ``model.objective``.
     """
 
     def __init__(self, data: PreparedData, max_depth: int = 2, min_samples_leaf: int = 1, alpha: float = 0.0,
-                 routing: str = "thesis", loss: str = "thesis"):
+                 routing: str = "aggregated", loss: str = "tight"):
         if loss not in ("thesis", "tight"):
             raise InputError(f"loss must be 'thesis' or 'tight'; got {loss!r}")
         self.loss = loss

@@ -1,0 +1,92 @@
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "opttrees.cli", *args], capture_output=True, text=True,
+                          cwd=cwd or ROOT, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+
+
+def write_spec(tmp_path, spec, name="spec.yaml"):
+    p = tmp_path / name
+    p.write_text(yaml.safe_dump(spec))
+    return p
+
+
+BASE = {"data": {"dataset": "iris"}, "model": {"type": "oct", "max_depth": 1},
+        "solver": {"name": "highs", "time_limit": 30}}
+
+
+def test_help_documents_commands():
+    r = run("--help")
+    assert r.returncode == 0
+    for word in ("solve", "show", "predict", "models", "datasets", "time_limit", "Solve statuses"):
+        assert word in r.stdout
+
+
+def test_solve_example_spec_writes_outputs(tmp_path):
+    out = tmp_path / "out"
+    r = run("solve", "examples/iris_oct.yaml", "--time-limit", "5", "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "objective=" in r.stdout and "bound=" in r.stdout and "train_accuracy=" in r.stdout
+    report = json.loads((out / "report.json").read_text())
+    assert report["solve"]["status"] in ("optimal", "time_limit")
+    assert report["train_accuracy"] >= 0.96
+    assert (out / "tree.dot").read_text().startswith("digraph")
+    r2 = run("show", str(out / "tree.json"))
+    assert r2.returncode == 0 and "leaf" in r2.stdout
+
+
+def test_csv_spec_and_predict(tmp_path):
+    out = tmp_path / "wine"
+    r = run("solve", "examples/wine_csv_cart.yaml", "-o", str(out), "-q")
+    assert r.returncode == 0, r.stderr
+    r = run("predict", str(out / "tree.json"), "examples/data/wine_subset.csv")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.strip().splitlines()
+    assert lines[0] == "prediction" and len(lines) == 179 and lines[1].startswith("cultivar_")
+
+
+@pytest.mark.parametrize("mutate, field", [
+    (lambda s: s["model"].update(max_dept=2), "model.max_dept: unknown field (did you mean 'max_depth'?)"),
+    (lambda s: s["model"].update(max_depth="two"), "model.max_depth: expected an integer"),
+    (lambda s: s.update(data={"csv": "missing.csv", "target": "y"}), "data.csv: file not found"),
+    (lambda s: s.update(data={"dataset": "irsi"}), "data.dataset: unknown dataset 'irsi'"),
+    (lambda s: s["solver"].update(name="gurobi"), "solver.name: unknown solver 'gurobi'"),
+    (lambda s: s["solver"].update(time_limit="fast"), "solver.time_limit: expected a number"),
+    (lambda s: s["model"].update(type="xgboost"), "model.type: unknown model 'xgboost'"),
+    (lambda s: s.update(extra=1), "spec.extra: unknown field"),
+    (lambda s: s.pop("model"), "model: missing section"),
+    (lambda s: s["data"].update(csv="x.csv"), "data: give exactly one of"),
+    (lambda s: s["model"].update(alpha=-1.0), "alpha must be a finite number >= 0"),
+])
+def test_broken_specs_exit_nonzero_naming_the_field(tmp_path, mutate, field):
+    spec = json.loads(json.dumps(BASE))
+    mutate(spec)
+    r = run("solve", str(write_spec(tmp_path, spec)), "-o", str(tmp_path / "o"))
+    assert r.returncode == 2
+    assert field in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_missing_spec_file_and_bad_yaml(tmp_path):
+    r = run("solve", str(tmp_path / "nope.yaml"))
+    assert r.returncode == 2 and "spec file not found" in r.stderr
+    p = tmp_path / "bad.yaml"
+    p.write_text("data: [unclosed")
+    r = run("solve", str(p))
+    assert r.returncode == 2 and "could not parse" in r.stderr
+
+
+def test_spot_spec(tmp_path):
+    r = run("solve", "examples/shortest_path_spot.yaml", "-o", str(tmp_path / "spot"), "-q")
+    assert r.returncode == 0, r.stderr
+    report = json.loads((tmp_path / "spot" / "report.json").read_text())
+    assert 0 <= report["test_normalised_spo_loss"] < 0.5

@@ -1,0 +1,98 @@
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.base import clone
+from sklearn.datasets import load_iris
+from sklearn.model_selection import GridSearchCV
+
+from opttrees import OptimalTreeClassifier, Tree
+from opttrees.errors import InputError, SolverError
+
+
+@pytest.fixture(scope="module")
+def iris_small():
+    X, y = load_iris(return_X_y=True)
+    idx = np.random.default_rng(3).choice(150, 45, replace=False)
+    return X[idx], y[idx]
+
+
+def test_sklearn_protocol(iris_small):
+    X, y = iris_small
+    est = OptimalTreeClassifier(max_depth=1, time_limit=30)
+    params = est.get_params()
+    assert params["max_depth"] == 1 and params["solver"] == "highs"
+    c = clone(est).set_params(max_depth=2, method="greedy")
+    assert c.get_params()["max_depth"] == 2 and est.max_depth == 1
+    g = GridSearchCV(OptimalTreeClassifier(method="greedy"), {"max_depth": [1, 2]}, cv=3).fit(X, y)
+    assert g.best_params_["max_depth"] in (1, 2)
+
+
+@pytest.mark.parametrize("solver", ["highs", "scip"])
+def test_mio_fit_predict_and_saved_tree(solver, iris_small, tmp_path):
+    X, y = iris_small
+    labels = np.array(["setosa", "versicolor", "virginica"])[y]
+    est = OptimalTreeClassifier(max_depth=1, solver=solver, time_limit=60).fit(X, labels)
+    assert est.solve_result_.proven_optimal
+    assert set(est.predict(X)) <= set(labels)
+    assert est.predict_proba(X).shape == (len(X), 3)
+    assert est.score(X, labels) == pytest.approx(np.mean(est.predict(X) == labels))
+    assert list(est.classes_) == ["setosa", "versicolor", "virginica"]
+    path = tmp_path / "tree.json"
+    est.tree_.to_json(path)
+    assert list(Tree.from_json(path).predict(X)) == list(est.predict(X))
+
+
+def test_plus_minus_one_labels_and_dataframe(iris_small):
+    X, y = iris_small
+    yy = np.where(y == 0, -1, 1)
+    df = pd.DataFrame(X, columns=["sl", "sw", "pl", "pw"])
+    est = OptimalTreeClassifier(max_depth=1, time_limit=30).fit(df, yy)
+    assert set(np.unique(est.predict(df))) <= {-1, 1}
+    assert est.score(df, yy) == 1.0
+    assert list(est.feature_names_in_) == ["sl", "sw", "pl", "pw"]
+    assert "pl" in est.tree_.export_text() or "pw" in est.tree_.export_text()
+
+
+def test_methods_agree_on_objective_at_depth_one(iris_small):
+    X, y = iris_small
+    objs = {m: OptimalTreeClassifier(max_depth=1, method=m, n_restarts=20, random_state=0, time_limit=30)
+            .fit(X, y).objective_ for m in ("mio", "local-search")}
+    assert objs["mio"] == pytest.approx(objs["local-search"])
+    assert OptimalTreeClassifier(max_depth=1, method="greedy").fit(X, y).objective_ >= objs["mio"] - 1e-9
+
+
+def test_local_search_warm_start_for_mio(iris_small):
+    X, y = iris_small
+    est = OptimalTreeClassifier(max_depth=2, warm_start="local-search", n_restarts=30, random_state=0,
+                                time_limit=20).fit(X, y)
+    ls = OptimalTreeClassifier(max_depth=2, method="local-search", n_restarts=30, random_state=0).fit(X, y)
+    assert est.solve_result_.trace[0].primal == pytest.approx(ls.objective_, abs=1e-9)
+    assert est.objective_ <= ls.objective_ + 1e-9
+
+
+@pytest.mark.parametrize("params, err, msg", [
+    ({"method": "magic"}, InputError, "method='magic'"),
+    ({"solver": "cplex"}, SolverError, "unknown solver 'cplex'"),
+    ({"max_depth": -1}, InputError, "max_depth"),
+    ({"max_depth": 1.5}, InputError, "max_depth"),
+    ({"alpha": -1}, InputError, "alpha"),
+    ({"time_limit": 0}, InputError, "time_limit"),
+    ({"warm_start": "cart"}, InputError, "warm_start"),
+    ({"split_type": "hyperplane"}, InputError, "parallel-split OCT"),
+])
+def test_bad_parameters(params, err, msg, iris_small):
+    X, y = iris_small
+    with pytest.raises(err, match=msg):
+        OptimalTreeClassifier(**{"max_depth": 1, **params}).fit(X, y)
+
+
+def test_bad_data_and_unfitted(iris_small):
+    X, y = iris_small
+    with pytest.raises(InputError, match="lengths must match"):
+        OptimalTreeClassifier(max_depth=1).fit(X, y[:-1])
+    est = OptimalTreeClassifier(max_depth=1, method="greedy").fit(X, y)
+    with pytest.raises(InputError, match="fitted with 4"):
+        est.predict(X[:, :3])
+    from sklearn.exceptions import NotFittedError
+    with pytest.raises(NotFittedError):
+        OptimalTreeClassifier().predict(X)
