@@ -404,3 +404,30 @@ class FlowOCT(_Base):
         if recomputed < solver - VERIFY_TOL * max(1.0, abs(solver)):
             raise VerificationError(f"{type(self).__name__}: solver objective {solver:.6g} but the decoded tree "
                                     f"scores only {recomputed:.6g}")
+
+
+def greedy_incumbent(Z: np.ndarray, y: np.ndarray, depth: int, n_classes: int, sample_weight=None,
+                     random_state: int = 0) -> Incumbent:
+    """CART (gini) on the binary columns, placed on the complete layout: a cheap feasible warm start."""
+    from sklearn.tree import DecisionTreeClassifier
+
+    size = 2 ** (depth + 1)
+    branch = -np.ones(size, dtype=np.int64)
+    predict = -np.ones(size, dtype=np.int64)
+    if depth == 0 or Z.shape[1] == 0:
+        predict[1] = int(np.argmax(np.bincount(y, weights=sample_weight, minlength=n_classes)))
+        return Incumbent(branch, predict)
+    clf = DecisionTreeClassifier(max_depth=depth, random_state=random_state).fit(Z, y, sample_weight=sample_weight)
+    t = clf.tree_
+    present = clf.classes_.astype(np.int64)
+
+    def rec(node, n):
+        if t.children_left[node] == -1:
+            predict[n] = int(present[np.argmax(t.value[node][0])])
+            return
+        branch[n] = int(t.feature[node])                 # sklearn: x <= 0.5 goes left, i.e. column == 0
+        rec(t.children_left[node], 2 * n)
+        rec(t.children_right[node], 2 * n + 1)
+
+    rec(0, 1)
+    return Incumbent(branch, predict)
