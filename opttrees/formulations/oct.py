@@ -1,0 +1,144 @@
+"""OCT: Bertsimas–Dunn optimal classification tree with parallel splits, model (2.24).
+
+Objective: (1/L̂) Σ_t L_t + α Σ_t d_t, with L̂ the root-only (majority-class) loss, so α means the same as in
+every heuristic. Class counts use sample weights; the minimum leaf size counts points. The left-branch row is
+the corrected one from :mod:`opttrees.formulations.structure`.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pyomo.environ as pyo
+from pyomo.common.gc_manager import PauseGC
+
+from ..data import PreparedData
+from ..errors import InputError
+from ..objectives import class_counts, classification_objective, majority_label, misclassification_baseline
+from ..tree import Tree
+from .base import Formulation
+from .structure import BDStructure
+
+
+def check_alpha(alpha) -> float:
+    if not isinstance(alpha, (int, float, np.floating)) or isinstance(alpha, bool) or not np.isfinite(alpha) \
+            or alpha < 0:
+        raise InputError(f"alpha must be a finite number >= 0; got {alpha!r}")
+    return float(alpha)
+
+
+class OCT(Formulation):
+    """Build with ``OCT(prepare(X, y), max_depth, min_samples_leaf, alpha)``; solve with ``opttrees.solvers.solve``.
+
+    Components users can extend: ``model.tree`` (structure block: a, b, d, z, l), ``model.N``, ``model.Nk``,
+    ``model.c``, ``model.L``, ``model.objective``.
+    """
+
+    def __init__(self, data: PreparedData, max_depth: int = 2, min_samples_leaf: int = 1, alpha: float = 0.0,
+                 routing: str = "thesis", loss: str = "thesis"):
+        if loss not in ("thesis", "tight"):
+            raise InputError(f"loss must be 'thesis' or 'tight'; got {loss!r}")
+        self.loss = loss
+        if data.task != "classification":
+            raise InputError("OCT needs classification data (prepare(X, y, task='classification'))")
+        self.data = data
+        self.alpha = check_alpha(alpha)
+        self.structure = BDStructure(data, max_depth, min_samples_leaf, routing)
+        self.baseline = misclassification_baseline(data.y, data.n_classes, data.sample_weight)
+        self.model = self._build()
+
+    @property
+    def max_depth(self) -> int:
+        return self.structure.D
+
+    def _build(self) -> pyo.ConcreteModel:
+        d, S = self.data, self.structure
+        n, K, TL = d.n, d.n_classes, S.leaves
+        w = d.sample_weight.tolist()
+        y = d.y.tolist()
+        big = float(d.sample_weight.sum())
+        by_class = [[i for i in range(n) if y[i] == k] for k in range(K)]
+        m = pyo.ConcreteModel(name="OCT")
+        with PauseGC():
+            m.tree = pyo.Block()
+            S.build(m.tree)
+            z = m.tree.z
+            m.Nk = pyo.Var(range(K), TL, domain=pyo.NonNegativeReals)
+            m.N = pyo.Var(TL, domain=pyo.NonNegativeReals)
+            m.c = pyo.Var(range(K), TL, domain=pyo.Binary)
+            m.L = pyo.Var(TL, domain=pyo.NonNegativeReals)
+            m.class_count = pyo.Constraint(range(K), TL, rule=lambda m, k, t:
+                                           m.Nk[k, t] == sum(w[i] * z[i, t] for i in by_class[k]))
+            m.leaf_count = pyo.Constraint(TL, rule=lambda m, t: m.N[t] == sum(w[i] * z[i, t] for i in range(n)))
+            m.one_label = pyo.Constraint(TL, rule=lambda m, t: sum(m.c[k, t] for k in range(K)) == m.tree.l[t])
+            if self.loss == "thesis":  # (2.20)-(2.21)
+                m.loss_lower = pyo.Constraint(range(K), TL, rule=lambda m, k, t:
+                                              m.L[t] >= m.N[t] - m.Nk[k, t] - big * (1 - m.c[k, t]))
+                m.loss_upper = pyo.Constraint(range(K), TL, rule=lambda m, k, t:
+                                              m.L[t] <= m.N[t] - m.Nk[k, t] + big * m.c[k, t])
+            else:
+                # u[i,t] = 1 iff point i is in leaf t and t predicts y_i; L_t = N_t - sum_i w_i u_it.
+                # Same integer solutions, far tighter LP than the big-M rows.
+                m.u = pyo.Var(range(n), TL, domain=pyo.NonNegativeReals, bounds=(0, 1))
+                m.u_in_leaf = pyo.Constraint(range(n), TL, rule=lambda m, i, t: m.u[i, t] <= z[i, t])
+                m.u_label = pyo.Constraint(range(n), TL, rule=lambda m, i, t: m.u[i, t] <= m.c[y[i], t])
+                m.loss_def = pyo.Constraint(TL, rule=lambda m, t:
+                                            m.L[t] == m.N[t] - sum(w[i] * m.u[i, t] for i in range(n)))
+            m.objective = pyo.Objective(
+                expr=(1.0 / self.baseline) * sum(m.L[t] for t in TL)
+                + self.alpha * sum(m.tree.d[t] for t in S.branch), sense=pyo.minimize)
+        return m
+
+    # ------------------------------------------------------------------ Tree <-> model
+    def warm_start(self, tree: Tree) -> None:
+        """Set every variable from ``tree`` (any parallel-split classification tree of depth <= D)."""
+        if tree.task != "classification":
+            raise InputError("OCT warm start needs a classification tree")
+        d, S, m = self.data, self.structure, self.model
+        tree, heap_leaf, node_of_heap = S.set_from_tree(m.tree, tree)
+        K = d.n_classes
+        counts = class_counts(heap_leaf - 2 ** S.D, d.y, K, len(S.leaves), d.sample_weight)
+        for k_t, t in enumerate(S.leaves):
+            used = (heap_leaf == t).any()
+            lab = int(tree.label[node_of_heap[t]]) if used else -1
+            for k in range(K):
+                m.Nk[k, t].set_value(float(counts[k_t, k]))
+                m.c[k, t].set_value(int(k == lab))
+            m.N[t].set_value(float(counts[k_t].sum()))
+            m.L[t].set_value(float(counts[k_t].sum() - counts[k_t, lab]) if used else 0.0)
+        if self.loss == "tight":
+            for i in range(d.n):
+                h = heap_leaf[i]
+                lab = int(tree.label[node_of_heap[h]])
+                for t in S.leaves:
+                    m.u[i, t].set_value(float(t == h and d.y[i] == lab))
+
+    def _decode(self) -> Tree:
+        d, S, m = self.data, self.structure, self.model
+        splits, heap_leaf = S.decode(m.tree)
+        cl, cr, feat, thr, heap = S.skeleton(splits)
+        n_nodes = len(cl)
+        K = d.n_classes
+        heap_arr = np.array(heap)
+        node_of_point = np.zeros(d.n, dtype=np.int64)
+        for node, h in enumerate(heap):
+            if h >= 0:
+                node_of_point[heap_leaf == h] = node
+        counts = class_counts(node_of_point, d.y, K, n_nodes, d.sample_weight)
+        label = majority_label(counts)
+        for node, h in enumerate(heap):
+            if h >= 0 and pyo.value(m.tree.l[h]) > 0.5:
+                label[node] = int(np.argmax([pyo.value(m.c[k, h]) for k in range(K)]))
+        # empty leaves predict their parent's majority class
+        parent = {c: p for p in range(n_nodes) for c in (cl[p], cr[p]) if c >= 0}
+        sub = counts.copy()
+        for node in range(n_nodes - 1, -1, -1):
+            if cl[node] >= 0:
+                sub[node] = sub[cl[node]] + sub[cr[node]]
+        for node in range(n_nodes):
+            if heap_arr[node] >= 0 and counts[node].sum() == 0 and node in parent:
+                label[node] = int(majority_label(sub[parent[node]]))
+        return Tree(cl, cr, feat, thr, sub, task="classification", label=label,
+                    classes=list(d.codec.classes), feature_names=d.feature_names, n_features=d.p)
+
+    def tree_objective(self, tree: Tree) -> float:
+        d = self.data
+        return classification_objective(tree, d.X, d.y, d.n_classes, self.alpha, self.baseline, d.sample_weight)

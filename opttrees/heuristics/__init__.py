@@ -1,0 +1,1 @@
+"""Fast heuristics: greedy trees, local search, pruning, forests (warm starts and stand-alone methods)."""

@@ -1,0 +1,117 @@
+"""scikit-learn's CART converted exactly into an opttrees Tree, pruned with opttrees' objective.
+
+sklearn sends ``float32(x) <= t`` left; opttrees sends ``x < b`` left. We recompute each threshold as the
+midpoint between the training values on either side, so the converted tree routes every training point
+exactly as sklearn did, and store class counts recomputed from the training data.
+"""
+from __future__ import annotations
+
+import numpy as np
+from sklearn.tree import DecisionTreeClassifier
+
+from ..data import PreparedData
+from ..objectives import class_counts, majority_label, misclassification_baseline
+from ..tree import LEAF, Tree
+
+
+def tree_from_sklearn(est, data: PreparedData) -> Tree:
+    """Convert a fitted sklearn DecisionTreeClassifier trained on ``data.X`` (encoded labels ``data.y``)."""
+    sk = est.tree_
+    X = data.X
+    X32 = X.astype(np.float32)
+    n_nodes = sk.node_count
+    cl = np.where(sk.children_left >= 0, sk.children_left, LEAF)
+    cr = np.where(sk.children_right >= 0, sk.children_right, LEAF)
+    feat = np.where(cl >= 0, sk.feature, LEAF)
+    thr = np.zeros(n_nodes)
+    for t in np.nonzero(cl >= 0)[0]:
+        j = sk.feature[t]
+        left = X32[:, j] <= sk.threshold[t]
+        lo = X[left, j].max() if left.any() else None
+        hi = X[~left, j].min() if (~left).any() else None
+        if lo is None:
+            thr[t] = hi
+        elif hi is None:
+            thr[t] = np.nextafter(lo, np.inf)
+        else:
+            thr[t] = (lo + hi) / 2.0
+            if not lo < thr[t] <= hi:
+                thr[t] = hi
+    tree = Tree(cl, cr, feat, thr, np.zeros((n_nodes, data.n_classes)), task="classification",
+                label=np.zeros(n_nodes, dtype=np.int64), classes=list(data.codec.classes),
+                feature_names=data.feature_names, n_features=data.p)
+    return fill_class_payload(tree, data)
+
+
+def fill_class_payload(tree: Tree, data: PreparedData) -> Tree:
+    """Recompute class counts (subtree sums) and majority labels by routing the training data."""
+    leaf = tree.apply(data.X)
+    counts = class_counts(leaf, data.y, data.n_classes, tree.n_nodes, data.sample_weight)
+    for t in _postorder(tree):
+        if not tree.is_leaf(t):
+            counts[t] = counts[tree.children_left[t]] + counts[tree.children_right[t]]
+    tree.value = counts
+    tree.label = majority_label(counts)
+    return tree
+
+
+def _postorder(tree: Tree) -> list[int]:
+    out, stack = [], [(0, False)]
+    while stack:
+        t, done = stack.pop()
+        if done or tree.is_leaf(t):
+            out.append(t)
+        else:
+            stack.append((t, True))
+            stack.append((tree.children_right[t], False))
+            stack.append((tree.children_left[t], False))
+    return out
+
+
+def prune_classification(tree: Tree, data: PreparedData, alpha: float) -> Tree:
+    """Optimal pruning of ``tree`` for loss/L̂ + alpha*splits (bottom-up DP: keep a split only if it pays)."""
+    base = misclassification_baseline(data.y, data.n_classes, data.sample_weight)
+    counts = tree.value
+    leaf_cost = (counts.sum(axis=1) - counts.max(axis=1)) / base
+    best = leaf_cost.copy()
+    keep = np.zeros(tree.n_nodes, dtype=bool)
+    for t in _postorder(tree):
+        if tree.is_leaf(t):
+            continue
+        split_cost = best[tree.children_left[t]] + best[tree.children_right[t]] + alpha
+        if split_cost < leaf_cost[t] - 1e-12:
+            best[t], keep[t] = split_cost, True
+    return _subtree(tree, keep)
+
+
+def _subtree(tree: Tree, keep: np.ndarray) -> Tree:
+    """The tree with every node whose ``keep`` flag is False turned into a leaf (renumbered compactly)."""
+    old, cl, cr = [], [], []
+
+    def rec(t):
+        k = len(old)
+        old.append(t); cl.append(LEAF); cr.append(LEAF)
+        if not tree.is_leaf(t) and keep[t]:
+            cl[k] = rec(tree.children_left[t])
+            cr[k] = rec(tree.children_right[t])
+        return k
+
+    rec(0)
+    old = np.array(old)
+    is_leaf = np.array(cl) == LEAF
+    return Tree(cl, cr, np.where(is_leaf, LEAF, tree.feature[old]), np.where(is_leaf, 0.0, tree.threshold[old]),
+                tree.value[old], task=tree.task, label=tree.label[old], classes=tree.classes,
+                feature_names=tree.feature_names, n_features=tree.n_features)
+
+
+def cart_classifier_tree(data: PreparedData, max_depth: int, min_samples_leaf: int = 1, alpha: float = 0.0,
+                         random_state=None) -> Tree:
+    """CART (gini) grown to ``max_depth`` with the same min leaf size, then pruned with opttrees' alpha."""
+    est = DecisionTreeClassifier(max_depth=max(max_depth, 1), min_samples_leaf=min_samples_leaf,
+                                 random_state=random_state)
+    est.fit(data.X, data.y, sample_weight=data.sample_weight)
+    tree = tree_from_sklearn(est, data)
+    if max_depth == 0:
+        keep = np.zeros(tree.n_nodes, dtype=bool)
+        return _subtree(tree, keep)
+    return prune_classification(tree, data, alpha)

@@ -1,0 +1,11 @@
+"""Solver layer: Pyomo model -> HiGHS or SCIP, with warm starts, limits, callbacks and lazy constraints.
+
+It knows nothing about trees: it sees Pyomo models and formulation objects exposing ``model``,
+``warm_start(tree)`` and optionally ``separator``.
+"""
+from .api import SOLVERS, available_solvers, check_solver, solve
+from .compile import CompiledModel, compile_model
+from .result import STATUSES, Incumbent, SolveResult, relative_gap
+
+__all__ = ["solve", "SolveResult", "Incumbent", "STATUSES", "SOLVERS", "available_solvers", "check_solver",
+           "compile_model", "CompiledModel", "relative_gap"]

@@ -1,0 +1,102 @@
+"""``solve(formulation, solver=...)``: the one entry point from formulations to HiGHS or SCIP."""
+from __future__ import annotations
+
+import importlib.util
+import time
+
+import numpy as np
+import pyomo.environ as pyo
+
+from ..errors import InputError, SolverError
+from .compile import compile_model
+from .options import SolveOptions
+from .result import SolveResult
+
+SOLVERS = ("highs", "scip")
+_MODULE = {"highs": "highspy", "scip": "pyscipopt"}
+
+
+def available_solvers() -> list[str]:
+    """Solvers whose Python package is importable here."""
+    return [s for s in SOLVERS if importlib.util.find_spec(_MODULE[s]) is not None]
+
+
+def check_solver(solver: str) -> str:
+    """Normalise and validate a solver name with a message that lists the alternatives."""
+    if not isinstance(solver, str) or solver.lower() not in SOLVERS:
+        raise SolverError(f"unknown solver {solver!r}; choose one of {list(SOLVERS)}")
+    s = solver.lower()
+    if importlib.util.find_spec(_MODULE[s]) is None:
+        raise SolverError(f"solver {s!r} needs the Python package {_MODULE[s]!r}, which is not installed: "
+                          f"pip install {_MODULE[s]}")
+    return s
+
+
+def _check_options(time_limit, mip_gap, threads):
+    if time_limit is not None and (not isinstance(time_limit, (int, float)) or isinstance(time_limit, bool)
+                                   or not time_limit > 0):
+        raise InputError(f"time_limit must be a positive number of seconds or None; got {time_limit!r}")
+    if not isinstance(mip_gap, (int, float)) or not 0 <= mip_gap < 1:
+        raise InputError(f"mip_gap must be a number in [0, 1); got {mip_gap!r}")
+    if not isinstance(threads, (int, np.integer)) or threads < 1:
+        raise InputError(f"threads must be an integer >= 1; got {threads!r}")
+
+
+def solve(formulation, solver: str = "highs", time_limit: float | None = None, mip_gap: float = 1e-4,
+          threads: int = 1, seed: int = 0, warm_start=None, verbose: int | bool = False,
+          callbacks=None) -> SolveResult:
+    """Solve a formulation (or a bare Pyomo model) and load the solution into its Pyomo variables.
+
+    ``warm_start`` is a Tree (passed through ``formulation.warm_start``) or None. ``callbacks`` are functions
+    called with each new :class:`Incumbent`; returning True stops the solve. Lazy constraints come from
+    ``formulation.separator`` (SCIP: a constraint handler; HiGHS: a solve-separate-resolve loop).
+    """
+    s = check_solver(solver)
+    _check_options(time_limit, mip_gap, threads)
+    model = formulation if isinstance(formulation, pyo.Block) else formulation.model
+    separator = getattr(formulation, "separator", None)
+    repair = getattr(separator, "repair", None) if separator is not None else None
+    opts = SolveOptions(time_limit=time_limit, mip_gap=float(mip_gap), threads=int(threads), seed=int(seed),
+                        verbose=int(verbose), callbacks=list(callbacks or []))
+    t0 = time.perf_counter()
+    start_obj = None
+    if warm_start is not None:
+        if isinstance(formulation, pyo.Block):
+            raise InputError("warm_start needs a formulation object (a bare Pyomo model has no warm_start)")
+        formulation.warm_start(warm_start)
+    cm = compile_model(model)
+    compile_time = time.perf_counter() - t0
+    x0 = None
+    if warm_start is not None:
+        x0 = cm.start_vector()
+        if not np.isnan(x0).all():
+            filled = np.where(np.isnan(x0), 0.0, x0)
+            start_obj = cm.objective_value(filled) if not np.isnan(x0).any() else None
+    if repair is not None:
+        inner = repair
+        repair = lambda x: _repair_values(cm, inner, x)
+    if s == "highs":
+        from .highs import solve_highs as run
+    else:
+        from .scip import solve_scip as run
+    res, x = run(cm, opts, x0=x0, separator=separator, repair=repair)
+    if x is not None:
+        cm.load_solution(x)
+    res.start_objective = start_obj
+    res.timings["compile"] = compile_time
+    res.timings["total"] = time.perf_counter() - t0
+    res.timings.update({"n_rows": cm.n_rows, "n_cols": cm.n_cols, "n_nonzeros": cm.n_nonzeros})
+    if hasattr(formulation, "last_result"):
+        formulation.last_result = res
+    return res
+
+
+def _repair_values(cm, repair, x: np.ndarray):
+    """Let a separator repair an incumbent: it receives value(var) and returns {VarData: value}."""
+    fixed = repair(lambda v: float(x[cm.col_of[id(v)]]))
+    if not fixed:
+        return None
+    xr = x.copy()
+    for v, val in fixed.items() if isinstance(fixed, dict) else fixed:
+        xr[cm.col_of[id(v)]] = val
+    return xr

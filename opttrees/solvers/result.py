@@ -1,0 +1,81 @@
+"""One result type and one gap definition for every solver.
+
+HiGHS reports (P-D)/|P| and SCIP |P-D|/min(|P|,|D|); the same state read 0.975 vs 39.7. opttrees always
+reports ``gap = |P - D| / max(|P|, 1e-10)`` (0 when |P - D| <= 1e-9, inf without an incumbent or bound).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+#: meanings, shown in the README and the CLI
+STATUSES = {
+    "optimal": "solved to proven optimality (within the requested mip_gap)",
+    "time_limit": "stopped at the time limit; the incumbent is feasible but not proven optimal",
+    "interrupted": "stopped by a callback or the user; the incumbent is feasible but not proven optimal",
+    "limit": "stopped by a node/solution/iteration limit; not proven optimal",
+    "infeasible": "the model has no feasible solution (check min_samples_leaf and other settings)",
+    "unbounded": "the objective is unbounded (a modelling error)",
+    "no_solution": "the solver stopped without any feasible solution",
+    "error": "the solver failed; see the message",
+}
+
+
+def relative_gap(primal: float | None, dual: float | None) -> float:
+    if primal is None or dual is None or not math.isfinite(primal) or not math.isfinite(dual):
+        return math.inf
+    diff = abs(primal - dual)
+    if diff <= 1e-9:
+        return 0.0
+    return diff / max(abs(primal), 1e-10)
+
+
+@dataclass
+class Incumbent:
+    """One point of the incumbent trace (also what progress callbacks receive)."""
+
+    time: float
+    primal: float
+    dual: float
+    gap: float
+    nodes: int = 0
+
+
+@dataclass
+class SolveResult:
+    status: str
+    objective: float | None
+    bound: float | None
+    gap: float
+    runtime: float
+    node_count: int
+    proven_optimal: bool
+    solver: str
+    has_solution: bool = False
+    n_lazy_cuts: int = 0
+    n_rounds: int = 1
+    trace: list[Incumbent] = field(default_factory=list)
+    message: str = ""
+    timings: dict = field(default_factory=dict)
+    start_objective: float | None = None
+
+    def summary(self) -> str:
+        fmt = lambda v: "-" if v is None or (isinstance(v, float) and not math.isfinite(v)) else f"{v:.6g}"
+        gap = "-" if not math.isfinite(self.gap) else f"{100 * self.gap:.4g}%"
+        return (f"{self.solver}: {self.status}{' (proven optimal)' if self.proven_optimal else ''}  "
+                f"objective={fmt(self.objective)} bound={fmt(self.bound)} gap={gap} "
+                f"time={self.runtime:.2f}s nodes={self.node_count}"
+                + (f" lazy_cuts={self.n_lazy_cuts} rounds={self.n_rounds}" if self.n_lazy_cuts else ""))
+
+    def to_dict(self) -> dict:
+        clean = lambda v: None if v is None or (isinstance(v, float) and not math.isfinite(v)) else v
+        return {
+            "status": self.status, "status_meaning": STATUSES.get(self.status, ""),
+            "objective": clean(self.objective), "bound": clean(self.bound), "gap": clean(self.gap),
+            "runtime": self.runtime, "node_count": self.node_count, "proven_optimal": self.proven_optimal,
+            "solver": self.solver, "has_solution": self.has_solution, "n_lazy_cuts": self.n_lazy_cuts,
+            "n_rounds": self.n_rounds, "start_objective": clean(self.start_objective),
+            "trace": [{"time": i.time, "primal": clean(i.primal), "dual": clean(i.dual), "gap": clean(i.gap)}
+                      for i in self.trace],
+            "timings": self.timings, "message": self.message,
+        }

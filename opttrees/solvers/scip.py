@@ -1,0 +1,217 @@
+"""SCIP adapter: a raw ``pyscipopt.Model`` built from the compiled arrays.
+
+SCIP is the route for real lazy constraints (a ``Conshdlr`` that separates integer incumbents) and for
+quadratic objectives with integers (squared-loss regression), which HiGHS cannot solve.
+Pitfalls handled (shared/notes/solver-probe.md §2): ``getPrimalbound()`` lags inside BESTSOLFOUND, so the
+new solution's value is read directly; exceptions inside plugins are caught and re-raised after the solve;
+the handler always owns a constraint so variable locks keep presolve from dual reductions the cuts forbid.
+"""
+from __future__ import annotations
+
+import math
+import time
+import traceback
+
+import numpy as np
+
+from ..errors import SolverError
+from .compile import CompiledModel
+from .options import Progress, SolveOptions
+from .result import SolveResult, relative_gap
+
+
+def _pyscipopt():
+    try:
+        import pyscipopt
+    except ImportError:
+        raise SolverError("solver 'scip' needs the pyscipopt package: pip install pyscipopt") from None
+    return pyscipopt
+
+
+def _build(cm: CompiledModel, opts: SolveOptions):
+    ps = _pyscipopt()
+    from pyscipopt.scip import Expr, ExprCons, Term
+
+    m = ps.Model()
+    if opts.verbose < 2:
+        m.hideOutput()
+    m.setParam("randomization/randomseedshift", int(opts.seed))
+    m.setParam("limits/gap", float(opts.mip_gap))
+    if opts.time_limit is not None:
+        m.setParam("limits/time", float(max(opts.time_limit, 0.01)))
+    inf = m.infinity()
+    xs = []
+    for j in range(cm.n_cols):
+        lo, hi = cm.col_lower[j], cm.col_upper[j]
+        vt = "C"
+        if cm.integer[j]:
+            vt = "B" if lo >= 0 and hi <= 1 else "I"
+        xs.append(m.addVar(name=f"x{j}", vtype=vt, lb=None if lo == -math.inf else lo,
+                           ub=None if hi == math.inf else hi, obj=float(cm.cost[j])))
+    st, ix, vl = cm.row_start, cm.row_index.tolist(), cm.row_value.tolist()
+    for r in range(cm.n_rows):
+        a, b = int(st[r]), int(st[r + 1])
+        e = Expr({Term(xs[ix[k]]): vl[k] for k in range(a, b)})
+        lo, hi = cm.row_lower[r], cm.row_upper[r]
+        m.addCons(ExprCons(e, lhs=None if lo == -math.inf else float(lo), rhs=None if hi == math.inf else float(hi)),
+                  name=f"r{r}")
+    if cm.quad:
+        # SCIP wants a linear objective: minimise an epigraph variable above the quadratic part
+        t = m.addVar(name="quad_obj", lb=None, ub=None, obj=1.0)
+        qe = Expr({Term(xs[i], xs[j]): c for i, j, c in cm.quad})
+        if cm.sense > 0:
+            m.addCons(ExprCons(qe - t, lhs=None, rhs=0.0), name="quad_epigraph")
+        else:
+            m.addCons(ExprCons(qe - t, lhs=0.0, rhs=None), name="quad_epigraph")
+    if cm.offset:
+        m.addObjoffset(cm.offset)
+    m.setObjective(m.getObjective(), sense="minimize" if cm.sense > 0 else "maximize", clear=False)
+    return m, xs
+
+
+def _set_start(m, xs, x0: np.ndarray) -> bool:
+    known = ~np.isnan(x0)
+    if not known.any():
+        return False
+    sol = m.createSol() if known.all() else m.createPartialSol()
+    for j in np.nonzero(known)[0]:
+        m.setSolVal(sol, xs[j], float(x0[j]))
+    return bool(m.addSol(sol, free=True))
+
+
+_STATUS = {"optimal": "optimal", "gaplimit": "optimal", "timelimit": "time_limit", "userinterrupt": "interrupted",
+           "infeasible": "infeasible", "unbounded": "unbounded", "inforunbd": "infeasible", "nodelimit": "limit",
+           "totalnodelimit": "limit", "stallnodelimit": "limit", "sollimit": "limit", "bestsollimit": "limit",
+           "memlimit": "limit", "restartlimit": "limit", "unknown": "error"}
+
+
+def solve_scip(cm: CompiledModel, opts: SolveOptions, x0: np.ndarray | None = None,
+               separator=None, repair=None) -> tuple[SolveResult, np.ndarray | None]:
+    ps = _pyscipopt()
+    t0 = time.perf_counter()
+    m, xs = _build(cm, opts)
+    load_time = time.perf_counter() - t0
+    prog = Progress("scip", opts, cm.sense)
+    errors: list[str] = []
+
+    class Events(ps.Eventhdlr):
+        def eventinit(self):
+            self.model.catchEvent(ps.SCIP_EVENTTYPE.BESTSOLFOUND, self)
+            self.model.catchEvent(ps.SCIP_EVENTTYPE.NODESOLVED, self)
+
+        def eventexit(self):
+            self.model.dropEvent(ps.SCIP_EVENTTYPE.BESTSOLFOUND, self)
+            self.model.dropEvent(ps.SCIP_EVENTTYPE.NODESOLVED, self)
+
+        def eventexec(self, event):
+            try:
+                mm = self.model
+                if event.getType() == ps.SCIP_EVENTTYPE.BESTSOLFOUND:
+                    prog.incumbent(mm.getSolObjVal(mm.getBestSol()), mm.getDualbound(), mm.getNNodes(),
+                                   t=time.perf_counter() - prog.t0)
+                else:
+                    prog.tick(mm.getPrimalbound(), mm.getDualbound(), mm.getNNodes())
+                if prog.stop:
+                    mm.interruptSolve()
+            except Exception:
+                errors.append(traceback.format_exc())
+                self.model.interruptSolve()
+
+    m.includeEventhdlr(Events(), "opttrees_progress", "incumbent trace and progress")
+    counter = {"cuts": 0}
+    if separator is not None:
+        _attach_lazy(ps, m, xs, cm, separator, counter, errors)
+    started = _set_start(m, xs, x0) if x0 is not None else False
+    t1 = time.perf_counter()
+    try:
+        m.optimize()
+    except Exception as exc:
+        if errors:
+            raise SolverError("SCIP callback failed:\n" + errors[0]) from None
+        raise SolverError(f"SCIP failed: {exc}") from None
+    if errors:
+        raise SolverError("SCIP callback failed:\n" + errors[0])
+    runtime = time.perf_counter() - t1
+    status = _STATUS.get(m.getStatus(), "error")
+    has = m.getNSols() > 0
+    best_x = None
+    obj = bound = None
+    if has:
+        sol = m.getBestSol()
+        best_x = np.array([m.getSolVal(sol, v) for v in xs])
+        obj = m.getSolObjVal(sol)
+    if status not in ("infeasible", "unbounded", "error"):
+        bound = m.getDualbound()
+        if not math.isfinite(bound) or abs(bound) >= m.infinity():
+            bound = None
+    if status == "optimal" and bound is None and obj is not None:
+        bound = obj
+    gap = relative_gap(obj, bound)
+    if status in ("time_limit", "limit") and not has:
+        status = "no_solution"
+    res = SolveResult(status=status, objective=obj, bound=bound, gap=gap, runtime=runtime,
+                      node_count=int(m.getNTotalNodes()), proven_optimal=status == "optimal", solver="scip",
+                      has_solution=has, n_lazy_cuts=counter["cuts"], trace=prog.trace,
+                      timings={"load": load_time, "solve": runtime}, message="" if started or x0 is None
+                      else "warm start was rejected by SCIP")
+    return res, best_x
+
+
+def _attach_lazy(ps, m, xs, cm: CompiledModel, separator, counter: dict, errors: list) -> None:
+    from pyscipopt.scip import Expr, ExprCons, Term
+
+    SCIP_RESULT = ps.SCIP_RESULT
+    col_of = cm.col_of
+
+    def cuts_at(solution):
+        vals = {}
+
+        def value(v):
+            j = col_of[id(v)]
+            if j not in vals:
+                vals[j] = m.getSolVal(solution, xs[j]) if solution is not None else xs[j].getLPSol()
+            return vals[j]
+
+        return separator.separate(value)
+
+    class Lazy(ps.Conshdlr):
+        def conscheck(self, constraints, solution, checkintegrality, checklprows, printreason, completely, **kw):
+            try:
+                return {"result": SCIP_RESULT.INFEASIBLE if cuts_at(solution) else SCIP_RESULT.FEASIBLE}
+            except Exception:
+                errors.append(traceback.format_exc())
+                return {"result": SCIP_RESULT.INFEASIBLE}
+
+        def consenfolp(self, constraints, nusefulconss, solinfeasible):
+            try:
+                added = 0
+                for expr in cuts_at(None):
+                    idx, coef, lo, hi = cm.compile_cut(expr)
+                    e = Expr({Term(xs[j]): c for j, c in zip(idx.tolist(), coef.tolist())})
+                    self.model.addCons(ExprCons(e, lhs=None if lo == -math.inf else float(lo),
+                                                rhs=None if hi == math.inf else float(hi)),
+                                       name=f"lazy{counter['cuts']}", removable=False)
+                    counter["cuts"] += 1
+                    added += 1
+                return {"result": SCIP_RESULT.CONSADDED if added else SCIP_RESULT.FEASIBLE}
+            except Exception:
+                errors.append(traceback.format_exc())
+                self.model.interruptSolve()
+                return {"result": SCIP_RESULT.FEASIBLE}
+
+        def consenfops(self, constraints, nusefulconss, solinfeasible, objinfeasible):
+            return self.consenfolp(constraints, nusefulconss, solinfeasible)
+
+        def conslock(self, constraint, locktype, nlockspos, nlocksneg):
+            # cuts may restrict any variable in either direction: lock everything both ways
+            for v in xs:
+                self.model.addVarLocks(v, nlockspos + nlocksneg, nlockspos + nlocksneg)
+
+    h = Lazy()
+    m.includeConshdlr(h, "opttrees_lazy", "lazy cuts from an opttrees separator", sepapriority=0,
+                      enfopriority=-1, chckpriority=-1, sepafreq=-1, propfreq=-1, eagerfreq=-1,
+                      needscons=True)
+    cons = m.createCons(h, "opttrees_lazy", initial=False, separate=False, enforce=True, check=True,
+                        propagate=False, local=False, modifiable=False, dynamic=False, removable=False,
+                        stickingatnode=False)
+    m.addPyCons(cons)
