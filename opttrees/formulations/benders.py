@@ -60,6 +60,14 @@ class BendersSeparator:
         self.n_cuts += len(cuts)
         return cuts
 
+    def repair(self, value) -> list:
+        """The incumbent's tree with g_i = 1 exactly where it is correct: satisfies every possible cut."""
+        f, m = self.f, self.f.model
+        inc = f.struct.incumbent(m, value)
+        node, _ = f.struct.route(inc, f.Zu)
+        correct = inc.predict[node] == f.yu
+        return [(m.g[i], float(correct[i])) for i in range(len(correct))]
+
 
 class BendersOCT(FlowOCT):
     """Master problem: tree block + g; cuts come from :attr:`separator` (same arguments as FlowOCT)."""
@@ -76,7 +84,7 @@ class BendersOCT(FlowOCT):
         m.I = pyo.Set(initialize=rows, ordered=True)
         m.g = pyo.Var(m.I, bounds=(0.0, 1.0))
         lam, su = self.lam, self.su.tolist()
-        m.obj = pyo.Objective(
+        m.objective = pyo.Objective(
             expr=LinearExpression(constant=0.0,
                                   linear_coefs=[(1 - lam) * su[i] for i in rows] + [-lam] * (len(st.internal) * len(st.cols)),
                                   linear_vars=[m.g[i] for i in rows] + [m.b[n, c] for n in st.internal for c in st.cols]),
@@ -96,8 +104,8 @@ class BendersOCT(FlowOCT):
         self._set_flows(inc)
 
 
-def solve_benders_loop_scratch(f: BendersOCT, solver_name="appsi_highs", max_rounds=200):  # pragma: no cover
-    """Scratch helper for tests before the solver layer exists: plain solve–separate–resolve."""
+def solve_loop_reference(f, solver_name="appsi_highs", max_rounds=500):
+    """Independent reference for tests: plain Pyomo solve–separate–resolve (no opttrees.solvers)."""
     opt = pyo.SolverFactory(solver_name)
     for _ in range(max_rounds):
         opt.solve(f.model)

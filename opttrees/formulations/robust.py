@@ -27,10 +27,7 @@ from ..tree import Tree
 from .benders import CUT_TOL, path_cut_terms
 from .flow import VERIFY_TOL, FlowStructure, Incumbent, check_depth, check_regularization
 
-try:
-    from .base import Formulation as _Base
-except Exception:  # pragma: no cover
-    _Base = object
+from .base import Formulation
 
 
 def thermometer_columns(X: np.ndarray) -> list[tuple[int, int]]:
@@ -77,8 +74,15 @@ class RobustSeparator:
         self.n_cuts += len(cuts)
         return cuts
 
+    def repair(self, value) -> list:
+        """The incumbent's tree with t_i = 1 exactly where it survives the worst case: satisfies every cut."""
+        f, m = self.f, self.f.model
+        res = f.worst_case(f.struct.incumbent(m, value))
+        keep = res.correct_nominal & ~res.attacked
+        return [(m.t[i], float(keep[i])) for i in range(f.n)]
 
-class RobustOCT(_Base):
+
+class RobustOCT(Formulation):
     """RobustOCT on integer data ``X`` (n, F) with labels y in 0..K-1 and the uncertainty set ``shift``.
 
     ``split_of_col(f, theta) -> (j, t)`` decodes an integer split to original units (default t = theta+0.5
@@ -122,7 +126,7 @@ class RobustOCT(_Base):
         m.I = pyo.Set(initialize=list(range(self.n)), ordered=True)
         m.t = pyo.Var(m.I, bounds=(0.0, 1.0))
         lam = self.lam
-        m.obj = pyo.Objective(
+        m.objective = pyo.Objective(
             expr=LinearExpression(constant=0.0,
                                   linear_coefs=[1 - lam] * self.n + [-lam] * (len(st.internal) * len(st.cols)),
                                   linear_vars=[m.t[i] for i in range(self.n)] + [m.b[n, c] for n in st.internal for c in st.cols]),
@@ -156,8 +160,13 @@ class RobustOCT(_Base):
         node, _ = self.struct.route(inc, self.Z)
         return attack(self.X, self.y, self.S, self.paths(inc), inc.predict[node])
 
-    def tree_objective(self, inc: Incumbent) -> float:
+    def incumbent_objective(self, inc: Incumbent) -> float:
         return float((1 - self.lam) * self.worst_case(inc).worst_case_correct - self.lam * inc.n_splits)
+
+    def tree_objective(self, tree: Tree) -> float:
+        """(1 - lam) * exact worst-case correct count - lam * splits for a Tree in original units."""
+        inc = self.struct.from_tree(tree, self.col_of_split)
+        return self.incumbent_objective(inc)
 
     def split_of_col(self, c: int):
         return self._split_of_col(*self.cols[c])
@@ -177,22 +186,24 @@ class RobustOCT(_Base):
         for i in range(self.n):
             self.model.t[i].set_value(1.0 if keep[i] else 0.0)
 
-    def extract(self, verify: bool = True) -> Tree:
+    def _decode(self) -> Tree:
         inc = self.incumbent()
         tree = self.struct.to_tree(inc, self.split_of_col, self.X_original, self.y, self.n_classes, None,
                                    self.classes, self.feature_names)
+        node, _ = self.struct.route(inc, self.Z)
+        if not np.array_equal(tree.label[tree.apply(self.X_original)], inc.predict[node]):
+            raise VerificationError("decoded robust tree routes the training data differently")
         res = self.worst_case(inc)
         self.worst_case_correct = res.worst_case_correct
-        tree.extras["robust_worst_case_correct"] = np.array([res.worst_case_correct] * tree.n_nodes)
-        if verify:
-            pred = tree.label[tree.apply(self.X_original)]
-            node, _ = self.struct.route(inc, self.Z)
-            if not np.array_equal(pred, inc.predict[node]):
-                raise VerificationError("decoded robust tree routes the training data differently")
-            recomputed = (1 - self.lam) * res.worst_case_correct - self.lam * tree.n_splits
-            solver = float(pyo.value(self.model.obj))
-            self.recomputed_objective = recomputed
-            if recomputed < solver - VERIFY_TOL * max(1.0, abs(solver)):
-                raise VerificationError(f"RobustOCT: solver objective {solver:.6g} but the tree's exact worst case "
-                                        f"scores only {recomputed:.6g}")
         return tree
+
+    def verify(self, tree: Tree) -> None:
+        """The tree's exact worst case (Algorithm 1) must match the solver's objective (see FlowOCT.verify)."""
+        solver = self.model_objective()
+        recomputed = self.tree_objective(tree)
+        self.recomputed_objective = recomputed
+        tol = VERIFY_TOL * max(1.0, abs(solver))
+        proven = bool(getattr(self.last_result, "proven_optimal", False))
+        if recomputed < solver - tol or (proven and abs(recomputed - solver) > tol):
+            raise VerificationError(f"RobustOCT: solver objective {solver:.9g} but the tree's exact worst case "
+                                    f"scores {recomputed:.9g}; this is a formulation bug — please report it")
