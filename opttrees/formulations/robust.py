@@ -1,0 +1,209 @@
+"""RobustOCT (Justin, Aghaei, Gómez, Vayanos): classification trees robust to integer feature shifts.
+
+Integer features, integer thresholds: node n branches on (f, theta) with theta in [min_f, max_f) and sends
+x right iff x_f >= theta + 1. That is FlowOCT's ``b[n, c]`` on the "thermometer" columns
+``c = (f, theta)``, ``Z[i, c] = 1[x_if >= theta + 1]``, so the tree block is shared with FlowOCT.
+
+Main problem (15): ``max sum_i t_i`` (optionally ``(1 - lam) sum t - lam * splits``, the paper's nominal
+baseline regulariser), t_i in [0, 1], tree structure (2). Cuts, separated at integer incumbents:
+
+- (16) ``t_i <= mincut(i, nominal path)`` for each nominally misclassified i with t_i > 0;
+- (14) ``sum_i t_i <= sum_i mincut(i, path of x_i + xi_i, columns of x_i + xi_i)`` with xi the worst-case
+  shift from Algorithm 1 (:mod:`opttrees.robust.adversary`), when sum t exceeds the worst-case count.
+
+Uncertainty sets: (3) two-sided, (27) one-sided via ``ShiftSet.direction``, (28) one-hot categoricals via
+``ShiftSet.groups``, plus domain bounds. The optimum is the best worst-case number of correct samples.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pyomo.environ as pyo
+from pyomo.common.gc_manager import PauseGC
+from pyomo.core.expr.numeric_expr import LinearExpression
+
+from ..errors import InputError, VerificationError
+from ..robust.adversary import Path, ShiftSet, attack
+from ..tree import Tree
+from .benders import CUT_TOL, path_cut_terms
+from .flow import VERIFY_TOL, FlowStructure, Incumbent, check_depth, check_regularization
+
+from .base import Formulation
+
+
+def thermometer_columns(X: np.ndarray) -> list[tuple[int, int]]:
+    """(f, theta) for theta in [min_f, max_f) — the threshold set Theta(f) of the paper."""
+    cols = []
+    for f in range(X.shape[1]):
+        lo, hi = int(X[:, f].min()), int(X[:, f].max())
+        cols.extend((f, th) for th in range(lo, hi))
+    return cols
+
+
+def thermometer(X: np.ndarray, cols) -> np.ndarray:
+    f = np.array([c[0] for c in cols], dtype=np.int64)
+    th = np.array([c[1] for c in cols], dtype=np.float64)
+    return (X[:, f] >= th + 1).astype(np.int8)
+
+
+class RobustSeparator:
+    """Cuts (16) and (14) at an integer incumbent, from the exact adversary."""
+
+    def __init__(self, formulation: "RobustOCT"):
+        self.f = formulation
+        self.n_calls = 0
+        self.n_cuts = 0
+        self.n_aggregate = 0
+
+    def separate(self, value) -> list:
+        f, m = self.f, self.f.model
+        self.n_calls += 1
+        inc = f.struct.incumbent(m, value)
+        node, path = f.struct.route(inc, f.Z)
+        pred = inc.predict[node]
+        tbar = np.array([value(m.t[i]) for i in range(f.n)])
+        cuts = []
+        for i in np.nonzero((pred != f.y) & (tbar > CUT_TOL))[0].tolist():
+            cuts.append(m.t[i] <= LinearExpression(path_cut_terms(m, f.struct, inc, f.Z[i], int(f.y[i]), path[i])))
+        res = attack(f.X, f.y, f.S, f.paths(inc), pred)
+        if tbar.sum() > res.worst_case_correct + 1e-6 * max(1, f.n):
+            Zs = thermometer(res.X_shifted, f.cols)
+            _, spath = f.struct.route(inc, Zs)
+            cb, cw = f.struct.cut_coefficients(inc, Zs, f.y, spath)
+            cuts.append(LinearExpression([m.t[i] for i in range(f.n)]) <= f.struct.expression(m, cb, cw))
+            self.n_aggregate += 1
+        self.n_cuts += len(cuts)
+        return cuts
+
+    def repair(self, value) -> list:
+        """The incumbent's tree with t_i = 1 exactly where it survives the worst case: satisfies every cut."""
+        f, m = self.f, self.f.model
+        res = f.worst_case(f.struct.incumbent(m, value))
+        keep = res.correct_nominal & ~res.attacked
+        return [(m.t[i], float(keep[i])) for i in range(f.n)]
+
+
+class RobustOCT(Formulation):
+    """RobustOCT on integer data ``X`` (n, F) with labels y in 0..K-1 and the uncertainty set ``shift``.
+
+    ``split_of_col(f, theta) -> (j, t)`` decodes an integer split to original units (default t = theta+0.5
+    on feature f); ``col_of_split(j, t) -> (f, theta)`` maps back for warm starts. ``X_original`` (same rows)
+    builds and re-verifies the Tree.
+    """
+
+    def __init__(self, X, y, n_classes: int, depth: int, shift: ShiftSet, regularization: float = 0.0,
+                 X_original=None, split_of_col=None, col_of_split=None, classes=None, feature_names=None):
+        self.depth = check_depth(depth)
+        self.lam = check_regularization(regularization)
+        X = np.asarray(X, dtype=np.float64)
+        if X.ndim != 2 or not np.all(X == np.round(X)):
+            raise InputError("RobustOCT needs integer-valued features (encode them with IntegerEncoder)")
+        self.X = X
+        self.y = np.asarray(y, dtype=np.int64)
+        self.n = X.shape[0]
+        self.n_classes = int(n_classes)
+        self.S = shift
+        if shift.gamma.shape != X.shape:
+            raise InputError(f"costs have shape {shift.gamma.shape} but X has shape {X.shape}")
+        self.cols = thermometer_columns(X)
+        if not self.cols and self.depth > 0:
+            self.depth = 0   # every feature constant: only a root prediction is possible
+        self.col_index = {c: k for k, c in enumerate(self.cols)}
+        self.Z = thermometer(X, self.cols) if self.cols else np.zeros((self.n, 0), dtype=np.int8)
+        self.X_original = X if X_original is None else np.asarray(X_original, dtype=np.float64)
+        self._split_of_col = split_of_col or (lambda f, th: (f, th + 0.5))
+        self._col_of_split = col_of_split or (lambda j, t: (j, int(np.ceil(t)) - 1))
+        self.classes, self.feature_names = classes, feature_names
+        self.data = self
+        self.struct = FlowStructure(self.depth, len(self.cols), self.n_classes)
+        with PauseGC():
+            self.model = self._build()
+        self.separator = RobustSeparator(self)
+
+    def _build(self) -> pyo.ConcreteModel:
+        st = self.struct
+        m = pyo.ConcreteModel(name="RobustOCT")
+        st.build(m)
+        m.I = pyo.Set(initialize=list(range(self.n)), ordered=True)
+        m.t = pyo.Var(m.I, bounds=(0.0, 1.0))
+        lam = self.lam
+        m.objective = pyo.Objective(
+            expr=LinearExpression(constant=0.0,
+                                  linear_coefs=[1 - lam] * self.n + [-lam] * (len(st.internal) * len(st.cols)),
+                                  linear_vars=[m.t[i] for i in range(self.n)] + [m.b[n, c] for n in st.internal for c in st.cols]),
+            sense=pyo.maximize)
+        m.cuts = pyo.ConstraintList()
+        return m
+
+    # ------------------------------------------------------------------------------------ pieces
+    def paths(self, inc: Incumbent) -> list[Path]:
+        """Decision paths of an incumbent as integer boxes lo <= x~ <= hi."""
+        F = self.X.shape[1]
+        out = []
+
+        def rec(n, lo, hi):
+            if inc.branch[n] < 0:
+                out.append(Path(lo.copy(), hi.copy(), int(inc.predict[n]), n))
+                return
+            f, th = self.cols[inc.branch[n]]
+            l_hi = hi.copy(); l_hi[f] = min(hi[f], th)
+            rec(2 * n, lo, l_hi)
+            r_lo = lo.copy(); r_lo[f] = max(lo[f], th + 1)
+            rec(2 * n + 1, r_lo, hi)
+
+        rec(1, np.full(F, -np.inf), np.full(F, np.inf))
+        return out
+
+    def incumbent(self, value=pyo.value) -> Incumbent:
+        return self.struct.incumbent(self.model, value)
+
+    def worst_case(self, inc: Incumbent):
+        node, _ = self.struct.route(inc, self.Z)
+        return attack(self.X, self.y, self.S, self.paths(inc), inc.predict[node])
+
+    def incumbent_objective(self, inc: Incumbent) -> float:
+        return float((1 - self.lam) * self.worst_case(inc).worst_case_correct - self.lam * inc.n_splits)
+
+    def tree_objective(self, tree: Tree) -> float:
+        """(1 - lam) * exact worst-case correct count - lam * splits for a Tree in original units."""
+        inc = self.struct.from_tree(tree, self.col_of_split)
+        return self.incumbent_objective(inc)
+
+    def split_of_col(self, c: int):
+        return self._split_of_col(*self.cols[c])
+
+    def col_of_split(self, j: int, t: float) -> int:
+        key = self._col_of_split(j, t)
+        if key not in self.col_index:
+            raise InputError(f"split on feature {j} at {t:g} is not an integer threshold of the training range")
+        return self.col_index[key]
+
+    # ------------------------------------------------------------------------------------ API
+    def warm_start(self, tree: Tree) -> None:
+        inc = self.struct.from_tree(tree, self.col_of_split)
+        self.struct.set_values(self.model, inc)
+        res = self.worst_case(inc)
+        keep = res.correct_nominal & ~res.attacked
+        for i in range(self.n):
+            self.model.t[i].set_value(1.0 if keep[i] else 0.0)
+
+    def _decode(self) -> Tree:
+        inc = self.incumbent()
+        tree = self.struct.to_tree(inc, self.split_of_col, self.X_original, self.y, self.n_classes, None,
+                                   self.classes, self.feature_names)
+        node, _ = self.struct.route(inc, self.Z)
+        if not np.array_equal(tree.label[tree.apply(self.X_original)], inc.predict[node]):
+            raise VerificationError("decoded robust tree routes the training data differently")
+        res = self.worst_case(inc)
+        self.worst_case_correct = res.worst_case_correct
+        return tree
+
+    def verify(self, tree: Tree) -> None:
+        """The tree's exact worst case (Algorithm 1) must match the solver's objective (see FlowOCT.verify)."""
+        solver = self.model_objective()
+        recomputed = self.tree_objective(tree)
+        self.recomputed_objective = recomputed
+        tol = VERIFY_TOL * max(1.0, abs(solver))
+        proven = bool(getattr(self.last_result, "proven_optimal", False))
+        if recomputed < solver - tol or (proven and abs(recomputed - solver) > tol):
+            raise VerificationError(f"RobustOCT: solver objective {solver:.9g} but the tree's exact worst case "
+                                    f"scores {recomputed:.9g}; this is a formulation bug — please report it")

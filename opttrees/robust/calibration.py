@@ -1,0 +1,193 @@
+"""Calibration of the uncertainty set: costs gamma and budget epsilon from rho and lambda (paper §4–5).
+
+The analyst gives, per feature (optionally per sample), a probability of certainty ``rho`` (the chance the
+value is *not* shifted) and a level ``lam`` in (0, 1]. A likelihood-ratio test on the perturbation
+distribution turns these into the set ``sum_i sum_f gamma_if |xi_if| <= epsilon`` with
+
+- epsilon = -n log(lam) in every case;
+- unbounded integer:  gamma = log(1 / (1 - rho));
+- bounded integer:    gamma = log(1 / r), r the root in (0, 1) of (22) (one bound) or (25) (two bounds);
+- binary:             gamma = log(rho / (1 - rho));
+- one-hot categorical: gamma = 0.5 log(rho (m - 1) / (1 - rho)) on each of its m columns.
+
+Root finding: (22) and (25) are the normalisation of the truncated geometric pmf multiplied by (1 - r).
+(25) always has the spurious root r = 1. We solve the *un-multiplied* normalisation
+``h(r) = rho * (1 + sum_{j<=up} r^j + sum_{j<=down} r^j) - 1``, strictly increasing with h(0) < 0 < h(1),
+so Brent's method on [0, 1] has exactly one root and can never return r = 1.
+"""
+from __future__ import annotations
+
+import numpy as np
+from scipy.optimize import brentq
+
+from ..errors import InputError
+
+KINDS = ("unbounded", "bounded", "binary", "categorical")
+
+
+def budget(lam: float, n: int) -> float:
+    """epsilon = -n log(lam); lam = 1 gives 0 (the nominal model)."""
+    lam = float(lam)
+    if not 0.0 < lam <= 1.0:
+        raise InputError(f"lam must be in (0, 1]; got {lam}")
+    return float(-n * np.log(lam))
+
+
+def _check_rho(rho, lo=0.0):
+    rho = np.asarray(rho, dtype=np.float64)
+    if not np.all(np.isfinite(rho)) or np.any(rho < lo) or np.any(rho > 1.0):
+        raise InputError(f"rho must be in [{lo:g}, 1]; got values in [{rho.min():g}, {rho.max():g}]")
+    return rho
+
+
+def gamma_unbounded(rho):
+    """log(1/(1 - rho)); inf at rho = 1 (never shifted), 0 at rho = 0."""
+    rho = _check_rho(rho)
+    with np.errstate(divide="ignore"):
+        return -np.log1p(-rho)
+
+
+def gamma_binary(rho):
+    """log(rho/(1 - rho)) for 0/1 features; needs rho >= 1/2 (1/2 = a fair coin, cost 0)."""
+    rho = _check_rho(rho, 0.5)
+    with np.errstate(divide="ignore"):
+        return np.log(rho) - np.log1p(-rho)
+
+
+def gamma_categorical(rho, n_values: int):
+    """0.5 log(rho (m-1)/(1-rho)) per one-hot column of an m-valued feature; needs rho >= 1/m."""
+    if n_values < 2:
+        raise InputError(f"a categorical feature needs at least 2 values; got {n_values}")
+    rho = _check_rho(rho, 1.0 / n_values)
+    with np.errstate(divide="ignore"):
+        return 0.5 * (np.log(rho) + np.log(n_values - 1) - np.log1p(-rho))
+
+
+def _h(r: float, rho: float, up, down) -> float:
+    """rho * sum of r^|zeta| over the allowed shifts minus 1 (``up``/``down`` = steps allowed, None = inf)."""
+    def side(k):
+        if k is None:
+            return r / (1.0 - r)
+        return r * (1.0 - r ** k) / (1.0 - r) if r != 1.0 else float(k)
+    return rho * (1.0 + side(up) + side(down)) - 1.0
+
+
+def truncated_root(rho: float, up, down) -> float:
+    """Root r in (0, 1) of the normalisation of P(xi = zeta) = rho r^|zeta| on the allowed shifts.
+
+    ``up``/``down``: number of unit steps allowed above/below x (None = unbounded). One of them unbounded
+    is Lemma 4.1 / eq. (22); both finite is Lemma 4.2 / eq. (25). Returns 0 for rho = 1 and raises if rho is
+    at or below 1/(number of allowed values) (no root in (0, 1)).
+    """
+    rho = float(rho)
+    if rho >= 1.0:
+        return 0.0
+    if up is None and down is None:
+        # symmetric geometric on Z without the 1/2 factor: rho (1 + 2r/(1-r)) = 1
+        return (1.0 - rho) / (1.0 + rho)
+    if up is not None and down is not None:
+        size = up + down + 1
+        if size <= 1:
+            raise InputError("a bounded feature with a single allowed value cannot be perturbed")
+        if rho <= 1.0 / size:
+            raise InputError(f"rho={rho:g} must exceed 1/(U-L+1) = {1.0 / size:g} for a two-sided bounded feature")
+    if rho <= 0.0:
+        raise InputError("rho must be > 0 for a bounded feature")
+    hi = 1.0 - 1e-15
+    if _h(hi, rho, up, down) <= 0:  # numerically at the uniform limit
+        raise InputError(f"rho={rho:g} is too close to the uniform limit to calibrate")
+    r = brentq(_h, 0.0, hi, args=(rho, up, down), xtol=1e-15, rtol=4 * np.finfo(float).eps, maxiter=500)
+    if not 0.0 <= r < 1.0:  # pragma: no cover - guaranteed by the bracket
+        raise InputError("calibration root left (0, 1)")
+    return float(r)
+
+
+def paper_poly_22(r, rho, x, L):
+    """Left side of (22): rho r^(x-L+1) - (rho+1) r + 1 - rho (for checks)."""
+    return rho * r ** (x - L + 1) - (rho + 1) * r + 1 - rho
+
+
+def paper_poly_25(r, rho, x, L, U):
+    """Left side of (25) (has the spurious root r = 1)."""
+    M, m = max(U - x, x - L), min(U - x, x - L)
+    return rho * r ** (M + 1) + rho * r ** (m + 1) - (rho + 1) * r + 1 - rho
+
+
+def gamma_bounded(rho, x, lower=None, upper=None, direction: int = 0):
+    """gamma = log(1/r) per sample for an integer feature with optional bounds and one-sided shifts.
+
+    ``direction`` +1 allows only upward shifts (the lower bound becomes x itself, §5.1), -1 only downward.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    rho = np.broadcast_to(_check_rho(rho), x.shape)
+    out = np.empty(x.shape)
+    cache = {}
+    for idx in np.ndindex(x.shape):
+        xi = x[idx]
+        up = None if upper is None else int(round(upper - xi))
+        down = None if lower is None else int(round(xi - lower))
+        if direction > 0:
+            down = 0
+        elif direction < 0:
+            up = 0
+        if (up is not None and up < 0) or (down is not None and down < 0):
+            raise InputError(f"value {xi:g} lies outside the bounds [{lower}, {upper}]")
+        key = (float(rho[idx]), up, down)
+        if key not in cache:
+            if up == 0 and down == 0:
+                cache[key] = np.inf
+            elif up is None and down is None and direction == 0:
+                cache[key] = float(gamma_unbounded(key[0]))
+            else:
+                r = truncated_root(key[0], up, down)
+                cache[key] = np.inf if r == 0.0 else -np.log(r)
+        out[idx] = cache[key]
+    return out
+
+
+def calibrate(X, rho, lam: float, kinds=None, lower=None, upper=None, direction=None, groups=None):
+    """Costs gamma (n, F) and budget epsilon for data X (n, F) in the robust model's integer units.
+
+    ``rho``: scalar, (F,) or (n, F). ``kinds``: per feature one of "unbounded" (default), "bounded"
+    (uses ``lower``/``upper``, each (F,) with NaN = no bound), "binary"; columns listed in ``groups``
+    (one-hot blocks) are calibrated as categorical with the block's rho (the first column's).
+    ``direction``: (F,) of 0 / +1 / -1 for two-sided / upward-only / downward-only shifts.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim != 2:
+        raise InputError(f"X must be 2-D; got shape {X.shape}")
+    n, F = X.shape
+    rho = np.asarray(rho, dtype=np.float64)
+    try:
+        rho = np.broadcast_to(rho, (n, F))
+    except ValueError:
+        raise InputError(f"rho must be a scalar, (F,) = ({F},) or (n, F) = {(n, F)}; got shape {rho.shape}") from None
+    kinds = ["unbounded"] * F if kinds is None else list(kinds)
+    if len(kinds) != F or any(k not in KINDS for k in kinds):
+        raise InputError(f"kinds must list one of {KINDS} per feature ({F})")
+    lower = np.full(F, np.nan) if lower is None else np.asarray(lower, dtype=np.float64)
+    upper = np.full(F, np.nan) if upper is None else np.asarray(upper, dtype=np.float64)
+    direction = np.zeros(F, dtype=int) if direction is None else np.asarray(direction, dtype=int)
+    gamma = np.empty((n, F))
+    in_group = set()
+    for g in groups or []:
+        g = list(g)
+        in_group.update(g)
+        gamma[:, g] = gamma_categorical(rho[:, g[0]], len(g))[:, None]
+    for f in range(F):
+        if f in in_group:
+            continue
+        kind = kinds[f]
+        if kind == "categorical":
+            raise InputError(f"feature {f} is 'categorical' but in no one-hot group")
+        if kind == "binary":
+            gamma[:, f] = gamma_binary(rho[:, f])
+        elif kind == "unbounded" and direction[f] == 0:
+            gamma[:, f] = gamma_unbounded(rho[:, f])
+        else:
+            lo = None if np.isnan(lower[f]) else lower[f]
+            hi = None if np.isnan(upper[f]) else upper[f]
+            if kind == "unbounded":
+                lo = hi = None
+            gamma[:, f] = gamma_bounded(rho[:, f], X[:, f], lo, hi, int(direction[f]))
+    return gamma, budget(lam, n)

@@ -1,0 +1,277 @@
+"""RobustOCT: zero budget == nominal; optimum == exhaustive adversary; adversary == enumeration; calibration."""
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from opttrees.errors import InputError
+from opttrees.estimators.flow import RobustTreeClassifier
+from opttrees.formulations.flow import FlowOCT
+from opttrees.formulations.robust import RobustOCT
+from opttrees.robust import (ShiftSet, attack, budget, calibrate, gamma_binary, gamma_bounded, gamma_categorical,
+                             gamma_unbounded, sample_shifts, truncated_root)
+from opttrees.robust.calibration import paper_poly_22, paper_poly_25
+from opttrees.solvers import solve
+
+SOLVERS = ["highs", "scip"]
+
+
+# ------------------------------------------------------------------------------------------ references
+def shift_options(x, gamma, eps, S, box=3):
+    """Every integer shift of one sample within the budget (respecting direction, bounds, one-hot groups)."""
+    F = len(x)
+    free = [f for f in range(F) if not S.in_group[f]]
+    opts = []
+    for moves in itertools.product(range(-box, box + 1), repeat=len(free)):
+        xi = np.zeros(F)
+        xi[free] = moves
+        opts.append(xi)
+    for g in S.groups:   # each categorical block: stay, or move the 1 to another column
+        new = []
+        a = int(np.argmax(x[g]))
+        for xi in opts:
+            new.append(xi)
+            for t in range(len(g)):
+                if t != a:
+                    z = xi.copy(); z[g[a]] = -1; z[g[t]] = 1
+                    new.append(z)
+        opts = new
+    out = []
+    for xi in opts:
+        xn = x + xi
+        if np.any((S.direction > 0) & (xi < 0)) or np.any((S.direction < 0) & (xi > 0)):
+            continue
+        if np.any(xn < S.lower) or np.any(xn > S.upper):
+            continue
+        c = float(np.sum(gamma * np.abs(xi)))
+        if c <= eps + 1e-9:
+            out.append((xn, c))
+    return out
+
+
+def exhaustive_worst_case(predict, X, y, S):
+    """min over every joint shift within the budget of the number of correct samples (full enumeration)."""
+    per = [shift_options(X[i], S.gamma[i], S.budget, S) for i in range(len(y))]
+    best = len(y)
+    for combo in itertools.product(*per):
+        if sum(c for _, c in combo) <= S.budget + 1e-9:
+            Xs = np.array([xn for xn, _ in combo])
+            best = min(best, int((predict(Xs) == y).sum()))
+    return best
+
+
+def depth1_trees(X, K):
+    trees = [lambda Z, k=k: np.full(len(Z), k) for k in range(K)]
+    for f in range(X.shape[1]):
+        for th in range(int(X[:, f].min()), int(X[:, f].max())):
+            for kl in range(K):
+                for kr in range(K):
+                    trees.append(lambda Z, f=f, th=th, kl=kl, kr=kr: np.where(Z[:, f] >= th + 1, kr, kl))
+    return trees
+
+
+# ------------------------------------------------------------------------------------------ the model
+@pytest.mark.parametrize("solver", SOLVERS)
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_robust_optimum_equals_best_depth1_tree_under_exhaustive_adversary(solver, seed):
+    rng = np.random.default_rng(seed)
+    n, F, K = 5, 2, 2
+    X = rng.integers(0, 4, (n, F)).astype(float)
+    y = (X[:, 0] >= 2).astype(int)
+    y[rng.integers(n)] ^= 1
+    S = ShiftSet(rng.uniform(1, 2, (n, F)), [1.2, 2.1, 3.3][seed])
+    f = RobustOCT(X, y, K, 1, S)
+    res = solve(f, solver=solver)
+    assert res.proven_optimal
+    f.extract()
+    ref = max(exhaustive_worst_case(t, X, y, S) for t in depth1_trees(X, K))
+    assert abs(res.objective - ref) < 1e-6
+    assert f.worst_case_correct == ref
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+@pytest.mark.parametrize("depth", [1, 2])
+def test_zero_budget_equals_nominal_flow_model(solver, depth):
+    rng = np.random.default_rng(5 + depth)
+    n, F, K = 30, 3, 3
+    X = rng.integers(0, 4, (n, F)).astype(float)
+    y = np.where(X[:, 0] + X[:, 1] > 3, 1, np.where(X[:, 2] > 1, 2, 0))
+    y[rng.random(n) < 0.2] = 0
+    f = RobustOCT(X, y, K, depth, ShiftSet(np.ones((n, F)), 0.0))
+    r = solve(f, solver=solver)
+    nominal = FlowOCT(f.Z, y, K, depth)
+    rn = solve(nominal, solver="highs")
+    assert r.proven_optimal and rn.proven_optimal
+    assert abs(r.objective - rn.objective) < 1e-6
+    tree = f.extract()
+    assert f.worst_case_correct == int(round(rn.objective)) == int((tree.predict(X) == y).sum())
+
+
+def golden_data():
+    X = np.array([[0, 0]] * 7 + [[1, 0]] * 3 + [[1, 1]] + [[0, 1]] * 2, dtype=float)
+    y = np.array([0] * 7 + [1] * 3 + [0] + [1] * 2)
+    costs = np.array([[1, 4]] * 5 + [[4, 4]] * 5 + [[4, 1]] + [[4, 4]] * 2, dtype=float)
+    return X, y, costs
+
+
+def published_tree(depth, eps):
+    """The trees the authors' test suite expects for the small example (as opttrees Trees, x < 0.5 = left)."""
+    from opttrees.tree import LEAF, Tree
+    if depth == 0:
+        return Tree([LEAF], [LEAF], [LEAF], [0], [[0, 0]], label=[0], n_features=2)
+    if depth == 1:   # split on X2
+        return Tree([1, LEAF, LEAF], [2, LEAF, LEAF], [1, LEAF, LEAF], [0.5, 0, 0], np.zeros((3, 2)), label=[0, 0, 1])
+    if eps == 2:     # XOR: perfect
+        return Tree([1, 3, 5, LEAF, LEAF, LEAF, LEAF], [2, 4, 6, LEAF, LEAF, LEAF, LEAF], [0, 1, 1, -1, -1, -1, -1],
+                    [0.5, 0.5, 0.5, 0, 0, 0, 0], np.zeros((7, 2)), label=[0, 0, 0, 0, 1, 1, 0])
+    # split X2, then X1 under X2 = 1; predict 1 only at (0, 1)
+    return Tree([1, LEAF, 3, LEAF, LEAF], [2, LEAF, 4, LEAF, LEAF], [1, -1, 0, -1, -1], [0.5, 0, 0.5, 0, 0],
+                np.zeros((5, 2)), label=[0, 0, 0, 1, 0])
+
+
+@pytest.mark.parametrize("depth,eps", [(0, 2), (1, 2), (2, 2), (2, 5)])
+def test_published_small_example_worst_case_optimum(depth, eps):
+    """The small example of the authors' test suite: our optimum equals their tree's exact worst case."""
+    from opttrees.robust import worst_case_accuracy
+    X, y, costs = golden_data()
+    S = ShiftSet(costs, eps)
+    clf = RobustTreeClassifier(max_depth=depth, solver="scip").fit(X, y, costs=costs, budget=eps)
+    assert clf.result_.proven_optimal
+    wc = clf.formulation_.worst_case_correct
+    assert wc == int(round(clf.result_.objective))
+    pub = published_tree(depth, eps)
+    assert wc == worst_case_accuracy(pub, X, y, S).worst_case_correct
+    if (depth, eps) != (1, 2):   # (1, 2) has a tie with another depth-1 tree
+        assert clf.predict(X).tolist() == pub.predict(X).tolist() or depth == 0
+
+
+def test_published_small_example_depth1_matches_exhaustive():
+    X, y, costs = golden_data()
+    S = ShiftSet(costs, 2.0)
+    clf = RobustTreeClassifier(max_depth=1, solver="highs").fit(X, y, costs=costs, budget=2.0)
+    ref = max(exhaustive_worst_case(t, X, y, S) for t in depth1_trees(X, 2))
+    assert clf.formulation_.worst_case_correct == ref
+    # the published depth-1 robust tree splits on X2 (predictions [0]*10 + [1]*3)
+    assert clf.predict(X).tolist() == [0] * 10 + [1] * 3 or exhaustive_worst_case(
+        lambda Z: np.where(Z[:, 1] >= 1, 1, 0), X, y, S) == ref
+
+
+# ------------------------------------------------------------------------------------------ adversary
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 10_000), st.sampled_from(["two", "up", "down", "bounded", "cat"]))
+def test_algorithm1_equals_enumeration_for_fixed_trees(seed, kind):
+    rng = np.random.default_rng(seed)
+    n = 3
+    if kind == "cat":
+        a = rng.integers(0, 3, n)
+        X = np.column_stack([np.eye(3)[a], rng.integers(0, 3, n)]).astype(float)
+        S = ShiftSet(rng.uniform(0.5, 2, (n, 4)), rng.uniform(0, 3), groups=[[0, 1, 2]])
+    else:
+        X = rng.integers(0, 3, (n, 2)).astype(float)
+        direction = {"up": [1, 1], "down": [-1, -1]}.get(kind)
+        lower, upper = ([0, 0], [2, 2]) if kind == "bounded" else (None, None)
+        S = ShiftSet(rng.uniform(0.5, 2, (n, 2)), rng.uniform(0, 3), lower=lower, upper=upper, direction=direction)
+    y = rng.integers(0, 2, n)
+    from opttrees.robust.adversary import Path
+    F = X.shape[1]
+    f, th = int(rng.integers(F)), int(rng.integers(0, 2))
+    inf = np.full(F, np.inf)
+    lo_r = -inf.copy(); lo_r[f] = th + 1
+    hi_l = inf.copy(); hi_l[f] = th
+    kl, kr = int(rng.integers(2)), int(rng.integers(2))
+    paths = [Path(-inf, hi_l, kl, 2), Path(lo_r, inf, kr, 3)]
+    predict = lambda Z: np.where(Z[:, f] >= th + 1, kr, kl)
+    res = attack(X, y, S, paths, predict(X))
+    assert res.worst_case_correct == exhaustive_worst_case(predict, X, y, S)
+    assert res.spent <= S.budget + 1e-9
+    assert np.array_equal(predict(res.X_shifted) == y, res.correct_nominal & ~res.attacked)
+
+
+def test_one_sided_and_categorical_models_solve_and_verify():
+    rng = np.random.default_rng(9)
+    n = 24
+    a = rng.integers(0, 3, n)
+    X = np.column_stack([np.eye(3)[a], rng.integers(0, 4, n)]).astype(float)
+    y = ((a == 0) | (X[:, 3] >= 3)).astype(int)
+    for S in (ShiftSet(np.full((n, 4), 1.0), 3.0, groups=[[0, 1, 2]]),
+              ShiftSet(np.full((n, 4), 1.0), 3.0, direction=[0, 0, 0, 1], groups=[[0, 1, 2]])):
+        f = RobustOCT(X, y, 2, 2, S)
+        r = solve(f, "scip")
+        f.extract()
+        assert r.proven_optimal and f.worst_case_correct == int(round(r.objective))
+        assert f.worst_case_correct <= int((y == y).sum())
+
+
+# ------------------------------------------------------------------------------------------ calibration
+def test_calibration_worked_cases():
+    assert np.isclose(gamma_unbounded(0.9), np.log(10))
+    for rho in (0.5, 0.6, 0.8, 0.95):
+        assert np.isclose(gamma_binary(rho), np.log(rho / (1 - rho)))
+        # binary = two-sided bounded on {0, 1}, x = 0: root (1 - rho)/rho
+        if rho > 0.5:
+            assert np.isclose(gamma_bounded(rho, [0.0], 0, 1)[0], np.log(rho / (1 - rho)))
+            # a 2-valued categorical spends half the binary cost on each of its two columns
+            assert np.isclose(2 * gamma_categorical(rho, 2), gamma_binary(rho))
+    assert np.isclose(budget(0.9, 100), -100 * np.log(0.9))
+    assert budget(1.0, 50) == 0.0
+    g, e = calibrate(np.zeros((4, 2)), [0.9, 0.7], 0.5)
+    assert g.shape == (4, 2) and np.allclose(g[:, 0], np.log(10)) and np.isclose(e, 4 * np.log(2))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 6), st.integers(0, 6), st.floats(0.0, 1.0))
+def test_bounded_roots_solve_the_paper_equations_and_are_never_one(down, up, u):
+    size = up + down + 1
+    if size == 1:
+        return
+    rho = 1.0 / size + (1 - 1.0 / size) * (0.001 + 0.998 * u)   # strictly inside (1/(U-L+1), 1)
+    x, L, U = down, 0, down + up
+    r = truncated_root(rho, up, down)
+    assert 0.0 < r < 1.0
+    assert abs(paper_poly_25(r, rho, x, L, U)) < 1e-9
+    r1 = truncated_root(rho, None, down)                         # one-sided lower bound (22)
+    assert 0.0 < r1 < 1.0 and abs(paper_poly_22(r1, rho, x, L)) < 1e-9
+
+
+def test_root_near_the_uniform_limit_and_invalid_rho():
+    # just above the uniform limit the root is close to, but never equal to, 1
+    r = truncated_root(1 / 5 + 1e-9, 2, 2)
+    assert r < 1.0
+    assert abs(paper_poly_25(1.0, 0.5, 2, 0, 4)) < 1e-12     # r = 1 is the spurious root of (25)
+    assert truncated_root(0.5, 2, 2) < 1.0
+    with pytest.raises(InputError):
+        truncated_root(0.2, 2, 2)
+    with pytest.raises(InputError):
+        gamma_binary(0.3)
+    with pytest.raises(InputError):
+        budget(0.0, 10)
+
+
+def test_shift_sampler_matches_the_calibrated_distributions():
+    rng = np.random.default_rng(0)
+    X = np.column_stack([np.zeros(2000), np.zeros(2000), np.eye(3)[np.zeros(2000, int)]])
+    sets = sample_shifts(X, 0.7, rng, kinds=["unbounded", "binary", "unbounded", "unbounded", "unbounded"],
+                         groups=[[2, 3, 4]], n_sets=5)
+    d = sets[..., 0].ravel()
+    assert abs((d == 0).mean() - 0.7) < 0.02                 # P(xi = 0) = rho
+    assert abs(np.mean(d > 0) - np.mean(d < 0)) < 0.02       # symmetric
+    assert abs((sets[..., 1] == 1).mean() - 0.3) < 0.02      # binary flips with 1 - rho
+    blk = sets[..., 2:]
+    assert np.all(blk.sum(-1) == 1) and abs((blk[..., 0] == 1).mean() - 0.7) < 0.02
+
+
+def test_estimator_calibration_entry_point_and_errors():
+    X, y, _ = golden_data()
+    clf = RobustTreeClassifier(max_depth=1, solver="scip", rho=0.8, lam=0.9)
+    costs, eps = clf.calibrated_costs(X)
+    assert np.allclose(costs, np.log(5)) and np.isclose(eps, -13 * np.log(0.9))
+    clf.fit(X, y)
+    assert 0 <= clf.worst_case_train_accuracy_ <= clf.score(X, y)
+    assert np.isclose(clf.worst_case_score(X, y), clf.worst_case_train_accuracy_)
+    sh = clf.shift_score(X, y, n_sets=200)
+    assert 0 <= sh["worst"] <= sh["average"] <= 1
+    with pytest.raises(InputError, match="budget"):
+        RobustTreeClassifier().fit(X, y, costs=np.ones_like(X))
+    with pytest.raises(InputError, match="integer"):
+        RobustTreeClassifier(encoding="identity").fit(X + 0.5 * np.arange(13)[:, None] / 13, y)
