@@ -89,7 +89,7 @@ def run_ours(cfg):
         cls = FlowOCTClassifier if cfg["model"] == "flow" else BendersOCTClassifier
         est = cls(max_depth=cfg["depth"], solver=cfg["solver"], time_limit=cfg["time_limit"]).fit(Z, y)
         extra = {}
-    r = est.result_
+    r = est.solve_result_
     return {"status": r.status, "objective": r.objective, "bound": r.bound, "runtime": r.runtime,
             "total": time.perf_counter() - t, "nodes": r.node_count, "cuts": r.n_lazy_cuts, "rounds": r.n_rounds,
             "train_acc": float(est.score(Z if cfg["model"] != "robust" else X, y)), **extra}

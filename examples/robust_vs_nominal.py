@@ -43,7 +43,7 @@ def one(args):
                                rho=rho if lam < 1 else None, lam=lam if lam < 1 else None)
     est.fit(X[tr], y[tr])
     sh = est.shift_score(X[te], y[te], rho=rho, n_sets=n_sets, random_state=seed + 1)
-    r = est.result_
+    r = est.solve_result_
     return {"dataset": name, "lambda": lam, "test_acc": float(est.score(X[te], y[te])),
             "worst_case_acc": sh["worst"], "average_acc": sh["average"],
             "train_worst_case_acc": est.worst_case_train_accuracy_, "splits": int(est.tree_.n_splits),

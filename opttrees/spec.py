@@ -69,6 +69,11 @@ def _register_builtin() -> None:
     from .estimators import OptimalTreeRegressor
     register_model("ort", OptimalTreeRegressor, "ORT / ORT-H regression tree by local search (or greedy)",
                    metric="r2")
+    from .estimators.flow import BendersOCTClassifier, FlowOCTClassifier, RobustTreeClassifier
+    register_model("flow-oct", FlowOCTClassifier, "FlowOCT: strong max-flow MIO on binarised features")
+    register_model("benders-oct", BendersOCTClassifier, "BendersOCT: FlowOCT master with lazy min-cut cuts")
+    register_model("robust-oct", RobustTreeClassifier,
+                   "RobustOCT: robust to feature shifts, calibrated by rho and lam (cut generation)")
     from .estimators.spo import register_spo_models
     register_spo_models(register_model)
 

@@ -87,7 +87,7 @@ def test_estimators_on_numeric_data_agree_and_follow_sklearn_rules():
     y = np.where(X[:, 0] + 0.3 * rng.normal(size=40) > 0, "yes", "no")
     a = FlowOCTClassifier(max_depth=2, solver="highs").fit(X, y)
     b = BendersOCTClassifier(max_depth=2, solver="scip").fit(X, y)
-    assert a.result_.proven_optimal and b.result_.proven_optimal
+    assert a.solve_result_.proven_optimal and b.solve_result_.proven_optimal
     assert a.score(X, y) == b.score(X, y)
     assert set(a.predict(X)) <= {"yes", "no"}
     assert a.predict_proba(X).shape == (40, 2)

@@ -137,9 +137,9 @@ def test_published_small_example_worst_case_optimum(depth, eps):
     X, y, costs = golden_data()
     S = ShiftSet(costs, eps)
     clf = RobustTreeClassifier(max_depth=depth, solver="scip").fit(X, y, costs=costs, budget=eps)
-    assert clf.result_.proven_optimal
+    assert clf.solve_result_.proven_optimal
     wc = clf.formulation_.worst_case_correct
-    assert wc == int(round(clf.result_.objective))
+    assert wc == int(round(clf.solve_result_.objective))
     pub = published_tree(depth, eps)
     assert wc == worst_case_accuracy(pub, X, y, S).worst_case_correct
     if (depth, eps) != (1, 2):   # (1, 2) has a tie with another depth-1 tree

@@ -89,7 +89,7 @@ class FlowOCTClassifier(_TreeClassifierMixin, BaseEstimator):
             warm = form.struct.to_tree(inc, form.split_of_col, data.X, data.y, data.n_classes, data.sample_weight,
                                        data.codec.classes, data.feature_names)
         self.formulation_ = form
-        self.result_ = _solve(form, self, warm)
+        self.solve_result_ = _solve(form, self, warm)
         self.tree_ = form.extract()
         self.classes_ = data.codec.classes
         self.n_features_in_ = data.p
@@ -205,7 +205,7 @@ class RobustTreeClassifier(_TreeClassifierMixin, BaseEstimator):
         self.encoder_ = enc
         self.shift_set_ = S
         self.formulation_ = form
-        self.result_ = _solve(form, self, warm)
+        self.solve_result_ = _solve(form, self, warm)
         self.tree_ = form.extract()
         self.worst_case_train_accuracy_ = form.worst_case_correct / data.n
         self.classes_ = data.codec.classes
