@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import time
 
-import numpy as np
 from sklearn.tree import DecisionTreeRegressor
 
 from opttrees.experiments.spo_data import shortest_path_data

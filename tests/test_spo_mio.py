@@ -5,8 +5,7 @@ import pytest
 from opttrees.estimators.spo import SPOTree
 from opttrees.experiments.spo_data import shortest_path_data
 from opttrees.formulations.spot import SPOTFormulation, fit_spot_mio
-from opttrees.oracles import GridShortestPath, NewsRecommendation
-from opttrees.solvers import solve
+from opttrees.oracles import NewsRecommendation
 from opttrees.spo import grow_spo_tree
 
 ALPHA = 1e-4

@@ -5,23 +5,22 @@ import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.validation import check_is_fitted
 
-from ..data import check_X, prepare
+from ..data import prepare
 from ..errors import InputError, SolverError
 from ..formulations.oct import OCT, check_alpha
 from ..heuristics import local_search
 from ..heuristics.cart import cart_classifier_tree
 from ..heuristics.core import make_problem, objective
 from ..solvers import solve
-from .common import check_choice, check_int, check_solver_param, check_time_limit, feature_names_in
+from .common import FittedTreeMixin, check_choice, check_int, check_solver_param, check_time_limit, feature_names_in
 
 METHODS = ("mio", "local-search", "greedy")
 WARM_STARTS = ("greedy", "local-search", None)
 SPLIT_TYPES = ("parallel", "hyperplane")
 
 
-class OptimalTreeClassifier(ClassifierMixin, BaseEstimator):
+class OptimalTreeClassifier(FittedTreeMixin, ClassifierMixin, BaseEstimator):
     """Optimal classification tree (Bertsimas–Dunn OCT / OCT-H).
 
     method:
@@ -107,15 +106,3 @@ class OptimalTreeClassifier(ClassifierMixin, BaseEstimator):
             self.feature_names_in_ = np.asarray(names, dtype=object)
         self.objective_ = objective(tree, make_problem(data), alpha)
         return self
-
-    def predict(self, X):
-        check_is_fitted(self, "tree_")
-        return np.asarray(self.tree_.predict(check_X(X, self.n_features_in_)))
-
-    def predict_proba(self, X):
-        check_is_fitted(self, "tree_")
-        return self.tree_.predict_proba(check_X(X, self.n_features_in_))
-
-    def apply(self, X):
-        check_is_fitted(self, "tree_")
-        return self.tree_.apply(check_X(X, self.n_features_in_))

@@ -3,9 +3,12 @@ from __future__ import annotations
 
 import numbers
 
+import numpy as np
 import pandas as pd
+from sklearn.utils.validation import check_is_fitted
 
 from ..errors import InputError
+from ..data import check_X
 from ..solvers import check_solver
 
 
@@ -38,3 +41,19 @@ def feature_names_in(X):
     if isinstance(X, pd.DataFrame) and all(isinstance(c, str) for c in X.columns):
         return list(X.columns)
     return None
+
+
+class FittedTreeMixin:
+    """predict / predict_proba / apply for estimators whose fitted model is one Tree in ``tree_``."""
+
+    def predict(self, X):
+        check_is_fitted(self, "tree_")
+        return np.asarray(self.tree_.predict(check_X(X, self.n_features_in_)))
+
+    def predict_proba(self, X):
+        check_is_fitted(self, "tree_")
+        return self.tree_.predict_proba(check_X(X, self.n_features_in_))
+
+    def apply(self, X):
+        check_is_fitted(self, "tree_")
+        return self.tree_.apply(check_X(X, self.n_features_in_))

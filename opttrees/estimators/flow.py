@@ -2,7 +2,7 @@
 
 All follow sklearn's rules: ``__init__`` only stores parameters, ``fit`` validates and sets ``*_``
 attributes, so they clone and work in ``GridSearchCV``. Fitted attributes: ``tree_`` (an opttrees Tree in
-original units), ``result_`` (the solver's SolveResult), ``classes_``, ``n_features_in_``.
+original units), ``solve_result_`` (the solver's SolveResult), ``classes_``, ``n_features_in_``.
 """
 from __future__ import annotations
 
@@ -15,10 +15,11 @@ from ..encoding import Binarizer, IntegerEncoder
 from ..errors import InputError
 from ..formulations.benders import BendersOCT
 from ..formulations.flow import FlowOCT, greedy_incumbent
-from ..formulations.robust import RobustOCT, thermometer
+from ..formulations.robust import RobustOCT
 from ..robust.adversary import ShiftSet, worst_case_accuracy
 from ..robust.calibration import calibrate
 from ..robust.shift import shifted_accuracy
+from .common import FittedTreeMixin
 
 
 def _solve(formulation, est, warm_tree):
@@ -28,14 +29,8 @@ def _solve(formulation, est, warm_tree):
                  threads=est.threads, seed=est.seed, warm_start=warm_tree, verbose=est.verbose)
 
 
-class _TreeClassifierMixin(ClassifierMixin):
-    def predict(self, X):
-        check_is_fitted(self, "tree_")
-        return self.tree_.predict(check_X(X, self.n_features_in_))
-
-    def predict_proba(self, X):
-        check_is_fitted(self, "tree_")
-        return self.tree_.predict_proba(check_X(X, self.n_features_in_))
+class _TreeClassifierMixin(FittedTreeMixin, ClassifierMixin):
+    """Tree prediction plus sklearn's accuracy ``score``."""
 
 
 class FlowOCTClassifier(_TreeClassifierMixin, BaseEstimator):

@@ -10,16 +10,16 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.metrics import accuracy_score, r2_score
 from sklearn.model_selection import train_test_split
-from sklearn.utils.validation import check_is_fitted
 
 from ..data import check_X, prepare
 from ..errors import InputError
 from ..heuristics import local_search
 from ..heuristics import tune as _tune
 from ..heuristics.local_search import _seeds
+from .common import FittedTreeMixin
 
 
-class OptimalTreeCV(BaseEstimator):
+class OptimalTreeCV(FittedTreeMixin, BaseEstimator):
     """Tuned optimal tree (classification or regression) following the thesis's validation protocol.
 
     validation_fraction: share of the data held out for tuning when no X_val is given (1/3 turns the thesis's
@@ -73,14 +73,6 @@ class OptimalTreeCV(BaseEstimator):
         if self.task == "classification":
             self.classes_ = np.asarray(full.codec.classes)
         return self
-
-    def predict(self, X):
-        check_is_fitted(self, "tree_")
-        return self.tree_.predict(check_X(X, self.n_features_in_))
-
-    def predict_proba(self, X):
-        check_is_fitted(self, "tree_")
-        return self.tree_.predict_proba(check_X(X, self.n_features_in_))
 
     def score(self, X, y):
         pred = self.predict(X)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import numpy as np
 import pyomo.environ as pyo
-from pyomo.common.gc_manager import PauseGC
 from pyomo.core.expr.numeric_expr import LinearExpression
 
 from ..tree import Tree

@@ -25,7 +25,7 @@ from ..errors import InputError, VerificationError
 from ..robust.adversary import Path, ShiftSet, attack
 from ..tree import Tree
 from .benders import CUT_TOL, path_cut_terms
-from .flow import VERIFY_TOL, FlowStructure, Incumbent, check_depth, check_regularization
+from .flow import FlowStructure, verify_at_most_as_good, Incumbent, check_depth, check_regularization
 
 from .base import Formulation
 
@@ -199,11 +199,4 @@ class RobustOCT(Formulation):
 
     def verify(self, tree: Tree) -> None:
         """The tree's exact worst case (Algorithm 1) must match the solver's objective (see FlowOCT.verify)."""
-        solver = self.model_objective()
-        recomputed = self.tree_objective(tree)
-        self.recomputed_objective = recomputed
-        tol = VERIFY_TOL * max(1.0, abs(solver))
-        proven = bool(getattr(self.last_result, "proven_optimal", False))
-        if recomputed < solver - tol or (proven and abs(recomputed - solver) > tol):
-            raise VerificationError(f"RobustOCT: solver objective {solver:.9g} but the tree's exact worst case "
-                                    f"scores {recomputed:.9g}; this is a formulation bug — please report it")
+        verify_at_most_as_good(self, tree, "the tree's exact worst case scores")

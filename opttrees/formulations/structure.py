@@ -130,7 +130,6 @@ class BDStructure:
         if tree.feature[tree.children_left != LEAF].min(initial=0) == HYPERPLANE:
             raise InputError("a hyperplane tree cannot warm-start a parallel-split formulation")
         X = self.data.X
-        keep_nodes: list[int] = []
 
         def rec(t, idx):
             if tree.is_leaf(t):

@@ -21,7 +21,7 @@ from ..data import PreparedData
 from ..errors import InputError
 from ..tree import Tree
 from . import _kernels as K
-from .core import (KIND, Problem, check_alpha, check_depth, empty_heap, heap_to_tree, make_problem, objective,
+from .core import (KIND, check_alpha, check_depth, heap_to_tree, make_problem, objective,
                    tree_to_heap)
 
 SPLIT_TYPES = ("parallel", "hyperplane")

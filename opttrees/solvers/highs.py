@@ -85,7 +85,6 @@ def solve_highs(cm: CompiledModel, opts: SolveOptions, x0: np.ndarray | None = N
             raise SolverError("HiGHS cannot solve a quadratic objective with integer variables "
                               "(e.g. squared-loss regression trees); use solver='scip'")
         raise SolverError("quadratic objectives are routed to SCIP in opttrees; use solver='scip'")
-    hs = _highspy()
     t0 = time.perf_counter()
     h = _build(cm, opts)
     load_time = time.perf_counter() - t0

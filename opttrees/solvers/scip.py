@@ -39,7 +39,6 @@ def _build(cm: CompiledModel, opts: SolveOptions):
     m.setParam("limits/gap", float(opts.mip_gap))
     if opts.time_limit is not None:
         m.setParam("limits/time", float(max(opts.time_limit, 0.01)))
-    inf = m.infinity()
     xs = []
     for j in range(cm.n_cols):
         lo, hi = cm.col_lower[j], cm.col_upper[j]
