@@ -165,6 +165,8 @@ def main():
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--no-odtlearn", action="store_true")
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--models", nargs="+", default=["flow", "benders", "robust"],
+                    help="run only these model families")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     ap.add_argument("--out", default=str(HERE / "results" / "flow_robust.jsonl"))
     a = ap.parse_args()
@@ -178,7 +180,8 @@ def main():
             py = str(HERE / ".venv-odtlearn" / "bin" / "python")
         except Exception as exc:
             print(f"# ODTlearn unavailable ({exc}); running opttrees only")
-    cfgs = [c for c in configs(a.time_limit, a.quick) if c["impl"] == "opttrees" or py]
+    cfgs = [c for c in configs(a.time_limit, a.quick)
+            if (c["impl"] == "opttrees" or py) and c["model"] in a.models]
 
     def go(c):
         r = run_odtlearn(c, py) if c["impl"] == "odtlearn" else run_one_subprocess(c)

@@ -1,7 +1,7 @@
 """Local search, greedy and objectives: brute force on tiny instances, strict descent, reproducibility."""
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import example, HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from opttrees import objectives as obj
@@ -99,6 +99,7 @@ def test_sample_weights_match_duplicated_rows():
 @given(seed=st.integers(0, 10**6), depth=st.integers(1, 4), alpha=st.sampled_from([0.0, 0.01, 0.1]),
        nmin=st.integers(1, 3), task=st.sampled_from(["classification", "regression"]),
        hyper=st.booleans())
+@example(seed=3, depth=3, alpha=0.0, nmin=3, task="classification", hyper=True)  # point on a hyperplane
 def test_every_accepted_move_strictly_decreases_objective(seed, depth, alpha, nmin, task, hyper):
     rng = np.random.default_rng(seed)
     n = int(rng.integers(15, 60))

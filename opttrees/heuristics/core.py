@@ -109,6 +109,23 @@ def empty_heap(D: int, p: int):
     return (np.zeros(T, np.int8), np.zeros(T, np.int64), np.zeros(T), np.zeros((T, p)))
 
 
+def _hyperplane_threshold(data, a_scaled: np.ndarray, b_scaled: float, a_orig: np.ndarray) -> float:
+    """Threshold in original units that routes every training point as the scaled split ``a·xs < b`` did.
+
+    The affine map back to original units can flip a point lying (numerically) on the hyperplane, so the
+    threshold is placed midway between the training margins on either side instead of mapped directly.
+    """
+    left = data.Xs @ a_scaled < b_scaled
+    proj = data.X @ a_orig
+    mapped = b_scaled + float(np.sum(a_scaled * data.scaling.lo / data.scaling.span))
+    if not left.any() or left.all():
+        return mapped
+    lo, hi = proj[left].max(), proj[~left].min()
+    if lo < mapped <= hi or not lo < hi:  # already faithful, or no threshold can separate them
+        return mapped
+    return float((lo + hi) / 2)
+
+
 def heap_to_tree(prob: Problem, ntype, feat, thr, coef) -> Tree:
     """Compact the heap arrays into a Tree (original units) with leaf payloads refitted on the training data."""
     data = prob.data
@@ -126,7 +143,7 @@ def heap_to_tree(prob: Problem, ntype, feat, thr, coef) -> Tree:
                 a = np.asarray(coef[u], dtype=np.float64)
                 fe[k] = HYPERPLANE
                 co[k] = a / data.scaling.span
-                th[k] = float(thr[u] + np.sum(a * data.scaling.lo / data.scaling.span))
+                th[k] = _hyperplane_threshold(data, a, float(thr[u]), co[k])
             left = rec(2 * u + 1)
             right = rec(2 * u + 2)
             cl[k], cr[k] = left, right
