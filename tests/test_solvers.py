@@ -124,3 +124,14 @@ def test_time_limit_is_reported_honestly():
     f = OCT(prepare(X[:200, :6], y[:200]), max_depth=2)
     r = solve(f, "highs", time_limit=1.0)
     assert r.status in ("time_limit", "no_solution") and not r.proven_optimal
+
+
+def test_missing_solver_package_is_named(monkeypatch):
+    import opttrees.solvers.api as api
+
+    real = api.importlib.util.find_spec
+    monkeypatch.setattr(api.importlib.util, "find_spec", lambda name: None if name == "pyscipopt" else real(name))
+    m, *_ = knapsack(n=4)
+    with pytest.raises(SolverError, match="needs the Python package 'pyscipopt'.*pip install pyscipopt"):
+        solve(m, "scip")
+    assert api.available_solvers() == ["highs"]
