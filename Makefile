@@ -19,7 +19,7 @@ test: $(STAMP)
 	$(BIN)/python -m pytest -q -n 2 tests
 
 test-slow: $(STAMP)
-	$(BIN)/python -m pytest -q -m slow tests
+	$(BIN)/python -m pytest -q -n 2 -m slow tests
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_oct_build.py

@@ -28,6 +28,7 @@ import pyomo.environ as pyo
 from pyomo.common.gc_manager import PauseGC
 from pyomo.core.expr.numeric_expr import LinearExpression
 
+from ..params import check_depth as _check_depth
 from ..errors import InputError, VerificationError
 from ..objectives import class_counts
 from ..tree import LEAF, Tree
@@ -53,12 +54,7 @@ def objective_weights(y: np.ndarray, n_classes: int, sample_weight: np.ndarray |
 
 
 def check_depth(depth) -> int:
-    if not isinstance(depth, (int, np.integer)) or isinstance(depth, bool) or depth < 0:
-        raise InputError(f"max_depth must be an integer >= 0; got {depth!r}")
-    if depth > 8:
-        raise InputError(f"max_depth={depth} is too deep for a complete-tree flow model (limit 8)")
-    return int(depth)
-
+    return _check_depth(depth, 8, "too deep for a complete-tree flow model")
 
 def check_regularization(lam) -> float:
     try:

@@ -12,17 +12,12 @@ from pyomo.common.gc_manager import PauseGC
 
 from ..data import PreparedData
 from ..errors import InputError
+from ..params import check_alpha  # noqa: F401 (re-exported)
 from ..objectives import class_counts, classification_objective, majority_label, misclassification_baseline
 from ..tree import Tree
 from .base import Formulation
 from .structure import BDStructure
 
-
-def check_alpha(alpha) -> float:
-    if not isinstance(alpha, (int, float, np.floating)) or isinstance(alpha, bool) or not np.isfinite(alpha) \
-            or alpha < 0:
-        raise InputError(f"alpha must be a finite number >= 0; got {alpha!r}")
-    return float(alpha)
 
 
 class OCT(Formulation):

@@ -17,17 +17,12 @@ from pyomo.core.expr.numeric_expr import LinearExpression
 
 from ..data import PreparedData
 from ..errors import InputError
+from ..params import check_depth as _check_depth
 from ..tree import HYPERPLANE, LEAF, Tree
 
 
 def check_depth(max_depth) -> int:
-    if not isinstance(max_depth, (int, np.integer)) or isinstance(max_depth, bool) or max_depth < 0:
-        raise InputError(f"max_depth must be an integer >= 0; got {max_depth!r}")
-    if max_depth > 8:
-        raise InputError(f"max_depth={max_depth} gives an MIO with n*2^{max_depth} binaries; use method="
-                         "'local-search' or 'greedy' for deep trees (the MIO accepts max_depth <= 8)")
-    return int(max_depth)
-
+    return _check_depth(max_depth, 8, "the MIO has n*2^depth binaries; use method='local-search' or 'greedy'")
 
 class BDStructure:
     """Index sets, routing helpers and the Pyomo block for one depth-D tree over ``data``."""

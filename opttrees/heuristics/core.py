@@ -12,6 +12,8 @@ import numpy as np
 
 from .. import objectives as obj
 from ..data import EPS_ROUND_DECIMALS, PreparedData
+from ..params import check_alpha  # noqa: F401 (re-exported)
+from ..params import check_depth as _check_depth
 from ..errors import InputError
 from ..tree import HYPERPLANE, LEAF, Tree
 
@@ -24,21 +26,7 @@ def default_loss(data: PreparedData) -> str:
 
 
 def check_depth(max_depth) -> int:
-    if isinstance(max_depth, bool) or not isinstance(max_depth, (int, np.integer)) or max_depth < 0:
-        raise InputError(f"max_depth must be an integer >= 0; got {max_depth!r}")
-    if max_depth > MAX_DEPTH:
-        raise InputError(f"max_depth={max_depth} is above the supported {MAX_DEPTH} for the heuristics")
-    return int(max_depth)
-
-
-def check_alpha(alpha) -> float:
-    try:
-        a = float(alpha)
-    except (TypeError, ValueError):
-        raise InputError(f"alpha must be a non-negative number; got {alpha!r}") from None
-    if not np.isfinite(a) or a < 0:
-        raise InputError(f"alpha must be a non-negative finite number; got {alpha!r}")
-    return a
+    return _check_depth(max_depth, MAX_DEPTH, "the heuristics' heap arrays")
 
 
 @dataclass
