@@ -159,9 +159,7 @@ def solve_highs(cm: CompiledModel, opts: SolveOptions, x0: np.ndarray | None = N
                 best_x, best_obj = x, obj
         if status in ("infeasible", "unbounded", "error"):
             break
-        if not cuts:
-            if status == "interrupted" and not prog.stop:
-                status = "optimal" if has else status
+        if not cuts:  # the master's solution satisfies every cut: its status stands for the full model
             break
         if prog.stop:
             status = "interrupted"
@@ -186,8 +184,8 @@ def solve_highs(cm: CompiledModel, opts: SolveOptions, x0: np.ndarray | None = N
     gap = relative_gap(best_obj, bound)
     if status == "optimal" and best_obj is None:
         status = "no_solution"
-    if status in ("time_limit", "interrupted", "limit") and best_obj is None:
-        status = "no_solution" if status != "interrupted" else status
+    if status in ("time_limit", "limit") and best_obj is None:
+        status = "no_solution"
     proven = status == "optimal"  # HiGHS proved it within mip_rel_gap / its absolute gap tolerance
     res = SolveResult(status=status, objective=best_obj, bound=bound, gap=gap, runtime=runtime,
                       node_count=nodes, proven_optimal=proven, solver="highs", has_solution=best_x is not None,
