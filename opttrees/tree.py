@@ -76,6 +76,53 @@ class Tree:
         if self.n_features is None:
             self.n_features = (len(self.feature_names) if self.feature_names is not None
                                else (self.coef.shape[1] if self.coef is not None else int(self.feature.max(initial=-1)) + 1))
+        self._check_structure()
+
+    def _check_structure(self):
+        """Reject arrays that are not a tree: a cycle would make routing loop forever, a bad index crash it."""
+        m = len(self.feature)
+        if m == 0:
+            raise InputError("Tree has no nodes")
+        cl, cr, f = self.children_left, self.children_right, self.feature
+        internal = cl != LEAF
+        if np.any(internal != (cr != LEAF)):
+            t = int(np.nonzero(internal != (cr != LEAF))[0][0])
+            raise InputError(f"Tree node {t} has exactly one child; a node has two children or none")
+        kids = np.concatenate([cl[internal], cr[internal]])
+        if kids.size and (kids.min() < 1 or kids.max() >= m):
+            raise InputError(f"Tree child index out of range 1..{m - 1}: {kids[(kids < 1) | (kids >= m)][:3].tolist()}")
+        seen = np.zeros(m, dtype=bool)
+        stack = [0]
+        while stack:
+            t = stack.pop()
+            if seen[t]:
+                raise InputError(f"Tree arrays are not a tree: node {t} is reached twice from the root (a cycle or a shared child)")
+            seen[t] = True
+            if internal[t]:
+                stack += [int(cl[t]), int(cr[t])]
+        fi = f[internal]
+        p = int(self.n_features)
+        if np.any((fi >= p) | ((fi < 0) & (fi != HYPERPLANE))):
+            raise InputError(f"Tree split feature out of range 0..{p - 1}: {fi[(fi >= p) | (fi < 0)][:3].tolist()}")
+        if np.any(fi == HYPERPLANE) and (self.coef is None or self.coef.shape != (m, p)):
+            raise InputError(f"Tree has hyperplane splits but coef is missing or not of shape ({m}, {p})")
+        if not np.all(np.isfinite(self.threshold[internal])):
+            raise InputError("Tree has a split with a non-finite threshold")
+        if self.label is not None and self.task in ("classification", "prescription"):
+            n_classes = len(self.classes) if self.classes is not None else self.value.shape[1]
+            lab = self.label[~internal] if len(self.label) == m else self.label
+            if len(self.label) != m or (lab.size and (lab.min() < 0 or lab.max() >= n_classes)):
+                raise InputError(f"Tree labels must be one per node ({m}) and in range 0..{n_classes - 1}")
+
+    def _check_payload(self):
+        """What predict needs (checked on load: a saved tree must predict)."""
+        m = self.n_nodes
+        if self.task in ("classification", "prescription") and self.label is None:
+            raise InputError(f"a {self.task} tree needs 'label' (one per node)")
+        if self.task == "spo":
+            dec = self.extras.get("decision")
+            if dec is None or len(dec) != m:
+                raise InputError(f"an spo tree needs extras['decision'] with one row per node ({m})")
 
     # ------------------------------------------------------------------ structure
     @property
@@ -191,12 +238,18 @@ class Tree:
         if not isinstance(d, dict) or d.get("format") != "opttrees.Tree/1":
             raise InputError("not an opttrees tree (missing 'format': 'opttrees.Tree/1')")
         try:
-            return cls(children_left=d["children_left"], children_right=d["children_right"], feature=d["feature"],
+            tree = cls(children_left=d["children_left"], children_right=d["children_right"], feature=d["feature"],
                        threshold=d["threshold"], value=d["value"], task=d["task"], label=d.get("label"),
                        coef=d.get("coef"), classes=d.get("classes"), feature_names=d.get("feature_names"),
                        n_features=d.get("n_features"), extras=d.get("extras") or {})
+            tree._check_payload()
+            return tree
         except KeyError as exc:
             raise InputError(f"tree JSON is missing the field {exc.args[0]!r}") from None
+        except InputError:
+            raise
+        except (TypeError, ValueError) as exc:
+            raise InputError(f"tree JSON has a malformed field: {exc}") from None
 
     def to_json(self, path: str | Path | None = None, indent: int | None = 1) -> str:
         """JSON text of the tree; also written to ``path`` when given."""
@@ -211,7 +264,7 @@ class Tree:
         text = str(src)
         if not text.lstrip().startswith("{"):
             p = Path(text)
-            if not p.exists():
+            if not p.is_file():
                 raise InputError(f"tree file not found: {p}")
             text = p.read_text()
         try:
@@ -274,10 +327,11 @@ class Tree:
         out = ["digraph Tree {", '  node [shape=box, style="rounded", fontname="helvetica"];']
         for t in range(self.n_nodes):
             if self.is_leaf(t):
-                text = self.leaf_text(t, precision).replace('"', "'")
+                text = self.leaf_text(t, precision).replace("\\", "\\\\").replace('"', '\\"')
                 out.append(f'  {t} [label="{text}", style="rounded,filled", fillcolor="#eef5ff"];')
             else:
-                out.append(f'  {t} [label="{self.split_text(t, precision)}"];')
+                text = self.split_text(t, precision).replace("\\", "\\\\").replace('"', '\\"')
+                out.append(f'  {t} [label="{text}"];')
                 out.append(f'  {t} -> {self.children_left[t]} [label="true"];')
                 out.append(f'  {t} -> {self.children_right[t]} [label="false"];')
         out.append("}")

@@ -79,6 +79,9 @@ def test_local_search_warm_start_for_mio(iris_small):
     ({"time_limit": 0}, InputError, "time_limit"),
     ({"warm_start": "cart"}, InputError, "warm_start"),
     ({"split_type": "hyperplane"}, InputError, "parallel-split OCT"),
+    ({"random_state": "abc"}, InputError, "random_state"),
+    ({"random_state": -3}, InputError, "random_state"),
+    ({"verbose": "yes"}, InputError, "verbose"),
 ])
 def test_bad_parameters(params, err, msg, iris_small):
     X, y = iris_small
@@ -96,3 +99,20 @@ def test_bad_data_and_unfitted(iris_small):
     from sklearn.exceptions import NotFittedError
     with pytest.raises(NotFittedError):
         OptimalTreeClassifier().predict(X)
+
+
+def test_dataframe_columns_are_matched_by_name_not_position(iris_small):
+    X, y = iris_small
+    df = pd.DataFrame(X, columns=["sl", "sw", "pl", "pw"])
+    est = OptimalTreeClassifier(max_depth=2, method="greedy").fit(df, y)
+    shuffled = df[["pw", "sl", "pl", "sw"]]
+    assert list(est.predict(shuffled)) == list(est.predict(df))
+    assert est.score(shuffled, y) == est.score(df, y)
+    with pytest.raises(InputError, match=r"missing the column\(s\) \['pw'\]"):
+        est.predict(df.drop(columns="pw").assign(other=0.0))
+
+
+def test_mio_accepts_a_numpy_random_state(iris_small):
+    X, y = iris_small
+    est = OptimalTreeClassifier(max_depth=1, random_state=np.random.RandomState(0), time_limit=30).fit(X, y)
+    assert est.solve_result_.has_solution

@@ -91,3 +91,46 @@ def test_routing_matches_reference_and_round_trip(tree, seed):
     assert list(tree.apply(X)) == [ref(x) for x in X]
     again = Tree.from_dict(json.loads(json.dumps(tree.to_dict())))
     assert np.array_equal(again.predict(X), tree.predict(X))
+
+
+@pytest.mark.parametrize("field, value, message", [
+    ("children_left", [0, LEAF, 3, LEAF, LEAF], "child index out of range"),     # root points to itself
+    ("children_left", [1, LEAF, 1, LEAF, LEAF], "reached twice"),                # shared child
+    ("children_right", [2, LEAF, 9, LEAF, LEAF], "out of range"),
+    ("children_right", [2, LEAF, LEAF, LEAF, LEAF], "exactly one child"),
+    ("feature", [5, LEAF, HYPERPLANE, LEAF, LEAF], "feature out of range"),
+    ("label", [0, 0, 1, 0, 7], "labels"),
+    ("children_left", "abc", "malformed"),
+    ("label", None, "needs 'label'"),
+])
+def test_corrupt_json_is_rejected_with_a_named_problem(tmp_path, field, value, message):
+    d = small_tree().to_dict()
+    d[field] = value
+    with pytest.raises(InputError, match=message):
+        Tree.from_dict(d)
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(d))
+    with pytest.raises(InputError, match=message):
+        Tree.from_json(path)
+
+
+def test_cycle_deeper_in_the_tree_cannot_hang_predict():
+    d = small_tree().to_dict()
+    d["children_right"] = [2, LEAF, 2, LEAF, LEAF]      # node 2's right child is itself
+    with pytest.raises(InputError, match="reached twice"):
+        Tree.from_dict(d)
+
+
+def test_directory_is_not_a_tree_file(tmp_path):
+    with pytest.raises(InputError, match="not found"):
+        Tree.from_json(tmp_path)
+
+
+def test_dot_escapes_quotes_in_feature_names():
+    t = small_tree()
+    t.feature_names = ['len "in"', "b"]
+    dot = t.to_dot()
+    assert 'len \\"in\\" < 0.5' in dot
+    body = [line for line in dot.splitlines() if "label=" in line]
+    for line in body:      # every label string is closed exactly once: an even number of unescaped quotes
+        assert line.replace('\\"', "").count('"') % 2 == 0, line

@@ -1,6 +1,7 @@
 """OptimalTreeClassifier: the user-facing classifier, a real scikit-learn estimator."""
 from __future__ import annotations
 
+import numbers
 import warnings
 
 import numpy as np
@@ -13,7 +14,8 @@ from ..heuristics import local_search
 from ..heuristics.cart import cart_classifier_tree
 from ..heuristics.core import make_problem, objective
 from ..solvers import solve
-from .common import FittedTreeMixin, check_choice, check_int, check_solver_param, check_time_limit, feature_names_in
+from .common import (FittedTreeMixin, check_choice, check_int, check_solver_param, check_time_limit,
+                     feature_names_in, solver_seed)
 
 METHODS = ("mio", "local-search", "greedy")
 WARM_STARTS = ("greedy", "local-search", None)
@@ -70,7 +72,7 @@ class OptimalTreeClassifier(FittedTreeMixin, ClassifierMixin, BaseEstimator):
             start = self._local_search(data, alpha)
         form = OCT(data, depth, self.min_samples_leaf, alpha)
         res = solve(form, solver, time_limit=time_limit, mip_gap=self.mip_gap, threads=self.threads,
-                    seed=0 if self.random_state is None else int(self.random_state) % (2 ** 31),
+                    seed=solver_seed(self.random_state),
                     warm_start=start, verbose=self.verbose)
         self.solve_result_ = res
         if res.has_solution:
@@ -88,6 +90,9 @@ class OptimalTreeClassifier(FittedTreeMixin, ClassifierMixin, BaseEstimator):
         depth = check_int("max_depth", self.max_depth, 0)
         check_int("min_samples_leaf", self.min_samples_leaf, 1)
         alpha = check_alpha(self.alpha)
+        solver_seed(self.random_state)   # fail on a bad random_state before any work
+        if not isinstance(self.verbose, (bool, numbers.Integral)):
+            raise InputError(f"verbose must be True/False (or an integer level); got {self.verbose!r}")
         data = prepare(X, y, "classification", sample_weight, self.min_samples_leaf)
         self.solve_result_ = None
         if self.method == "greedy":

@@ -32,6 +32,22 @@ def check_time_limit(value):
     return float(value)
 
 
+def solver_seed(random_state) -> int:
+    """An integer seed for the solver from any sklearn-style ``random_state`` (None, int, RandomState, Generator)."""
+    if random_state is None:
+        return 0
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
+        if random_state < 0:
+            raise InputError(f"random_state must be >= 0; got {random_state!r}")
+        return int(random_state) % (2 ** 31)
+    if isinstance(random_state, np.random.RandomState):
+        return int(random_state.randint(2 ** 31))
+    if isinstance(random_state, np.random.Generator):
+        return int(random_state.integers(2 ** 31))
+    raise InputError(f"random_state must be None, a non-negative integer, a numpy RandomState or Generator; "
+                     f"got {random_state!r}")
+
+
 def check_solver_param(value) -> str:
     return check_solver(value)
 
@@ -43,17 +59,35 @@ def feature_names_in(X):
     return None
 
 
+def check_X_fitted(est, X) -> np.ndarray:
+    """X as the fitted estimator saw it: DataFrame columns are matched by name, not position.
+
+    A DataFrame whose columns are reordered would otherwise be routed silently through the wrong features.
+    """
+    names = getattr(est, "feature_names_in_", None)
+    if names is not None and isinstance(X, pd.DataFrame):
+        names = [str(c) for c in names]
+        cols = [str(c) for c in X.columns]
+        if cols != names:
+            missing = [c for c in names if c not in cols]
+            if missing:
+                raise InputError(f"X is missing the column(s) {missing} seen at fit time "
+                                 f"(fitted on {names})")
+            X = X.set_axis(cols, axis=1)[names]
+    return check_X(X, est.n_features_in_)
+
+
 class FittedTreeMixin:
     """predict / predict_proba / apply for estimators whose fitted model is one Tree in ``tree_``."""
 
     def predict(self, X):
         check_is_fitted(self, "tree_")
-        return np.asarray(self.tree_.predict(check_X(X, self.n_features_in_)))
+        return np.asarray(self.tree_.predict(check_X_fitted(self, X)))
 
     def predict_proba(self, X):
         check_is_fitted(self, "tree_")
-        return self.tree_.predict_proba(check_X(X, self.n_features_in_))
+        return self.tree_.predict_proba(check_X_fitted(self, X))
 
     def apply(self, X):
         check_is_fitted(self, "tree_")
-        return self.tree_.apply(check_X(X, self.n_features_in_))
+        return self.tree_.apply(check_X_fitted(self, X))

@@ -9,8 +9,9 @@ import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ..data import check_X, prepare
+from ..data import prepare
 from ..errors import InputError
+from .common import check_X_fitted
 from ..heuristics import greedy_tree, local_search
 from ..heuristics.core import make_problem, objective
 
@@ -64,4 +65,4 @@ class OptimalTreeRegressor(RegressorMixin, BaseEstimator):
 
     def predict(self, X):
         check_is_fitted(self, "tree_")
-        return np.asarray(self.tree_.predict(check_X(X, self.n_features_in_)), dtype=np.float64)
+        return np.asarray(self.tree_.predict(check_X_fitted(self, X)), dtype=np.float64)
