@@ -91,7 +91,7 @@ def solve(spec, output, time_limit, solver, verbose, quiet):
     for k in report:
         if k.startswith("test_"):
             click.echo(f"{k}={fmt(report[k])}")
-    click.echo(f"wrote {report['output']}/tree.json, tree.dot, report.json")
+    click.echo(f"wrote {report['output']}/" + ", ".join(report["_written"]))
 
 
 @main.command()

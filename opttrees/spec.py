@@ -69,6 +69,11 @@ def _register_builtin() -> None:
     from .estimators import OptimalTreeRegressor
     register_model("ort", OptimalTreeRegressor, "ORT / ORT-H regression tree by local search (or greedy)",
                    metric="r2")
+    from .estimators.tuning import OptimalTreeCV
+    register_model("oct-cv", OptimalTreeCV, "OCT tuned by the thesis protocol (depth grid, alpha by batch pruning, "
+                   "validation split, refit)", task="classification")
+    register_model("ort-cv", OptimalTreeCV, "ORT tuned by the thesis protocol (as oct-cv, squared loss)",
+                   metric="r2", task="regression")
     from .estimators.flow import BendersOCTClassifier, FlowOCTClassifier, RobustTreeClassifier
     register_model("flow-oct", FlowOCTClassifier, "FlowOCT: strong max-flow MIO on binarised features")
     register_model("benders-oct", BendersOCTClassifier, "BendersOCT: FlowOCT master with lazy min-cut cuts")
@@ -84,6 +89,17 @@ DATA_KEYS = {"dataset": str, "csv": str, "target": (str, list), "features": list
 SOLVER_KEYS = {"name": str, "time_limit": float, "mip_gap": float, "threads": int, "seed": int, "verbose": bool}
 SOLVER_TO_PARAM = {"name": "solver", "time_limit": "time_limit", "mip_gap": "mip_gap", "threads": "threads",
                    "seed": "random_state", "verbose": "verbose"}
+SOLVER_PARAM_ALIASES = {"seed": ("random_state", "seed")}   # estimators name their seed differently
+# parameters whose default's type is narrower than what they accept
+PARAM_TYPES = {"max_features": (str, int, float)}
+
+
+def _solver_param(key: str, allowed) -> str | None:
+    """The estimator parameter a ``solver.<key>`` field sets, or None if this model has no such parameter."""
+    for name in SOLVER_PARAM_ALIASES.get(key, (SOLVER_TO_PARAM[key],)):
+        if name in allowed:
+            return name
+    return None
 
 
 def _unknown(where: str, key: str, allowed) -> SpecError:
@@ -109,6 +125,9 @@ def _check_type(where: str, value, typ) -> Any:
 
 def _check_param(where: str, value, default):
     """Type-check a model parameter against its default's type (None defaults accept anything)."""
+    name = where.rsplit(".", 1)[-1]
+    if name in PARAM_TYPES and value is not None:
+        return _check_type(where, value, PARAM_TYPES[name])
     if default is None or value is None:
         return value
     if isinstance(default, bool):
@@ -139,8 +158,8 @@ class Spec:
         allowed = _estimator_params(entry)
         params = dict(self.model_params)
         for key, value in self.solver.items():
-            pname = SOLVER_TO_PARAM[key]
-            if pname in allowed:
+            pname = _solver_param(key, allowed)
+            if pname is not None:
                 params[pname] = value
         try:
             return entry.estimator(**params)
@@ -183,10 +202,17 @@ def parse_spec(raw: Any, source: Path | None = None) -> Spec:
             raise SpecError(f"data.dataset: unknown dataset {data['dataset']!r}; built-in: {dataset_names()}")
     if "test_size" in data and not 0 < data["test_size"] < 1:
         raise SpecError(f"data.test_size: must be in (0, 1); got {data['test_size']}")
+    if "dataset" in data and "target" in data:
+        raise SpecError("data.target: only valid with data.csv (built-in datasets know their target)")
     if "params" in data and "dataset" not in data:
         raise SpecError("data.params: only valid with data.dataset (parameters of a built-in generator)")
     if "features" in data and not all(isinstance(f, str) for f in data["features"]):
         raise SpecError("data.features: must be a list of column names")
+    if "features" in data and "target" in data:
+        targets = data["target"] if isinstance(data["target"], list) else [data["target"]]
+        clash = [f for f in data["features"] if f in targets]
+        if clash:
+            raise SpecError(f"data.features: {clash} is also the target; a model cannot learn from its own label")
     model = dict(raw["model"])
     mtype = model.pop("type", None)
     if mtype is None:
@@ -196,7 +222,7 @@ def parse_spec(raw: Any, source: Path | None = None) -> Spec:
         raise SpecError(f"model.type: unknown model {mtype!r}" + (f" (did you mean {hint[0]!r}?)" if hint else "")
                         + f"; choose one of {sorted(MODELS)}")
     allowed = _estimator_params(MODELS[mtype])
-    solver_params = set(SOLVER_TO_PARAM.values())
+    solver_params = set(SOLVER_TO_PARAM.values()) | {n for names in SOLVER_PARAM_ALIASES.values() for n in names}
     params = {}
     for key, value in model.items():
         if key not in allowed or key in solver_params:
@@ -212,10 +238,21 @@ def parse_spec(raw: Any, source: Path | None = None) -> Spec:
         solver[key] = _check_type(f"solver.{key}", value, SOLVER_KEYS[key])
     if "name" in solver:
         from .solvers import SOLVERS
+        solver["name"] = solver["name"].lower()
         if solver["name"] not in SOLVERS:
             raise SpecError(f"solver.name: unknown solver {solver['name']!r}; choose one of {list(SOLVERS)}")
-    if "time_limit" in solver and not solver["time_limit"] > 0:
-        raise SpecError(f"solver.time_limit: must be positive; got {solver['time_limit']}")
+    if "time_limit" in solver and not (solver["time_limit"] > 0 and math.isfinite(solver["time_limit"])):
+        raise SpecError(f"solver.time_limit: must be a positive number of seconds; got {solver['time_limit']}")
+    if "mip_gap" in solver and not 0 <= solver["mip_gap"] < 1:
+        raise SpecError(f"solver.mip_gap: must be in [0, 1) (a relative gap); got {solver['mip_gap']}")
+    if "threads" in solver and solver["threads"] < 1:
+        raise SpecError(f"solver.threads: must be >= 1; got {solver['threads']}")
+    if "seed" in solver and solver["seed"] < 0:
+        raise SpecError(f"solver.seed: must be >= 0; got {solver['seed']}")
+    unused = [k for k in solver if _solver_param(k, allowed) is None]
+    if unused:
+        raise SpecError(f"solver.{unused[0]}: model {mtype!r} has no such setting (it uses: "
+                        f"{sorted(k for k in SOLVER_KEYS if _solver_param(k, allowed) is not None) or 'none'})")
     out = raw.get("output")
     if out is None:
         out = f"results/{source.stem if source else 'run'}"
@@ -242,9 +279,17 @@ def load_spec_data(spec: Spec):
     from .experiments.datasets import load_csv, load_dataset
     d = spec.data
     if "csv" in d:
-        X, y = load_csv(d["csv"], d["target"], d.get("features"))
+        try:
+            X, y = load_csv(d["csv"], d["target"], d.get("features"))
+        except InputError as exc:
+            field = "data.features" if "feature column" in str(exc) else "data.target" if "target column" in str(exc) \
+                else "data.csv"
+            raise SpecError(f"{field}: {exc}") from None
     else:
-        X, y = load_dataset(d["dataset"], **d.get("params", {}))
+        try:
+            X, y = load_dataset(d["dataset"], **d.get("params", {}))
+        except InputError as exc:
+            raise SpecError(f"data.{'params' if d.get('params') else 'dataset'}: {exc}") from None
         if "features" in d:
             missing = [f for f in d["features"] if f not in X.columns]
             if missing:
@@ -274,8 +319,12 @@ def run_spec(spec: Spec, write: bool = True) -> dict:
     t0 = time.perf_counter()
     try:
         entry.fit(est, X, y)
-    except InputError as exc:
+    except OptTreesError as exc:
+        if not isinstance(exc, InputError):
+            raise
         raise SpecError(f"model/data: {exc}") from None
+    except (ValueError, TypeError) as exc:   # a parameter value the estimator's own checks did not name
+        raise SpecError(f"model: invalid parameter value ({type(exc).__name__}: {exc})") from None
     fit_time = time.perf_counter() - t0
     tree = getattr(est, "tree_", None)  # forests have no single tree
     res = getattr(est, "solve_result_", None)
@@ -293,11 +342,15 @@ def run_spec(spec: Spec, write: bool = True) -> dict:
         report["n_test"] = int(len(X_test))
     if write:
         out = spec.output  # relative paths are relative to the working directory, like any CLI output
-        out.mkdir(parents=True, exist_ok=True)
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise SpecError(f"output: cannot create the folder {out}: {exc.strerror or exc}") from None
         if tree is not None:
             tree.to_json(out / "tree.json")
             (out / "tree.dot").write_text(tree.to_dot())
         (out / "report.json").write_text(json.dumps(report, indent=1, default=str))
         report["output"] = str(out)
+        report["_written"] = (["tree.json", "tree.dot"] if tree is not None else []) + ["report.json"]
     report["_tree_text"] = tree.export_text() if tree is not None else f"{type(est).__name__} (no single tree)"
     return report

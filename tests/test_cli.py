@@ -66,6 +66,13 @@ def test_csv_spec_and_predict(tmp_path):
     (lambda s: s.pop("model"), "model: missing section"),
     (lambda s: s["data"].update(csv="x.csv"), "data: give exactly one of"),
     (lambda s: s["model"].update(alpha=-1.0), "alpha must be a finite number >= 0"),
+    (lambda s: s["data"].update(target="species"), "data.target: only valid with data.csv"),
+    (lambda s: s["solver"].update(seed=-3), "solver.seed: must be >= 0"),
+    (lambda s: s["solver"].update(mip_gap=5), "solver.mip_gap: must be in [0, 1)"),
+    (lambda s: s["solver"].update(threads=0), "solver.threads: must be >= 1"),
+    (lambda s: s["data"].update(params={"n": 3}), "data.params"),
+    (lambda s: s.update(model={"type": "robust-oct", "max_depth": 1, "rho": "high", "lam": 0.9},
+                        data={"dataset": "monk1"}), "model"),
 ])
 def test_broken_specs_exit_nonzero_naming_the_field(tmp_path, mutate, field):
     spec = json.loads(json.dumps(BASE))
@@ -90,3 +97,48 @@ def test_spot_spec(tmp_path):
     assert r.returncode == 0, r.stderr
     report = json.loads((tmp_path / "spot" / "report.json").read_text())
     assert 0 <= report["test_normalised_spo_loss"] < 0.5
+
+
+def test_solver_name_is_case_insensitive_and_cv_model_runs(tmp_path):
+    spec = {"data": {"dataset": "iris", "test_size": 0.3},
+            "model": {"type": "oct-cv", "max_depth": 2, "n_restarts": 4}, "solver": {"seed": 1}}
+    out = tmp_path / "cv"
+    r = run("solve", str(write_spec(tmp_path, spec)), "-o", str(out), "-q")
+    assert r.returncode == 0, r.stderr
+    report = json.loads((out / "report.json").read_text())
+    assert report["train_accuracy"] > 0.9 and report["tree"]["depth"] <= 2
+    spec = json.loads(json.dumps(BASE))
+    spec["solver"]["name"] = "HiGHS"
+    r = run("solve", str(write_spec(tmp_path, spec, "s2.yaml")), "-o", str(tmp_path / "o2"), "-q")
+    assert r.returncode == 0, r.stderr
+
+
+def test_csv_target_cannot_also_be_a_feature(tmp_path):
+    spec = {"data": {"csv": str(ROOT / "examples/data/wine_subset.csv"), "target": "target",
+                     "features": ["alcohol", "target"]}, "model": {"type": "cart", "max_depth": 1}}
+    r = run("solve", str(write_spec(tmp_path, spec)), "-o", str(tmp_path / "o"))
+    assert r.returncode == 2 and "data.features: ['target'] is also the target" in r.stderr, r.stderr
+
+
+def test_flow_models_take_the_solver_seed():
+    from opttrees.spec import parse_spec
+    spec = parse_spec({"data": {"dataset": "monk1"}, "model": {"type": "benders-oct", "max_depth": 1},
+                       "solver": {"seed": 3}})
+    assert spec.build_estimator().get_params()["seed"] == 3
+
+
+def test_spo_forest_spec_takes_an_integer_max_features(tmp_path):
+    spec = {"data": {"dataset": "shortest_path", "params": {"n": 60}},
+            "model": {"type": "spo-forest", "decision_problem": {"type": "shortest_path", "rows": 4, "cols": 4},
+                      "max_features": 3, "n_estimators": 3}}
+    out = tmp_path / "forest"
+    r = run("solve", str(write_spec(tmp_path, spec)), "-o", str(out), "-q")
+    assert r.returncode == 0, r.stderr
+    assert "wrote" in r.stdout and "tree.json" not in r.stdout and (out / "report.json").exists()
+
+
+def test_output_folder_that_cannot_be_created(tmp_path):
+    blocker = tmp_path / "afile"
+    blocker.write_text("x")
+    r = run("solve", str(write_spec(tmp_path, BASE)), "-o", str(blocker / "sub"))
+    assert r.returncode == 2 and "output: cannot create the folder" in r.stderr and "Traceback" not in r.stderr
