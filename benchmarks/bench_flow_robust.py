@@ -167,6 +167,8 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--models", nargs="+", default=["flow", "benders", "robust"],
                     help="run only these model families")
+    ap.add_argument("--solvers", nargs="+", default=["highs", "scip", "cbc"], help="run only these solvers")
+    ap.add_argument("--depths", nargs="+", type=int, default=None, help="only these depths (balance-scale rows)")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     ap.add_argument("--out", default=str(HERE / "results" / "flow_robust.jsonl"))
     a = ap.parse_args()
@@ -181,7 +183,8 @@ def main():
         except Exception as exc:
             print(f"# ODTlearn unavailable ({exc}); running opttrees only")
     cfgs = [c for c in configs(a.time_limit, a.quick)
-            if (c["impl"] == "opttrees" or py) and c["model"] in a.models]
+            if (c["impl"] == "opttrees" or py) and c["model"] in a.models and c["solver"] in a.solvers
+            and (a.depths is None or c["model"] == "robust" or c["depth"] in a.depths)]
 
     def go(c):
         r = run_odtlearn(c, py) if c["impl"] == "odtlearn" else run_one_subprocess(c)

@@ -112,6 +112,11 @@ class LabelCodec:
             raise InputError("y contains NaN/infinite labels")
         if y.dtype == object and any(v is None or (isinstance(v, float) and np.isnan(v)) for v in y):
             raise InputError("y contains missing labels (None/NaN)")
+        if y.dtype.kind == "f" and not np.all(y == np.round(y)) and len(np.unique(y)) > max(2, len(y) // 2):
+            raise InputError("y has non-integer float values, most of them distinct: it looks like a continuous "
+                             "target, not class labels; use OptimalTreeRegressor (or convert the labels to int/str)")
+        if y.dtype.kind == "c":
+            raise InputError("y has complex values; class labels must be integers, strings or booleans")
         try:
             classes = np.unique(y)
         except TypeError:

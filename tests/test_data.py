@@ -19,6 +19,7 @@ from opttrees.errors import InputError
     (np.arange(5.0), [0, 1, 0, 1, 0], "1-D"),
     (np.zeros((2, 2, 2)), [0, 1], "2-D"),
     (np.zeros((3, 0)), [0, 1, 0], "0 feature"),
+    (np.zeros((3, 2)), [0.5, 1.25, 2.0], "continuous target"),
 ])
 def test_bad_inputs_name_the_problem(X, y, msg):
     with pytest.raises(InputError, match=msg):
@@ -80,3 +81,8 @@ def test_scaled_values_in_unit_interval(values):
     d = prepare(X, [i % 2 for i in range(len(values))]) if len(values) > 1 else None
     assert (d.Xs >= 0).all() and (d.Xs <= 1).all()
     assert (d.eps >= 0).all()
+
+
+def test_integral_float_labels_are_classes():
+    d = prepare(np.arange(6.0).reshape(3, 2), [1.0, 2.0, 1.0])
+    assert list(d.codec.classes) == [1.0, 2.0]
