@@ -24,6 +24,69 @@ from .data import _as_2d_float, check_X
 from .errors import InputError
 
 
+def _set_feature_names_in(est, X, n_features: int) -> None:
+    """sklearn convention: ``n_features_in_`` always; ``feature_names_in_`` only for DataFrames with str columns."""
+    est.n_features_in_ = int(n_features)
+    if isinstance(X, pd.DataFrame) and all(isinstance(c, str) for c in X.columns):
+        est.feature_names_in_ = np.asarray(X.columns, dtype=object)
+    elif hasattr(est, "feature_names_in_"):
+        del est.feature_names_in_
+
+
+def _names_in(est, input_features=None) -> np.ndarray:
+    """Input feature names: the fitted DataFrame's, else ``x0..x{p-1}``; ``input_features`` must agree."""
+    fitted = getattr(est, "feature_names_in_", None)
+    if input_features is None:
+        if fitted is not None:
+            return np.asarray(fitted, dtype=object)
+        return np.asarray([f"x{j}" for j in range(est.n_features_in_)], dtype=object)
+    names = np.asarray(input_features, dtype=object)
+    if names.ndim != 1 or len(names) != est.n_features_in_:
+        raise InputError(f"input_features must have {est.n_features_in_} names; got {len(names)}")
+    if fitted is not None and not np.array_equal(names, fitted):
+        raise InputError(f"input_features {list(names)} differ from the fitted feature names {list(fitted)}")
+    return names
+
+
+def _precheck(est, X, fitting: bool) -> None:
+    """Errors in scikit-learn's wording (so ``check_estimator`` recognises them), as InputError/TypeError."""
+    import scipy.sparse as sp
+    name = type(est).__name__
+    if sp.issparse(X):
+        raise TypeError(f"{name} does not accept sparse input; pass a dense array (X.toarray())")
+    if isinstance(X, pd.DataFrame):
+        shape = X.shape
+    else:
+        try:
+            arr = np.asarray(X)
+        except Exception:
+            return                                   # the encoder's own reader gives the message
+        if np.iscomplexobj(arr):
+            raise InputError("Complex data not supported")
+        if arr.ndim == 1:
+            raise InputError(f"Expected a 2D array, got a 1D array of shape {arr.shape}. Reshape your data either "
+                             "using array.reshape(-1, 1) if your data has a single feature or array.reshape(1, -1) "
+                             "if it contains a single sample.")
+        shape = arr.shape
+    if len(shape) == 2 and shape[1] == 0:
+        raise InputError(f"0 feature(s) (shape={shape}) while a minimum of 1 is required.")
+    if len(shape) == 2 and shape[0] == 0:
+        raise InputError(f"0 sample(s) (shape={shape}) while a minimum of 1 is required.")
+    if not fitting and len(shape) == 2 and hasattr(est, "n_features_in_") and shape[1] != est.n_features_in_:
+        raise InputError(f"X has {shape[1]} features, but {name} is expecting {est.n_features_in_} features as input.")
+
+
+def _clean_value(v) -> str:
+    """Category value as text for a column name: integral floats without '.0' (1.0 -> '1')."""
+    if isinstance(v, (bool, np.bool_)):
+        return str(bool(v))
+    if isinstance(v, (float, np.floating)) and np.isfinite(v) and float(v) == int(v):
+        return str(int(v))
+    if isinstance(v, np.generic):
+        return str(v.item())
+    return str(v)
+
+
 def midpoints(values: np.ndarray) -> np.ndarray:
     """Midpoints between adjacent distinct values (empty for a constant feature)."""
     u = np.unique(values)
@@ -46,11 +109,17 @@ class Binarizer(TransformerMixin, BaseEstimator):
         self.strategy = strategy
         self.n_thresholds = n_thresholds
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags.preserves_dtype = []   # output is integer codes by design, not the input dtype
+        return tags
+
     def fit(self, X, y=None):
         if self.strategy not in ("midpoints", "quantile"):
             raise InputError(f"Binarizer.strategy must be 'midpoints' or 'quantile'; got {self.strategy!r}")
         if self.strategy == "quantile" and (not isinstance(self.n_thresholds, (int, np.integer)) or self.n_thresholds < 1):
             raise InputError(f"Binarizer.n_thresholds must be an integer >= 1; got {self.n_thresholds!r}")
+        _precheck(self, X, True)
         Xa, names = _as_2d_float(X)
         feats, thr = [], []
         for j in range(Xa.shape[1]):
@@ -63,18 +132,18 @@ class Binarizer(TransformerMixin, BaseEstimator):
             thr.extend(mids.tolist())
         self.feature_ = np.asarray(feats, dtype=np.int64)
         self.threshold_ = np.asarray(thr, dtype=np.float64)
-        self.feature_names_in_ = np.asarray(names, dtype=object)
-        self.n_features_in_ = Xa.shape[1]
+        _set_feature_names_in(self, X, Xa.shape[1])
         return self
 
     def transform(self, X) -> np.ndarray:
         check_is_fitted(self, "threshold_")
+        _precheck(self, X, False)
         Xa = check_X(X, self.n_features_in_)
         return (Xa[:, self.feature_] >= self.threshold_).astype(np.int8)
 
     def get_feature_names_out(self, input_features=None):
         check_is_fitted(self, "threshold_")
-        names = self.feature_names_in_ if input_features is None else np.asarray(input_features, dtype=object)
+        names = _names_in(self, input_features)
         return np.asarray([f"{names[j]}>={t:g}" for j, t in zip(self.feature_, self.threshold_)], dtype=object)
 
     @property
@@ -111,17 +180,28 @@ class IntegerEncoder(TransformerMixin, BaseEstimator):
     """Map numeric features to integers for the robust tree.
 
     ``mode="identity"`` requires integer-valued features and keeps them (shifts are unit moves in the
-    user's units); ``"rank"`` replaces each value by the index of its distinct training value (unseen test
-    values get the rank of the nearest training value at or below them); ``"auto"`` uses identity when all
-    values are integers, else rank.
+    user's units); ``"rank"`` replaces each value by the index of its distinct training value; ``"auto"``
+    uses identity when all values are integers, else rank.
+
+    Rank encoding of a value x is the number of midpoints between adjacent distinct training values that
+    are <= x. Training values get their index; an unseen value gets the rank of the *nearest* training
+    value (ties at a midpoint go up). This is exactly the routing of the decoded splits: an integer split
+    ``z >= theta + 1`` decodes to ``x >= midpoint(value(theta), value(theta + 1))``, so the encoded and the
+    decoded tree send every x, seen or not, the same way.
     """
 
     def __init__(self, mode: str = "auto"):
         self.mode = mode
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags.preserves_dtype = []   # output is integer codes by design, not the input dtype
+        return tags
+
     def fit(self, X, y=None):
         if self.mode not in ("auto", "identity", "rank"):
             raise InputError(f"IntegerEncoder.mode must be 'auto', 'identity' or 'rank'; got {self.mode!r}")
+        _precheck(self, X, True)
         Xa, names = _as_2d_float(X)
         is_int = bool(np.all(Xa == np.round(Xa)))
         mode = self.mode if self.mode != "auto" else ("identity" if is_int else "rank")
@@ -131,8 +211,8 @@ class IntegerEncoder(TransformerMixin, BaseEstimator):
                              "(use mode='rank' or round the data)")
         self.mode_ = mode
         self.values_ = [np.unique(Xa[:, j]) for j in range(Xa.shape[1])]
-        self.feature_names_in_ = np.asarray(names, dtype=object)
-        self.n_features_in_ = Xa.shape[1]
+        self.midpoints_ = [midpoints(u) for u in self.values_]
+        _set_feature_names_in(self, X, Xa.shape[1])
         Z = self.transform(Xa)
         self.min_ = Z.min(axis=0).astype(np.int64)
         self.max_ = Z.max(axis=0).astype(np.int64)
@@ -140,21 +220,29 @@ class IntegerEncoder(TransformerMixin, BaseEstimator):
 
     def transform(self, X) -> np.ndarray:
         check_is_fitted(self, "mode_")
+        _precheck(self, X, False)
         Xa = check_X(X, self.n_features_in_)
         if self.mode_ == "identity":
             if not np.all(Xa == np.round(Xa)):
                 raise InputError("X has non-integer values but the encoder was fitted with mode='identity'")
             return Xa.astype(np.int64)
         out = np.empty(Xa.shape, dtype=np.int64)
-        for j, u in enumerate(self.values_):
-            out[:, j] = np.clip(np.searchsorted(u, Xa[:, j], side="right") - 1, 0, len(u) - 1)
+        for j, mids in enumerate(self.midpoints_):
+            out[:, j] = np.searchsorted(mids, Xa[:, j], side="right")   # = #midpoints <= x (routing-consistent)
         return out
 
-    def inverse_transform(self, Z) -> np.ndarray:
+    def get_feature_names_out(self, input_features=None):
+        """One output column per input feature, with the same name."""
         check_is_fitted(self, "mode_")
-        Z = np.asarray(Z)
+        return _names_in(self, input_features)
+
+    def inverse_transform(self, Z) -> np.ndarray:
+        """Training value of each rank (ranks outside the range map to the extreme values)."""
+        check_is_fitted(self, "mode_")
+        Z = check_X(Z, self.n_features_in_, name="Z")
         if self.mode_ == "identity":
-            return Z.astype(np.float64)
+            return Z
+        Z = np.rint(Z).astype(np.int64)
         return np.column_stack([u[np.clip(Z[:, j], 0, len(u) - 1)] for j, u in enumerate(self.values_)])
 
     def decode_threshold(self, feature: int, theta: int) -> float:
@@ -178,33 +266,80 @@ class OneHotGroups(TransformerMixin, BaseEstimator):
     def __init__(self, categorical=None):
         self.categorical = categorical
 
+    @staticmethod
+    def _frame(X, name="X") -> pd.DataFrame:
+        if isinstance(X, pd.DataFrame):
+            return X
+        try:
+            arr = np.asarray(X, dtype=object)
+        except Exception as exc:
+            raise InputError(f"{name} could not be read as an array: {exc}") from None
+        if arr.ndim != 2:
+            raise InputError(f"{name} must be 2-D (n_samples, n_features); got shape {arr.shape}")
+        return pd.DataFrame(arr)
+
     def fit(self, X, y=None):
-        df = X if isinstance(X, pd.DataFrame) else pd.DataFrame(np.asarray(X, dtype=object))
+        _precheck(self, X, True)
+        df = self._frame(X)
+        if df.shape[0] == 0 or df.shape[1] == 0:
+            raise InputError(f"X is empty: shape {df.shape}")
         cols = list(df.columns)
         cat = [] if self.categorical is None else list(self.categorical)
-        cat = [cols[c] if isinstance(c, (int, np.integer)) and c not in cols else c for c in cat]
+        cat = [cols[c] if isinstance(c, (int, np.integer)) and c not in cols and -len(cols) <= c < len(cols) else c
+               for c in cat]
         for c in cat:
             if c not in cols:
                 raise InputError(f"categorical column {c!r} is not in X")
+        if len(set(cat)) < len(cat):
+            raise InputError(f"categorical lists a column twice: {cat}")
         self.columns_ = cols
         self.categorical_ = cat
-        self.categories_ = {c: sorted(pd.unique(df[c]).tolist(), key=str) for c in cat}
+        self.categories_ = {}
+        for c in cat:
+            vals = pd.unique(df[c]).tolist()
+            if any(v is None or (isinstance(v, float) and np.isnan(v)) for v in vals):
+                raise InputError(f"categorical column {c!r} has missing values (None/NaN); fill them first")
+            try:
+                self.categories_[c] = sorted(vals)
+            except TypeError:
+                self.categories_[c] = sorted(vals, key=str)
         names, groups = [], []
         for c in cols:
             if c in cat:
                 groups.append(list(range(len(names), len(names) + len(self.categories_[c]))))
-                names.extend(f"{c}={v}" for v in self.categories_[c])
+                names.extend(f"{c}={_clean_value(v)}" for v in self.categories_[c])
             else:
                 names.append(str(c))
         self.groups_ = groups
         self.feature_names_out_ = names
+        _set_feature_names_in(self, X, len(cols))
+        # numeric check of the pass-through columns at fit time (not only at transform)
+        self._passthrough(df)
         return self
+
+    def _passthrough(self, df):
+        out = {}
+        for c in self.columns_:
+            if c in self.categorical_:
+                continue
+            try:
+                col = df[[c]].to_numpy(dtype=np.float64)
+            except (TypeError, ValueError):
+                raise InputError(f"column {c!r} is not numeric; list it in categorical=") from None
+            if not np.isfinite(col).all():
+                raise InputError(f"column {c!r} contains NaN/infinite values")
+            out[c] = col
+        return out
 
     def transform(self, X) -> np.ndarray:
         check_is_fitted(self, "groups_")
-        df = X if isinstance(X, pd.DataFrame) else pd.DataFrame(np.asarray(X, dtype=object))
+        _precheck(self, X, False)
+        df = self._frame(X)
         if list(df.columns) != self.columns_:
+            if df.shape[1] != len(self.columns_):
+                raise InputError(f"X has {df.shape[1]} features but OneHotGroups was fitted with {len(self.columns_)}")
             raise InputError(f"X columns {list(df.columns)} differ from the fitted {self.columns_}")
+        num = self._passthrough(df)
         parts = []
         for c in self.columns_:
             if c in self.categorical_:
@@ -215,12 +350,11 @@ class OneHotGroups(TransformerMixin, BaseEstimator):
                     raise InputError(f"column {c!r} has categories not seen in fit: {sorted(map(str, unseen))}")
                 parts.append(np.column_stack([(vals == v) for v in cats]).astype(np.float64))
             else:
-                try:
-                    parts.append(df[[c]].to_numpy(dtype=np.float64))
-                except (TypeError, ValueError):
-                    raise InputError(f"column {c!r} is not numeric; list it in categorical=") from None
+                parts.append(num[c])
         return np.hstack(parts)
 
     def get_feature_names_out(self, input_features=None):
         check_is_fitted(self, "groups_")
+        if input_features is not None:
+            _names_in(self, input_features)
         return np.asarray(self.feature_names_out_, dtype=object)

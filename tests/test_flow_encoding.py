@@ -90,3 +90,59 @@ def test_tic_tac_toe_boards_are_legal_endgames():
     nx, no = (B == "x").sum(1), (B == "o").sum(1)
     assert np.all((nx == no) | (nx == no + 1))
     assert set(ds.categorical) == set(ds.X.columns)
+
+
+# ------------------------------------------------------------------------------------------ input hardening
+def test_rank_encoding_of_unseen_values_routes_like_the_decoded_split():
+    e = IntegerEncoder("rank").fit(np.array([[0.0], [1.0], [5.0]]))
+    assert e.transform(np.array([[3.0]]))[0, 0] == 2            # 3 >= midpoint(1, 5) = 3 -> right
+    assert e.transform(np.array([[2.9], [-7.0], [99.0]]))[:, 0].tolist() == [1, 0, 2]
+    assert e.decode_threshold(0, 1) == 3.0
+
+
+@settings(max_examples=40, deadline=None)
+@given(arrays(np.float64, (8, 2), elements=st.floats(-50, 50, allow_nan=False, width=32)),
+       arrays(np.float64, (12, 2), elements=st.floats(-80, 80, allow_nan=False, width=32)))
+def test_rank_encoding_and_decoded_thresholds_agree_on_any_value(Xtr, Xte):
+    e = IntegerEncoder("rank").fit(Xtr)
+    Z = e.transform(Xte)
+    for j in range(2):
+        for theta in range(len(e.values_[j]) - 1):
+            t = e.decode_threshold(j, theta)
+            assert np.array_equal(Z[:, j] >= theta + 1, Xte[:, j] >= t)
+
+
+def test_encoder_feature_names_and_set_output():
+    df = pd.DataFrame({"a": [0.0, 1.0, 3.0], "b": [2.0, 2.0, 5.0]})
+    e = IntegerEncoder().fit(df)
+    assert e.get_feature_names_out().tolist() == ["a", "b"]
+    out = e.set_output(transform="pandas").transform(df)
+    assert isinstance(out, pd.DataFrame) and list(out.columns) == ["a", "b"]
+    en = IntegerEncoder().fit(df.to_numpy())
+    assert en.get_feature_names_out().tolist() == ["x0", "x1"] and not hasattr(en, "feature_names_in_")
+    with pytest.raises(InputError, match="expecting 2 features"):
+        en.transform(np.zeros((2, 3)))
+    oh = OneHotGroups(categorical=[0]).fit(np.array([[1.0, 0.5], [2.0, 0.7], [1.0, 0.1]]))
+    assert oh.n_features_in_ == 2
+    assert oh.get_feature_names_out().tolist() == ["0=1", "0=2", "1"]
+    ohd = OneHotGroups(categorical=["c"]).fit(pd.DataFrame({"c": [10, 9, 10], "n": [1.0, 2.0, 3.0]}))
+    assert ohd.get_feature_names_out().tolist() == ["c=9", "c=10", "n"]      # numeric order, clean names
+    assert list(ohd.feature_names_in_) == ["c", "n"]
+    with pytest.raises(InputError, match="missing"):
+        OneHotGroups(categorical=["c"]).fit(pd.DataFrame({"c": ["a", None], "n": [1.0, 2.0]}))
+    with pytest.raises(InputError, match="not numeric"):
+        OneHotGroups().fit(pd.DataFrame({"c": ["a", "b"]}))
+
+
+@pytest.mark.parametrize("est", [Binarizer(), IntegerEncoder(), IntegerEncoder("rank"), OneHotGroups()],
+                         ids=["Binarizer", "IntegerEncoder", "IntegerEncoder-rank", "OneHotGroups"])
+def test_encoders_pass_sklearn_check_estimator(est):
+    from sklearn.utils.estimator_checks import check_estimator
+    # by design non-numeric values raise InputError (a ValueError) naming the problem, not numpy's TypeError
+    expected = {"check_dtype_object": "non-numeric values raise InputError (ValueError), not TypeError"}
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = check_estimator(est, expected_failed_checks=expected, on_fail=None)
+    failed = [r["check_name"] for r in res if r["status"] == "failed"]
+    assert failed == [], failed

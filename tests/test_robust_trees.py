@@ -240,8 +240,9 @@ def test_root_near_the_uniform_limit_and_invalid_rho():
     assert r < 1.0
     assert abs(paper_poly_25(1.0, 0.5, 2, 0, 4)) < 1e-12     # r = 1 is the spurious root of (25)
     assert truncated_root(0.5, 2, 2) < 1.0
-    with pytest.raises(InputError):
-        truncated_root(0.2, 2, 2)
+    with pytest.raises(InputError, match="uniform limit"):
+        truncated_root(0.19, 2, 2)                           # below 1/(U-L+1) = 0.2
+    assert truncated_root(0.2, 2, 2) == 1.0                  # at the limit: uniform, gamma = 0
     with pytest.raises(InputError):
         gamma_binary(0.3)
     with pytest.raises(InputError):
@@ -275,3 +276,100 @@ def test_estimator_calibration_entry_point_and_errors():
         RobustTreeClassifier().fit(X, y, costs=np.ones_like(X))
     with pytest.raises(InputError, match="integer"):
         RobustTreeClassifier(encoding="identity").fit(X + 0.5 * np.arange(13)[:, None] / 13, y)
+
+
+# ------------------------------------------------------------------------------------------ input hardening
+def test_categorical_uniform_limit_is_zero_not_negative_and_fits():
+    assert gamma_categorical(1 / 3, 3) == 0.0                 # log(...) = -5.55e-17 before clipping
+    assert np.all(gamma_categorical(np.array([1 / 3, 0.5, 1 / 7 * 7 / 3]), 3) >= 0)
+    rng = np.random.default_rng(0)
+    X = np.column_stack([np.eye(3)[rng.integers(0, 3, 24)], rng.integers(0, 4, 24)])
+    y = (X[:, 0] + (X[:, 3] > 1) > 0).astype(int)
+    clf = RobustTreeClassifier(max_depth=1, rho=[1 / 3] * 3 + [0.9], lam=0.9, categorical_groups=[[0, 1, 2]])
+    clf.fit(X, y)
+    assert np.all(clf.shift_set_.gamma[:, :3] == 0.0)
+
+
+def test_bounded_gamma_at_the_uniform_limit_is_zero_like_binary():
+    assert gamma_binary(0.5) == 0.0
+    g = gamma_bounded(0.5, [0.0, 1.0], 0, 1)                  # two-sided {0, 1}: rho = 1/(U-L+1)
+    assert np.all(g == 0.0) and not np.any(np.signbit(g))
+    assert np.all(gamma_bounded(0.2, [0.0, 2.0, 4.0], 0, 4) == 0.0)
+    assert np.all(gamma_bounded(0.2 + 1e-14, [2.0], 0, 4) == 0.0)   # numerically at the limit
+    with pytest.raises(InputError, match="uniform limit"):
+        gamma_bounded(0.4, [0.0], 0, 1)
+    g, _ = calibrate(np.array([[0.0], [1.0]]), 0.5, 0.9, kinds=["bounded"], lower=[0], upper=[1])
+    assert np.all(g == 0.0)
+
+
+@pytest.mark.parametrize("kw,match", [
+    (dict(direction=[1]), "direction"),
+    (dict(direction=[5, 0]), "direction"),
+    (dict(direction=[0.5, 0]), "direction"),
+    (dict(lower=[0, 0, 0]), "lower"),
+    (dict(upper=[[1, 2]]), "upper"),
+    (dict(lower=[3, 0], upper=[1, 5]), "lower"),
+    (dict(categorical_groups=[[0, 5]]), "out of range"),
+    (dict(categorical_groups=[[0, 1]]), "one-hot"),
+    (dict(categorical_groups=[[0]]), "at least 2"),
+    (dict(feature_kinds="binary"), "binary"),
+    (dict(feature_kinds=["binary", "unbounded"]), "binary"),
+    (dict(feature_kinds=["nope", "unbounded"]), "feature_kinds"),
+    (dict(lower=[1, 0], feature_kinds=["bounded", "unbounded"]), "below lower"),
+])
+def test_uncertainty_set_parameters_are_validated(kw, match):
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 4, (20, 2)).astype(float)
+    X[0, 0] = 0.0
+    y = (X[:, 0] > 1).astype(int)
+    with pytest.raises(InputError, match=match):
+        RobustTreeClassifier(max_depth=1, rho=0.9, lam=0.9, **kw).fit(X, y)
+    # same checks without calibration (explicit costs) and on ShiftSet itself
+    with pytest.raises(InputError, match=match):
+        RobustTreeClassifier(max_depth=1, **kw).fit(X, y, costs=np.ones(2), budget=1.0)
+
+
+def test_shift_set_direct_validation_and_nan_bounds():
+    with pytest.raises(InputError, match="direction"):
+        ShiftSet(np.ones((3, 2)), 1.0, direction=[-2, 0])
+    with pytest.raises(InputError, match="groups"):
+        ShiftSet(np.ones((3, 2)), 1.0, groups=[[0, 2]])
+    S = ShiftSet(np.ones((3, 2)), 1.0, lower=[np.nan, 0], upper=[np.nan, np.inf], kinds=["binary", "unbounded"])
+    assert S.lower.tolist() == [0.0, 0.0] and S.upper.tolist() == [1.0, np.inf]
+    with pytest.raises(InputError, match="one-hot"):
+        ShiftSet(np.ones((2, 2)), 1.0, groups=[[0, 1]]).check_data(np.array([[1, 1], [0, 1]]))
+
+
+def test_one_sided_bounded_sampling_matches_the_truncated_pmf():
+    rho, x = 0.6, 2.0
+    r = truncated_root(rho, None, 2)                            # lower bound L = 0 only: eq. (22)
+    sets = sample_shifts(np.full((20000, 1), x), rho, 0, kinds=["bounded"], lower=[0.0], n_sets=1)
+    d = sets[0, :, 0] - x
+    assert d.min() >= -2                                        # never below the bound
+    for z in (-2, -1, 0, 1, 2, 3):
+        assert abs((d == z).mean() - rho * r ** abs(z)) < 0.012
+    up = sample_shifts(np.full((20000, 1), 1.0), rho, 1, kinds=["bounded"], upper=[3.0], direction=[-1], n_sets=1)
+    assert up.max() <= 1.0                                      # downward only, unbounded below
+    assert abs((up == 1.0).mean() - rho) < 0.012
+
+
+def test_shift_score_perturbs_in_the_rank_units_of_the_set():
+    X = np.repeat(np.arange(10.0) * 10, 3)[:, None]             # values 0, 10, ..., 90
+    y = (X[:, 0] >= 50).astype(int)
+    clf = RobustTreeClassifier(max_depth=1, encoding="rank", rho=0.5, lam=1.0).fit(X, y)
+    assert clf.score(X, y) == 1.0
+    sh = clf.shift_score(X, y, n_sets=200)
+    # one rank step moves 40 -> 50 across the split; a unit move in original units never would
+    assert sh["worst"] < 1.0 and sh["average"] < 1.0
+
+
+def test_per_entry_rho_on_data_of_another_size_is_a_clear_error():
+    X, y, _ = golden_data()
+    clf = RobustTreeClassifier(max_depth=1, rho=np.full(X.shape, 0.8), lam=0.9).fit(X, y)
+    with pytest.raises(InputError, match="per training sample"):
+        clf.shift_score(X[:5], y[:5], n_sets=10)
+    with pytest.raises(InputError, match="per training sample"):
+        clf.worst_case_score(X[:5], y[:5])
+    assert 0 <= clf.shift_score(X[:5], y[:5], rho=0.8, n_sets=10)["worst"] <= 1
+    with pytest.raises(InputError, match="rho"):
+        sample_shifts(X, np.full((3, 3), 0.5), 0)

@@ -194,3 +194,40 @@ def test_paper_check_spot_beats_cart_on_shortest_path():
         c = SPOTree(D.problem, max_depth=2, criterion="mse").fit(X, C, X_val=Xv, C_val=Cv).score(D.X_test, D.C_test)
         imp.append(1 - s / c)
     assert np.mean(imp) > 0.1
+
+
+# ------------------------------------------------------------------------------------------ input hardening
+def test_unfitted_forest_and_tree_raise_sklearn_not_fitted_error():
+    from sklearn.exceptions import NotFittedError
+    pr = GridShortestPath(2, 2)
+    X = np.zeros((3, 2))
+    for est in (SPOForest(pr), SPOTree(pr)):
+        with pytest.raises(NotFittedError):
+            est.predict(X)
+        with pytest.raises(InputError, match="not fitted"):     # still an opttrees InputError too
+            est.predict_cost(X)
+
+
+def test_forest_max_features_values():
+    D = shortest_path_data(60, deg=2, noise=0.2, p=4, grid=(2, 2), n_test=0, seed=0)
+    for bad in ("auto", 0, 5, 0.0, 1.5, True, [2]):
+        with pytest.raises(InputError, match="max_features.*sqrt.*log2"):
+            SPOForest(D.problem, n_estimators=2, max_features=bad).fit(D.X, D.C)
+    for good in (None, 1, 4, 0.5, 1.0, "sqrt", "log2"):
+        f = SPOForest(D.problem, n_estimators=2, max_features=good, min_samples_leaf=10).fit(D.X, D.C)
+        assert f.predict(D.X[:3]).shape == (3, D.problem.n_decisions)
+
+
+def test_training_loss_validates_weights_and_lengths():
+    D = shortest_path_data(40, deg=2, noise=0.2, p=2, grid=(2, 2), n_test=0, seed=1)
+    t = SPOTree(D.problem, max_depth=1, min_samples_leaf=5).fit(D.X, D.C)
+    w = np.ones(40)
+    assert t.training_loss(D.X, D.C, w) == pytest.approx(t.training_loss(D.X, D.C))
+    with pytest.raises(InputError, match="non-negative"):
+        t.training_loss(D.X, D.C, -w)
+    with pytest.raises(InputError, match="shape"):
+        t.training_loss(D.X, D.C, w[:-1])
+    with pytest.raises(InputError, match="rows"):
+        t.training_loss(D.X[:-1], D.C)
+    with pytest.raises(InputError, match="sums to zero"):
+        t.training_loss(D.X, D.C, 0 * w)

@@ -118,3 +118,31 @@ def test_mio_never_worse_than_its_greedy_start_property(seed, depth, solver):
         assert res.objective <= res.start_objective + 1e-7
     assert info["objective"] <= info["greedy_objective"] + 1e-12
     assert tree.depth <= depth
+
+
+@pytest.mark.parametrize("solver", ["highs", "scip"])
+def test_mio_with_binary_pyomo_knapsack_equals_enumeration(solver):
+    """SPOT MILP over a user MILP region (binary knapsack, max sense) at depth 1 == brute force."""
+    import pyomo.environ as pyo
+    from opttrees.oracles import PyomoDecisionProblem
+    wts = np.array([3.0, 4.0, 5.0, 2.0])
+
+    def build(b):
+        b.x = pyo.Var(range(4), domain=pyo.Binary)
+        b.cap = pyo.Constraint(expr=sum(wts[j] * b.x[j] for j in range(4)) <= 8)
+        return [b.x[j] for j in range(4)]
+    prob = PyomoDecisionProblem(build, sense="max")
+    rng = np.random.default_rng(2)
+    X = np.round(rng.random((12, 2)), 1)
+    V = np.column_stack([X[:, 0], 1 - X[:, 0], X[:, 1], 1 - X[:, 1]]) + 0.3 * rng.random((12, 4))
+    w = np.ones(12)
+    tree, info = fit_spot_mio(prob, X, V, w, depth=1, min_samples_leaf=2, alpha=ALPHA, solver=solver,
+                              quantile_step=None, time_limit=30, x_precision=None)
+    res = info["result"]
+    assert res.proven_optimal
+    brute = brute_objective(prob, X, V, w, 1, 2, ALPHA)
+    assert res.objective == pytest.approx(brute, abs=1e-6)
+    assert info["objective"] == pytest.approx(brute, abs=1e-6)
+    # the tree's leaf decisions are feasible 0/1 knapsack solutions
+    W = tree.predict(X)
+    assert np.all(np.isin(W, (0.0, 1.0))) and np.all(W @ wts <= 8 + 1e-9)

@@ -117,3 +117,84 @@ def test_bad_costs_raise():
         GridShortestPath(1, 1)
     with pytest.raises(InputError, match="sense"):
         PyomoDecisionProblem(g.add_to_block, sense="maximise")
+
+
+# ------------------------------------------------------------------------------------------ input hardening
+def test_polytope_unbounded_empty_and_vertex_free_regions_raise():
+    with pytest.raises(InputError, match="unbounded"):
+        PolytopeDecisionProblem(-np.eye(2), [0, 0])                      # the orthant: min -w1-w2 is -inf
+    with pytest.raises(InputError, match="unbounded"):
+        PolytopeDecisionProblem(np.array([[1.0, 0.0], [-1.0, 0.0]]), [1, 1])   # a slab: non-empty, no vertex
+    with pytest.raises(InputError, match="empty"):
+        PolytopeDecisionProblem(np.vstack([np.eye(2), -np.eye(2)]), [1, 1, -2, 0])
+    with pytest.raises(InputError, match="b_ub"):
+        PolytopeDecisionProblem(np.eye(2), [1, 1, 1])
+    with pytest.raises(InputError, match="A_eq"):
+        PolytopeDecisionProblem(np.vstack([np.eye(2), -np.eye(2)]), [1, 1, 0, 0], A_eq=np.ones((1, 3)), b_eq=[1])
+    # bounded without explicit box rows: detected by the LPs, solved correctly
+    tri = PolytopeDecisionProblem(np.array([[-1.0, 0.0], [0.0, -1.0], [1.0, 1.0]]), [0, 0, 1])
+    assert np.allclose(tri.solve([[-1.0, -2.0]])[1], [-2.0])
+
+
+def test_non_numeric_costs_raise_input_error():
+    g = GridShortestPath(2, 2)
+    with pytest.raises(InputError, match="non-numeric"):
+        g.solve([["a", "b", "c", "d"]])
+    with pytest.raises(InputError, match="non-numeric"):
+        g.solve([[1.0, 2.0], [1.0]])
+    with pytest.raises(InputError, match="None"):
+        g.solve(None)
+
+
+def test_pyomo_problem_rejects_objectives_none_and_bad_tol():
+    import pyomo.environ as pyo
+
+    def with_objective(b):
+        b.x = pyo.Var(range(2), bounds=(0, 1))
+        b.c = pyo.Constraint(expr=b.x[0] + b.x[1] <= 1)
+        b.obj = pyo.Objective(expr=b.x[0])
+        return [b.x[0], b.x[1]]
+    with pytest.raises(InputError, match="Objective"):
+        PyomoDecisionProblem(with_objective)
+
+    def returns_none(b):
+        b.x = pyo.Var(range(2), bounds=(0, 1))
+    with pytest.raises(InputError, match="returned None"):
+        PyomoDecisionProblem(returns_none)
+
+    def returns_number(b):
+        b.x = pyo.Var(range(2), bounds=(0, 1))
+        return 3
+    with pytest.raises(InputError, match="list of decision variables"):
+        PyomoDecisionProblem(returns_number)
+
+    def ok(b):
+        b.x = pyo.Var(range(2), bounds=(0, 1))
+        return b.x                                      # an indexed Var is accepted (its values in order)
+    with pytest.raises(InputError, match="tol"):
+        PyomoDecisionProblem(ok, tol=-1)
+    with pytest.raises(InputError, match="build must be a function"):
+        PyomoDecisionProblem("not callable")
+    p = PyomoDecisionProblem(ok, tol=1e-6)
+    assert p.n_decisions == 2 and p.tol == 1e-6
+    # tol is the default tie tolerance of the SPO tie rule: ĉ = (0, 1e-8) ties w = (1, 0) with w = (0, 0)
+    W = p.worst_case_decisions([[1e-8, 0.0]], [[1.0, 0.0]])
+    assert np.allclose(W, [[1.0, 0.0]])
+    W = p.worst_case_decisions([[1e-8, 0.0]], [[1.0, 0.0]], tol=1e-12)
+    assert W[0, 0] < 1e-3                               # a tighter tie band keeps w0 near 0
+
+
+def test_duck_typed_problem_protocol_is_checked():
+    from opttrees.estimators.spo import SPOTree
+    from opttrees.oracles import make_decision_problem
+
+    class Duck:
+        n_decisions = 2
+        sense = "min"
+
+        def solve(self, C):
+            return np.zeros((len(C), 2)), np.zeros(len(C))
+    with pytest.raises(InputError, match="protocol.*check_costs"):
+        make_decision_problem(Duck())
+    with pytest.raises(InputError, match="protocol"):
+        SPOTree(Duck()).fit(np.zeros((4, 1)), np.zeros((4, 2)))

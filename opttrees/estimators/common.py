@@ -68,8 +68,8 @@ def check_X_fitted(est, X) -> np.ndarray:
     if names is not None and isinstance(X, pd.DataFrame):
         names = [str(c) for c in names]
         cols = [str(c) for c in X.columns]
-        if cols != names:
-            missing = [c for c in names if c not in cols]
+        missing = [c for c in names if c not in cols]
+        if cols != names and len(missing) < len(names):   # no shared name at all: fitted on arrays, positional
             if missing:
                 raise InputError(f"X is missing the column(s) {missing} seen at fit time "
                                  f"(fitted on {names})")

@@ -10,7 +10,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ..data import check_X, prepare
+from ..data import prepare
 from ..encoding import Binarizer, IntegerEncoder
 from ..errors import InputError
 from ..formulations.benders import BendersOCT
@@ -19,7 +19,7 @@ from ..formulations.robust import RobustOCT
 from ..robust.adversary import ShiftSet, worst_case_accuracy
 from ..robust.calibration import calibrate
 from ..robust.shift import shifted_accuracy
-from .common import FittedTreeMixin
+from .common import FittedTreeMixin, check_X_fitted
 
 
 def _solve(formulation, est, warm_tree):
@@ -151,7 +151,9 @@ class RobustTreeClassifier(_TreeClassifierMixin, BaseEstimator):
         """(costs, budget) from ``rho`` and ``lam`` for integer data (the calibration entry point)."""
         if self.rho is None or self.lam is None:
             raise InputError("calibration needs both rho and lam")
-        return calibrate(X_int, self.rho, self.lam, kinds=self.feature_kinds, lower=self.lower, upper=self.upper,
+        X_int = np.asarray(X_int, dtype=np.float64)
+        rho = self._rho_for(*X_int.shape) if X_int.ndim == 2 else self.rho
+        return calibrate(X_int, rho, self.lam, kinds=self.feature_kinds, lower=self.lower, upper=self.upper,
                          direction=self.direction, groups=self.categorical_groups)
 
     def _shift_set(self, Xi, costs, budget):
@@ -170,8 +172,19 @@ class RobustTreeClassifier(_TreeClassifierMixin, BaseEstimator):
             costs = np.broadcast_to(costs, (n, F)).copy()
         if costs.shape != (n, F):
             raise InputError(f"costs must have shape (n, F) = {(n, F)} or (F,); got {costs.shape}")
-        return ShiftSet(costs, budget, lower=self.lower, upper=self.upper, direction=self.direction,
-                        groups=self.categorical_groups)
+        S = ShiftSet(costs, budget, lower=self.lower, upper=self.upper, direction=self.direction,
+                     groups=self.categorical_groups, kinds=self.feature_kinds)
+        S.check_data(Xi)
+        return S
+
+    def _rho_for(self, n, F, rho=None):
+        """rho for a data set of n rows; a per-entry (n_train, F) rho does not transfer to other data."""
+        rho = self.rho if rho is None else rho
+        if rho is not None and np.ndim(rho) == 2 and np.shape(rho)[0] != n:
+            raise InputError(f"rho has shape {np.shape(rho)} (one entry per training sample) but this data has {n} "
+                             f"rows; pass a scalar, per-feature ({F},) or ({n}, {F}) rho for it (shift_score(rho=...)),"
+                             " or costs=/budget= to worst_case_score")
+        return rho
 
     def fit(self, X, y, costs=None, budget=None):
         data = prepare(X, y)
@@ -212,7 +225,7 @@ class RobustTreeClassifier(_TreeClassifierMixin, BaseEstimator):
     def worst_case_score(self, X, y, costs=None, budget=None) -> float:
         """Exact worst-case accuracy on (X, y) under a set (default: calibrated from rho/lam for X)."""
         check_is_fitted(self, "tree_")
-        Xa = check_X(X, self.n_features_in_)
+        Xa = check_X_fitted(self, X)
         Xi = self.encoder_.transform(Xa).astype(np.float64)
         S = self._shift_set(Xi, costs, budget)
         codes = np.searchsorted(self.classes_, np.asarray(y))
@@ -224,11 +237,25 @@ class RobustTreeClassifier(_TreeClassifierMixin, BaseEstimator):
         return res.worst_case_correct / len(codes)
 
     def shift_score(self, X, y, rho=None, n_sets=5000, random_state=0) -> dict:
-        """Worst-case and average accuracy over perturbed copies of (X, y) drawn with certainty ``rho``."""
+        """Worst-case and average accuracy over perturbed copies of (X, y) drawn with certainty ``rho``.
+
+        Shifts are drawn in the encoded integer units the uncertainty set is defined in (the encoder's
+        ranks for ``encoding="rank"``, the values themselves for identity encoding), with the same
+        ``feature_kinds``/``lower``/``upper``/``direction``/``categorical_groups``; the shifted ranks are mapped
+        back to training values (out-of-range ranks to the extreme values, which route identically) and
+        classified by the tree.
+        """
         check_is_fitted(self, "tree_")
-        rho = self.rho if rho is None else rho
+        Xa = check_X_fitted(self, X)
+        rho = self._rho_for(*Xa.shape, rho=rho)
         if rho is None:
             raise InputError("shift_score needs rho")
-        return shifted_accuracy(self.predict, check_X(X, self.n_features_in_), np.asarray(y), rho, n_sets=n_sets,
+        Xi = self.encoder_.transform(Xa).astype(np.float64)
+        enc = self.encoder_
+
+        def predict_encoded(Z):
+            return self.predict(enc.inverse_transform(np.rint(Z).astype(np.int64)))
+
+        return shifted_accuracy(predict_encoded, Xi, np.asarray(y), rho, n_sets=n_sets,
                                 rng=random_state, kinds=self.feature_kinds, lower=self.lower, upper=self.upper,
                                 direction=self.direction, groups=self.categorical_groups)

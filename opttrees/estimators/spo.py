@@ -9,20 +9,54 @@ from __future__ import annotations
 
 import numpy as np
 from sklearn.base import BaseEstimator
+from sklearn.exceptions import NotFittedError
 
-from ..data import check_X
+from ..data import check_sample_weight
 from ..errors import InputError
 from ..oracles.registry import make_decision_problem
 from ..spo.forest import fit_forest, forest_mean_cost
 from ..spo.greedy import check_costs_fit, grow_spo_tree
 from ..spo.loss import decision_regret, normalized_extra_cost
 from ..spo.pruning import prune_on_validation, prune_zero_gain
+from .common import check_X_fitted
+
+
+class SPONotFittedError(NotFittedError, InputError):
+    """sklearn's NotFittedError that is also an opttrees InputError (either ``except`` catches it)."""
+
+
+MAX_FEATURES_HELP = ('max_features must be an int >= 1 (at most the number of features), a float in (0, 1] '
+                     '(that fraction of the features), "sqrt", "log2" or None (all features)')
+
+
+def resolve_max_features(mf, p: int):
+    """Number of features tried per node (None = all) from the ``max_features`` parameter."""
+    if mf is None:
+        return None
+    if isinstance(mf, str):
+        if mf == "sqrt":
+            return max(1, int(np.sqrt(p)))
+        if mf == "log2":
+            return max(1, int(np.log2(p)))
+        raise InputError(f"{MAX_FEATURES_HELP}; got {mf!r}")
+    if isinstance(mf, (bool, np.bool_)):
+        raise InputError(f"{MAX_FEATURES_HELP}; got {mf!r}")
+    if isinstance(mf, (int, np.integer)):
+        if not 1 <= mf <= p:
+            raise InputError(f"{MAX_FEATURES_HELP}; got {mf!r} with {p} features")
+        return int(mf)
+    if isinstance(mf, (float, np.floating)):
+        if not 0.0 < mf <= 1.0:
+            raise InputError(f"{MAX_FEATURES_HELP}; got {mf!r}")
+        return max(1, int(mf * p))
+    raise InputError(f"{MAX_FEATURES_HELP}; got {mf!r}")
 
 
 class _SPOBase(BaseEstimator):
     def _check_fitted(self):
         if not hasattr(self, "n_features_in_"):
-            raise InputError(f"this {type(self).__name__} is not fitted yet; call fit(X, C) first")
+            raise SPONotFittedError(f"This {type(self).__name__} instance is not fitted yet (not fitted); call "
+                                    "fit(X, C) before using this estimator.")
 
     def score(self, X, C, sample_weight=None) -> float:
         """Negative normalised SPO loss (Σ ω regret / Σ ω |z*|) of the predicted decisions."""
@@ -133,22 +167,30 @@ class SPOTree(_SPOBase):
 
     def predict(self, X) -> np.ndarray:
         self._check_fitted()
-        return self.tree_.predict(check_X(X, self.n_features_in_))
+        return self.tree_.predict(check_X_fitted(self, X))
 
     def predict_cost(self, X) -> np.ndarray:
         """The leaf mean cost vector for every row of X."""
         self._check_fitted()
-        return self.tree_.value[self.tree_.apply(check_X(X, self.n_features_in_))]
+        return self.tree_.value[self.tree_.apply(check_X_fitted(self, X))]
 
     def apply(self, X) -> np.ndarray:
         self._check_fitted()
-        return self.tree_.apply(check_X(X, self.n_features_in_))
+        return self.tree_.apply(check_X_fitted(self, X))
 
     def training_loss(self, X, C, sample_weight=None) -> float:
         """Mean weighted regret of the tree's decisions on (X, C) (the MILP's objective without alpha)."""
         self._check_fitted()
+        X = check_X_fitted(self, X)
         C = self.problem_.check_costs(C)
-        w = np.ones(len(C)) if sample_weight is None else np.asarray(sample_weight, float)
+        if C.shape[0] != X.shape[0]:
+            raise InputError(f"X has {X.shape[0]} rows but C has {C.shape[0]}: lengths must match")
+        try:
+            w = check_sample_weight(sample_weight, len(C))
+        except (TypeError, ValueError) as exc:
+            if isinstance(exc, InputError):
+                raise
+            raise InputError(f"sample_weight must be numbers; got {sample_weight!r}") from None
         reg = decision_regret(self.problem_, self.predict(X), C)
         return float(w @ reg / w.sum())
 
@@ -156,7 +198,8 @@ class SPOTree(_SPOBase):
 class SPOForest(_SPOBase):
     """Bagged greedy SPO (or MSE with ``criterion="mse"``: the CART forest) trees, mean-cost aggregation.
 
-    ``max_features``: features tried at each node — int, ``"sqrt"``, or None (all).
+    ``max_features``: features tried at each node — an int >= 1, a float in (0, 1] (fraction of the
+    features), ``"sqrt"``, ``"log2"``, or None (all).
     """
 
     def __init__(self, decision_problem=None, n_estimators=100, max_depth=None, min_samples_leaf=20,
@@ -183,11 +226,7 @@ class SPOForest(_SPOBase):
             raise InputError(f"criterion must be 'spo' or 'mse'; got {self.criterion!r}")
         X, C, w = check_costs_fit(pr, X, C, sample_weight)
         p = X.shape[1]
-        mf = self.max_features
-        if mf == "sqrt":
-            mf = max(1, int(np.sqrt(p)))
-        elif mf is not None and (int(mf) != mf or mf < 1):
-            raise InputError(f"max_features must be a positive int, 'sqrt' or None; got {mf!r}")
+        mf = resolve_max_features(self.max_features, p)
         self.n_features_in_ = p
         self.estimators_ = fit_forest(pr, X, C, w, n_estimators=int(self.n_estimators), max_depth=self.max_depth,
                                       min_samples_leaf=self.min_samples_leaf, criterion=self.criterion,
@@ -197,10 +236,11 @@ class SPOForest(_SPOBase):
 
     def predict_cost(self, X) -> np.ndarray:
         self._check_fitted()
-        return forest_mean_cost(self.estimators_, check_X(X, self.n_features_in_))
+        return forest_mean_cost(self.estimators_, check_X_fitted(self, X))
 
     def predict(self, X) -> np.ndarray:
         """One oracle call on the averaged predicted cost vectors."""
+        self._check_fitted()
         return self.problem_.solve(self.predict_cost(X))[0]
 
 

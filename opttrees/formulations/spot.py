@@ -117,10 +117,11 @@ class SPOTFormulation(Formulation):
             node = tree_leaf_of_heap.get(t)
             Wt[t] = ntree.extras["decision"][node] if node is not None else fallback
             for v, val in zip(self.dec[t], Wt[t]):
-                v.set_value(float(val))
+                v.set_value(_clip_to_bounds(v, float(val)))
         for i in range(self.data.n):
             for t in st.leaves:
-                m.y[i, t].set_value(float(self.Cm[i] @ Wt[t]) if heap_leaf[i] == t else 0.0)
+                y = m.y[i, t]
+                y.set_value(_clip_to_bounds(y, float(self.Cm[i] @ Wt[t]) if heap_leaf[i] == t else 0.0))
         # a problem block may carry auxiliary variables we cannot infer; the solver completes the start
         self.start_objective = self.tree_objective(ntree)
 
@@ -230,3 +231,12 @@ def fit_spot_mio(problem, X, C, w=None, depth: int = 2, min_samples_leaf: float 
     obj, source, tree = min(cands, key=lambda c: (c[0] - (1e-12 if c[1] == "mio" else 0.0)))
     info["source"], info["objective"] = source, obj
     return tree, info
+
+
+def _clip_to_bounds(var, value: float) -> float:
+    """Round-off can put a start value a hair outside its big-M bound; Pyomo would warn and solvers reject it."""
+    if var.lb is not None and value < var.lb:
+        return float(var.lb)
+    if var.ub is not None and value > var.ub:
+        return float(var.ub)
+    return value

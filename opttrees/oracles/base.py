@@ -32,7 +32,13 @@ class DecisionProblem:
         return 1.0 if self.sense == "min" else -1.0
 
     def check_costs(self, C, name: str = "C") -> np.ndarray:
-        C = np.asarray(C, dtype=np.float64)
+        if C is None:
+            raise InputError(f"cost matrix {name} is None; expected an (n, {self.n_decisions}) array of numbers")
+        try:
+            C = np.asarray(C, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise InputError(f"cost matrix {name} contains non-numeric values (e.g. text) or is ragged; expected an "
+                             f"(n, {self.n_decisions}) array of numbers") from None
         if C.ndim == 1:
             C = C.reshape(1, -1)
         if C.ndim != 2 or C.shape[1] != self.n_decisions:

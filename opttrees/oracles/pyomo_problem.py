@@ -53,18 +53,58 @@ def _compile(block, dec_vars):
             np.array(starts), np.array(idx, dtype=np.int32), np.array(val), np.array(dec_idx, dtype=np.int32))
 
 
+def _build_decisions(build, block) -> list:
+    """Run the user's ``build(block)`` and check what it returns and adds (clear errors, no Objective)."""
+    import pyomo.environ as pyo
+    out = build(block)
+    if out is None:
+        raise InputError("build(block) returned None; it must return the list of decision variables (in cost "
+                         "order) it created on the block, e.g. `return [block.w[j] for j in range(d)]`")
+    if isinstance(out, pyo.Var) and out.is_indexed():
+        out = list(out.values())
+    try:
+        dec = list(out)
+    except TypeError:
+        raise InputError(f"build(block) must return a list of decision variables; got {type(out).__name__}") from None
+    if not dec:
+        raise InputError("build(block) returned no decision variables")
+    for v in dec:
+        if not (hasattr(v, "is_variable_type") and v.is_variable_type()) or getattr(v, "is_indexed", lambda: False)():
+            raise InputError(f"build(block) must return scalar Pyomo variables (VarData); got {v!r}")
+    objs = [o.name for o in block.component_objects(pyo.Objective, descend_into=True)]
+    if objs:
+        raise InputError(f"build(block) added Objective component(s) {objs}; the decision problem must describe only "
+                         "the feasible region S (variables and constraints) — the costs come from the data, and the "
+                         "SPOT MILP copies the block into every leaf. Remove the Objective.")
+    return dec
+
+
 class PyomoDecisionProblem(DecisionProblem):
-    """Oracle for ``min/max c·w s.t. w in S`` where S is any linear Pyomo model built by ``build(block)``."""
+    """Oracle for ``min/max c·w s.t. w in S`` where S is any linear Pyomo model built by ``build(block)``.
+
+    ``build(block)`` adds variables and linear constraints to the block (no Objective: rejected) and returns
+    the decision variables in cost order. ``tol`` (> 0) is the relative optimality tolerance of the SPO
+    tie rule in :meth:`worst_case_decisions` (default for its ``tol``) and the rounding tolerance applied to
+    the integer decisions of a MILP region.
+    """
 
     def __init__(self, build, n_decisions: int | None = None, sense: str = "min", tol: float = 1e-9):
         import pyomo.environ as pyo
         if sense not in ("min", "max"):
             raise InputError(f"sense must be 'min' or 'max'; got {sense!r}")
+        if not callable(build):
+            raise InputError(f"build must be a function build(block) -> decision variables; got {type(build).__name__}")
+        try:
+            tol = float(tol)
+        except (TypeError, ValueError):
+            raise InputError(f"tol must be a small positive number; got {tol!r}") from None
+        if not (0.0 < tol < 1e-2):
+            raise InputError(f"tol must be in (0, 0.01); got {tol!r}")
         self.build = build
         self.sense = sense
         self.tol = tol
         m = pyo.ConcreteModel()
-        dec = list(build(m))
+        dec = _build_decisions(build, m)
         if n_decisions is not None and len(dec) != n_decisions:
             raise InputError(f"build(block) returned {len(dec)} decision variables, expected {n_decisions}")
         self.n_decisions = len(dec)
@@ -118,12 +158,16 @@ class PyomoDecisionProblem(DecisionProblem):
             cost[dec] = C[i]
             x = self._run(h, cost)
             W[i] = x[dec]
-        if self._arrays[2].any():
-            W = np.round(W, 9)
+        integ = self._arrays[2][self._arrays[-1]]
+        if integ.any():   # snap integer decisions within tol of an integer (solver round-off)
+            Wi = W[:, integ]
+            r = np.round(Wi)
+            W[:, integ] = np.where(np.abs(Wi - r) <= max(self.tol, 1e-9) * 10, r, Wi)
         return W, np.einsum("ij,ij->i", C, W)
 
-    def worst_case_decisions(self, Chat, C, tol: float = 1e-9) -> np.ndarray:
-        """Exact SPO tie rule: min ĉ·w, then max c·w subject to ĉ·w <= z*(ĉ) + tol."""
+    def worst_case_decisions(self, Chat, C, tol: float | None = None) -> np.ndarray:
+        """Exact SPO tie rule: min ĉ·w, then max c·w subject to ĉ·w <= z*(ĉ) + tol (default ``self.tol``)."""
+        tol = self.tol if tol is None else tol
         Chat = self.check_costs(Chat, "Chat")
         C = self.check_costs(C)
         s = self.sign
@@ -144,4 +188,4 @@ class PyomoDecisionProblem(DecisionProblem):
         return out
 
     def add_to_block(self, block):
-        return list(self.build(block))
+        return _build_decisions(self.build, block)

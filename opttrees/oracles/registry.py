@@ -5,6 +5,8 @@ dict or a name and the object is built at fit time.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..errors import InputError
 from .base import DecisionProblem
 from .grid import GridShortestPath
@@ -16,10 +18,39 @@ PROBLEMS = {
 }
 
 
+REQUIRED_METHODS = ("check_costs", "solve", "_solve_min", "worst_case_decisions", "cost_bounds")
+
+
+def check_protocol(problem):
+    """Raise InputError unless ``problem`` implements the DecisionProblem protocol (duck typing allowed).
+
+    A :class:`DecisionProblem` subclass inherits everything but ``_solve_min``; a duck-typed object must
+    provide ``n_decisions`` (int >= 1), ``sense`` ("min"/"max"), ``sign`` and the methods
+    ``check_costs, solve, _solve_min, worst_case_decisions, cost_bounds`` (``add_to_block`` for the MILP).
+    Subclassing DecisionProblem is the easy way to get all of them.
+    """
+    name = type(problem).__name__
+    n = getattr(problem, "n_decisions", None)
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise InputError(f"decision problem {name}: n_decisions must be an integer >= 1; got {n!r}")
+    if getattr(problem, "sense", None) not in ("min", "max"):
+        raise InputError(f"decision problem {name}: sense must be 'min' or 'max'; got {getattr(problem, 'sense', None)!r}")
+    missing = [m for m in REQUIRED_METHODS if not callable(getattr(problem, m, None))]
+    if getattr(problem, "sign", None) not in (1.0, -1.0):
+        missing.append("sign")
+    if isinstance(problem, DecisionProblem) and type(problem)._solve_min is DecisionProblem._solve_min:
+        missing.append("_solve_min")
+    if missing:
+        raise InputError(f"decision problem {name} does not implement the DecisionProblem protocol: missing "
+                         f"{sorted(set(missing))}. Subclass opttrees.oracles.DecisionProblem and implement "
+                         "_solve_min(C) -> (W, z)")
+    return problem
+
+
 def make_decision_problem(spec) -> DecisionProblem:
     """A DecisionProblem from an instance, a name (``"shortest_path"``) or a dict with a ``type`` key."""
     if isinstance(spec, DecisionProblem) or (hasattr(spec, "solve") and hasattr(spec, "n_decisions")):
-        return spec
+        return check_protocol(spec)
     if isinstance(spec, str):
         spec = {"type": spec}
     if not isinstance(spec, dict) or "type" not in spec:

@@ -20,7 +20,15 @@ from ..errors import InputError
 
 @dataclass
 class ShiftSet:
-    """The uncertainty set: costs gamma (n, F), budget, domain bounds, one-sided directions, one-hot groups."""
+    """The uncertainty set: costs gamma (n, F), budget, domain bounds, one-sided directions, one-hot groups.
+
+    ``lower``/``upper``: scalar or (F,) bounds on the shifted value (NaN or -inf/inf = none).
+    ``direction``: scalar or (F,) of 0 (two-sided), +1 (increases only), -1 (decreases only) — set (27).
+    ``groups``: one-hot column blocks — set (28). ``kinds``: optional per-feature kinds as in
+    :func:`~opttrees.robust.calibrate`; a "binary" feature is given the domain [0, 1].
+    Bad parameters raise :class:`InputError` naming the parameter; :meth:`check_data` validates data against
+    the set (one-hot blocks, binary columns, bounds).
+    """
 
     gamma: np.ndarray
     budget: float
@@ -28,26 +36,50 @@ class ShiftSet:
     upper: np.ndarray | None = None
     direction: np.ndarray | None = None  # (F,) 0 two-sided, +1 up only, -1 down only  (set (27))
     groups: list | None = None           # one-hot column blocks  (set (28))
+    kinds: list | None = None            # optional per-feature kinds ("binary" -> domain [0, 1])
 
     def __post_init__(self):
-        self.gamma = np.asarray(self.gamma, dtype=np.float64)
+        try:
+            self.gamma = np.asarray(self.gamma, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise InputError("costs must be numbers (a 2-D (n, F) array)") from None
         if self.gamma.ndim != 2:
             raise InputError(f"costs must be a 2-D (n, F) array; got shape {self.gamma.shape}")
         if np.isnan(self.gamma).any() or (self.gamma < 0).any():
             raise InputError("costs must be non-negative (inf = never shifted)")
-        self.budget = float(self.budget)
+        try:
+            self.budget = float(self.budget)
+        except (TypeError, ValueError):
+            raise InputError(f"budget must be a finite number >= 0; got {self.budget!r}") from None
         if not np.isfinite(self.budget) or self.budget < 0:
             raise InputError(f"budget must be a finite number >= 0; got {self.budget}")
         F = self.gamma.shape[1]
-        self.lower = np.full(F, -np.inf) if self.lower is None else np.asarray(self.lower, dtype=np.float64)
-        self.upper = np.full(F, np.inf) if self.upper is None else np.asarray(self.upper, dtype=np.float64)
-        self.direction = np.zeros(F, dtype=int) if self.direction is None else np.asarray(self.direction, dtype=int)
-        self.groups = [list(map(int, g)) for g in (self.groups or [])]
+        from .calibration import check_set_params
+        kinds, lower, upper, direction, groups = check_set_params(
+            F, self.kinds, self.lower, self.upper, self.direction, self.groups, groups_name="groups")
+        self.kinds = kinds
+        binary = np.array([k == "binary" for k in kinds], dtype=bool)
+        lower[binary & np.isnan(lower)] = 0.0
+        upper[binary & np.isnan(upper)] = 1.0
+        self.lower = np.where(np.isnan(lower), -np.inf, lower)
+        self.upper = np.where(np.isnan(upper), np.inf, upper)
+        self.direction = direction
+        self.groups = groups
         for g in self.groups:
             self.lower[g], self.upper[g] = 0.0, 1.0
         self.in_group = np.zeros(F, dtype=bool)
         for g in self.groups:
             self.in_group[g] = True
+
+    def check_data(self, X) -> None:
+        """Raise :class:`InputError` if X (n, F) does not fit the set: shape, one-hot groups, binary, bounds."""
+        X = np.asarray(X, dtype=np.float64)
+        if X.ndim != 2 or X.shape[1] != self.gamma.shape[1]:
+            raise InputError(f"X must have {self.gamma.shape[1]} columns for this shift set; got shape {X.shape}")
+        from .calibration import check_set_params
+        lo = np.where(np.isinf(self.lower), np.nan, self.lower)
+        hi = np.where(np.isinf(self.upper), np.nan, self.upper)
+        check_set_params(X.shape[1], self.kinds, lo, hi, self.direction, self.groups, X=X, groups_name="groups")
 
 
 @dataclass
@@ -121,6 +153,7 @@ def attack(X: np.ndarray, y: np.ndarray, S: ShiftSet, paths: list[Path], nominal
     n = X.shape[0]
     if S.gamma.shape != X.shape:
         raise InputError(f"costs have shape {S.gamma.shape} but X has shape {X.shape}")
+    S.check_data(X)
     correct = nominal_label == y
     psi = np.full(n, np.inf)
     best = X.copy()

@@ -10,7 +10,41 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InputError
-from .calibration import truncated_root
+from .calibration import broadcast_rho, check_set_params, truncated_root
+
+
+def _side_mass(r: float, k) -> float:
+    """sum_{j=1..k} r^j (k None = infinity)."""
+    if k == 0 or r == 0.0:
+        return 0.0
+    if k is None:
+        return r / (1.0 - r)
+    return float(k) if r == 1.0 else r * (1.0 - r ** k) / (1.0 - r)
+
+
+def _side_magnitude(rng, size, r: float, k):
+    """Magnitudes m in 1..k (k None = infinity) with P(m) proportional to r^m (inverse CDF)."""
+    if k is None:
+        return rng.geometric(1.0 - r, size=size)
+    if r == 1.0:
+        return rng.integers(1, k + 1, size=size)
+    v = rng.random(size)
+    m = np.ceil(np.log1p(-v * (1.0 - r ** k)) / np.log(r))
+    return np.clip(m, 1, k).astype(np.int64)
+
+
+def _truncated_sample(rng, size, rho: float, r: float, up, down):
+    """Shifts zeta with P(zeta) = rho r^|zeta| on -down..up (either side may be None = unbounded)."""
+    w = np.array([1.0, _side_mass(r, up), _side_mass(r, down)])
+    w /= w.sum()
+    side = rng.choice(3, size=size, p=w)
+    out = np.zeros(size, dtype=np.int64)
+    n_up, n_down = int((side == 1).sum()), int((side == 2).sum())
+    if n_up:
+        out[side == 1] = _side_magnitude(rng, n_up, r, up)
+    if n_down:
+        out[side == 2] = -_side_magnitude(rng, n_down, r, down)
+    return out
 
 
 def _bounded_sample(rng, x, rho, lo, hi, direction):
@@ -26,12 +60,16 @@ def _bounded_sample(rng, x, rho, lo, hi, direction):
             down = 0
         elif direction < 0:
             up = 0
-        if up is None or down is None:
-            raise InputError("bounded sampling needs finite support")
-        support = np.arange(-down, up + 1)
-        if r_ >= 1.0 or len(support) == 1:
+        if up == 0 and down == 0:
+            continue
+        if r_ >= 1.0:
             continue
         r = truncated_root(r_, up, down)
+        if up is None or down is None:
+            # one bound only (Lemma 4.1, eq. (22)): truncated geometric, infinite on the open side
+            out[rows] = xi + _truncated_sample(rng, len(rows), r_, r, up, down)
+            continue
+        support = np.arange(-down, up + 1)
         pmf = r_ * r ** np.abs(support)
         pmf /= pmf.sum()
         out[rows] = xi + rng.choice(support, size=len(rows), p=pmf)
@@ -39,14 +77,19 @@ def _bounded_sample(rng, x, rho, lo, hi, direction):
 
 
 def sample_shifts(X, rho, rng, kinds=None, lower=None, upper=None, direction=None, groups=None, n_sets: int = 1):
-    """``n_sets`` perturbed copies of X, shape (n_sets, n, F); same arguments as ``calibrate``."""
+    """``n_sets`` perturbed copies of X, shape (n_sets, n, F); same arguments as ``calibrate``.
+
+    Bounded features may have both bounds (pmf rho r^|zeta| on the finite support, eq. (21)/(25)) or one
+    bound only (eq. (22): the same pmf, truncated on the bounded side and geometric on the open side).
+    """
     X = np.asarray(X, dtype=np.float64)
+    if X.ndim != 2:
+        raise InputError(f"X must be 2-D; got shape {X.shape}")
     n, F = X.shape
-    rho = np.broadcast_to(np.asarray(rho, dtype=np.float64), (n, F))
-    kinds = ["unbounded"] * F if kinds is None else list(kinds)
-    lower = np.full(F, np.nan) if lower is None else np.asarray(lower, dtype=np.float64)
-    upper = np.full(F, np.nan) if upper is None else np.asarray(upper, dtype=np.float64)
-    direction = np.zeros(F, dtype=int) if direction is None else np.asarray(direction, dtype=int)
+    rho = broadcast_rho(rho, n, F)
+    if not np.all(np.isfinite(rho)) or np.any(rho < 0) or np.any(rho > 1):
+        raise InputError("rho must be in [0, 1]")
+    kinds, lower, upper, direction, groups = check_set_params(F, kinds, lower, upper, direction, groups, X=X)
     rng = np.random.default_rng(rng)
     out = np.repeat(X[None], n_sets, axis=0)
     in_group = set()
@@ -71,8 +114,6 @@ def sample_shifts(X, rho, rng, kinds=None, lower=None, upper=None, direction=Non
         elif kinds[f] == "bounded" and not (np.isnan(lower[f]) and np.isnan(upper[f])):
             lo = None if np.isnan(lower[f]) else lower[f]
             hi = None if np.isnan(upper[f]) else upper[f]
-            if lo is None or hi is None:
-                raise InputError("shift sampling supports bounded features with both bounds (or unbounded)")
             for s in range(n_sets):
                 out[s, :, f] = _bounded_sample(rng, x, r, lo, hi, direction[f])
         else:
