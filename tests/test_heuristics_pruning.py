@@ -96,3 +96,50 @@ def test_local_search_tree_is_feasible_mio_warm_start_with_same_objective():
         r = solvers.solve(f, "highs", warm_start=res.tree, time_limit=60)
         assert r.trace[0].primal == pytest.approx(res.objective, abs=1e-6)
         assert r.objective == pytest.approx(res.objective, abs=1e-6)   # local search optimal here (brute force)
+
+
+@pytest.mark.parametrize("kw, name", [
+    ({"max_depth": 2.5}, "max_depth"), ({"max_depth": 3.0}, "max_depth"), ({"max_depth": -1}, "max_depth"),
+    ({"max_depth": True}, "max_depth"), ({"max_depth": "3"}, "max_depth"), ({"max_depth": 99}, "max_depth"),
+    ({"max_depth": 0}, "depths"), ({"depths": []}, "depths"), ({"depths": [1, 2.0]}, "depths"),
+    ({"depths": [1, -2]}, "depths"), ({"depths": [99]}, "depths"), ({"depths": 3}, "depths"),
+    ({"depths": [True]}, "depths")])
+def test_optimal_tree_cv_validates_depths_before_tuning(kw, name, monkeypatch):
+    """Bad max_depth / depths fail up front with an InputError naming the parameter, before any local search."""
+    import opttrees.estimators.tuning as est_tuning
+
+    def boom(*a, **k):
+        raise AssertionError("tuning work started before the depth grid was validated")
+
+    monkeypatch.setattr(est_tuning, "_tune", boom)
+    monkeypatch.setattr(est_tuning, "local_search", boom)
+    X = np.random.default_rng(0).random((40, 2))
+    y = (X[:, 0] > 0.5).astype(int)
+    with pytest.raises(InputError, match=name):
+        OptimalTreeCV(n_restarts=2, **kw).fit(X, y)
+
+
+def test_tune_validates_depths():
+    from opttrees.heuristics import tune
+    X = np.random.default_rng(0).random((40, 2))
+    y = (X[:, 0] > 0.5).astype(int)
+    d = prepare(X, y)
+    for bad, name in [(2.0, "max_depth"), (-1, "max_depth")]:
+        with pytest.raises(InputError, match=name):
+            tune(d, X, y, max_depth=bad, n_restarts=2)
+    with pytest.raises(InputError, match="depths"):
+        tune(d, X, y, depths=[1, 1.5], n_restarts=2)
+
+
+def test_optimal_tree_cv_validation_set_arguments():
+    X = np.random.default_rng(0).random((40, 2))
+    y = (X[:, 0] > 0.5).astype(int)
+    cv = OptimalTreeCV(max_depth=1, n_restarts=2, random_state=0)
+    with pytest.raises(InputError, match="y_val was given without X_val"):
+        cv.fit(X, y, y_val=y[:10])
+    with pytest.raises(InputError, match="X_val was given without y_val"):
+        cv.fit(X, y, X_val=X[:10])
+    with pytest.raises(InputError, match="different lengths"):
+        cv.fit(X, y, X_val=X[:10], y_val=y[:9])
+    cv.fit(X[:30], y[:30], X_val=X[30:], y_val=y[30:])   # both given, same length: fine
+    assert cv.best_depth_ == 1

@@ -16,6 +16,7 @@ from ..errors import InputError
 from ..heuristics import local_search
 from ..heuristics import tune as _tune
 from ..heuristics.local_search import _seeds
+from ..heuristics.tuning import check_depth_grid
 from .common import FittedTreeMixin
 
 
@@ -45,6 +46,14 @@ class OptimalTreeCV(FittedTreeMixin, BaseEstimator):
     def fit(self, X, y, X_val=None, y_val=None):
         if self.task not in ("classification", "regression"):
             raise InputError(f"task must be 'classification' or 'regression'; got {self.task!r}")
+        # validate the depth grid and the validation set before any tuning work
+        check_depth_grid(self.max_depth, self.depths)
+        if (X_val is None) != (y_val is None):
+            given, missing = ("y_val", "X_val") if X_val is None else ("X_val", "y_val")
+            raise InputError(f"{given} was given without {missing}: pass both X_val and y_val, or neither "
+                             "(a validation split is then held out)")
+        if X_val is not None and len(X_val) != len(y_val):
+            raise InputError(f"X_val and y_val have different lengths ({len(X_val)} vs {len(y_val)})")
         s_split, s_tune, s_refit = _seeds(self.random_state, 3)
         X = np.asarray(X) if not hasattr(X, "columns") else X
         if X_val is None:

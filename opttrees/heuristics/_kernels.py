@@ -60,6 +60,23 @@ def leaf_loss(kind, stats, L, cnt):
     return ent
 
 
+@njit(cache=True, nogil=True, inline="always")
+def mis_loss(stats, L, cnt):
+    """leaf_loss for kind 0 (misclassification), same operations in the same order (bit-identical)."""
+    if cnt[L] == 0:
+        return 0.0
+    S = stats.shape[1]
+    tot = 0.0
+    for k in range(S):
+        tot += stats[L, k]
+    mx = 0.0
+    for k in range(S):
+        if stats[L, k] > mx:
+            mx = stats[L, k]
+    v = tot - mx
+    return v if v > 0.0 else 0.0
+
+
 @njit(cache=True, nogil=True)
 def node_depth(t):
     d = 0
@@ -168,12 +185,8 @@ def promote(ntype, feat, thr, coef, t, c):
 
 
 @njit(cache=True, nogil=True)
-def scan(I, nI, movers, m, vals, low_d, up_d, fixlow, Z, kind, nmin, leaves, nl, stats, cnt):
-    """Best cut when ``movers`` move one at a time (in order) from their upper to their lower leaf.
-
-    Every point of I starts in its lower leaf if fixlow[i] else its upper leaf. Returns (loss, q): the cut
-    after movers[0..q] (q = -1: none moved), valid only where vals[q] < vals[q+1]. q = -2: none feasible.
-    """
+def place_init(I, nI, low_d, up_d, fixlow, Z, leaves, nl, stats, cnt):
+    """Zero the stats of ``leaves`` and put every point of I in its lower leaf if fixlow[i] else its upper leaf."""
     S = Z.shape[1]
     for a in range(nl):
         L = leaves[a]
@@ -186,13 +199,13 @@ def scan(I, nI, movers, m, vals, low_d, up_d, fixlow, Z, kind, nmin, leaves, nl,
         cnt[d] += 1
         for k in range(S):
             stats[d, k] += Z[i, k]
-    total = 0.0
-    deficient = 0
-    for a in range(nl):
-        L = leaves[a]
-        total += leaf_loss(kind, stats, L, cnt)
-        if cnt[L] < nmin:
-            deficient += 1
+
+
+@njit(cache=True, nogil=True)
+def scan_core(movers, m, vals, low_d, up_d, Z, kind, nmin, stats, cnt, lloss, total, deficient):
+    """The move loop of :func:`scan`: stats / cnt / lloss (cached leaf losses) / total / deficient describe
+    the starting placement. Same arithmetic as recomputing the four leaf losses per move (bit-identical)."""
+    S = Z.shape[1]
     best = np.inf
     bestq = -2
     if deficient == 0:
@@ -202,7 +215,7 @@ def scan(I, nI, movers, m, vals, low_d, up_d, fixlow, Z, kind, nmin, leaves, nl,
         i = movers[q]
         u = up_d[i]
         l = low_d[i]
-        total -= leaf_loss(kind, stats, u, cnt) + leaf_loss(kind, stats, l, cnt)
+        total -= lloss[u] + lloss[l]
         bu = 1 if cnt[u] < nmin else 0
         bl = 1 if cnt[l] < nmin else 0
         cnt[u] -= 1
@@ -215,7 +228,15 @@ def scan(I, nI, movers, m, vals, low_d, up_d, fixlow, Z, kind, nmin, leaves, nl,
                 stats[u, k] -= Z[i, k]
         for k in range(S):
             stats[l, k] += Z[i, k]
-        total += leaf_loss(kind, stats, u, cnt) + leaf_loss(kind, stats, l, cnt)
+        if kind == 0:
+            nu = mis_loss(stats, u, cnt)
+            nw = mis_loss(stats, l, cnt)
+        else:
+            nu = leaf_loss(kind, stats, u, cnt)
+            nw = leaf_loss(kind, stats, l, cnt)
+        lloss[u] = nu
+        lloss[l] = nw
+        total += nu + nw
         deficient += (1 if cnt[u] < nmin else 0) - bu + (1 if cnt[l] < nmin else 0) - bl
         if q < m - 1 and not (vals[q + 1] > vals[q]):
             continue
@@ -223,6 +244,26 @@ def scan(I, nI, movers, m, vals, low_d, up_d, fixlow, Z, kind, nmin, leaves, nl,
             best = total
             bestq = q
     return best, bestq
+
+
+@njit(cache=True, nogil=True)
+def scan(I, nI, movers, m, vals, low_d, up_d, fixlow, Z, kind, nmin, leaves, nl, stats, cnt, lloss):
+    """Best cut when ``movers`` move one at a time (in order) from their upper to their lower leaf.
+
+    Every point of I starts in its lower leaf if fixlow[i] else its upper leaf. Returns (loss, q): the cut
+    after movers[0..q] (q = -1: none moved), valid only where vals[q] < vals[q+1]. q = -2: none feasible.
+    ``lloss`` (size T) is scratch for the cached leaf losses.
+    """
+    place_init(I, nI, low_d, up_d, fixlow, Z, leaves, nl, stats, cnt)
+    total = 0.0
+    deficient = np.int64(0)
+    for a in range(nl):
+        L = leaves[a]
+        lloss[L] = leaf_loss(kind, stats, L, cnt)
+        total += lloss[L]
+        if cnt[L] < nmin:
+            deficient += 1
+    return scan_core(movers, m, vals, low_d, up_d, Z, kind, nmin, stats, cnt, lloss, total, deficient)
 
 
 @njit(cache=True, nogil=True)
@@ -259,22 +300,38 @@ def safe_mid(a, b):
 
 
 @njit(cache=True, nogil=True)
-def best_parallel(I, nI, inI, X, Xs, grp, order, featok, fsub, nf, low_d, up_d, fixlow, Z, kind, nmin,
-                  leaves, nl, stats, cnt, movers, vals):
-    """BESTPARALLELSPLIT over features fsub[:nf]: returns (loss, j, threshold original, threshold scaled)."""
+def best_parallel(I, nI, inI, X, Xs, grp, orderT, grpT, featok, fsub, nf, low_d, up_d, fixlow, Z, kind, nmin,
+                  leaves, nl, stats, cnt, movers, vals, lloss, bstats, bcnt, blloss):
+    """BESTPARALLELSPLIT over features fsub[:nf]: returns (loss, j, threshold original, threshold scaled).
+
+    orderT / grpT: (p, n) presorted row indices per feature and the group ranks gathered in that order.
+    The start placement (everyone in the upper subtree) is built once and copied per feature (bstats,
+    bcnt, blloss: size-T scratch like stats / cnt / lloss).
+    """
     n = X.shape[0]
+    S = Z.shape[1]
     best = np.inf
     bj = -1
     bt = 0.0
     bts = 0.0
     for r in range(nI):
         fixlow[I[r]] = False
+    place_init(I, nI, low_d, up_d, fixlow, Z, leaves, nl, bstats, bcnt)
+    btotal = 0.0
+    bdef = np.int64(0)
+    for a in range(nl):
+        L = leaves[a]
+        blloss[L] = leaf_loss(kind, bstats, L, bcnt)
+        btotal += blloss[L]
+        if bcnt[L] < nmin:
+            bdef += 1
+    small = nI * (np.log2(nI + 1.0) + 2.0) * 3.0 < n
     for f in range(nf):
         j = fsub[f]
         if not featok[j]:
             continue
-        m = 0
-        if nI * (np.log2(nI + 1.0) + 2.0) * 3.0 < n:
+        m = np.int64(0)
+        if small:
             # small node: sorting its own rows beats filtering the global presorted order
             for r in range(nI):
                 vals[r] = X[I[r], j]
@@ -287,14 +344,20 @@ def best_parallel(I, nI, inI, X, Xs, grp, order, featok, fsub, nf, low_d, up_d, 
             m = nI
         else:
             for r in range(n):
-                i = order[r, j]
+                i = orderT[j, r]
                 if inI[i]:
                     movers[m] = i
-                    vals[m] = grp[i, j]
+                    vals[m] = grpT[j, r]
                     m += 1
         if m < 2 or vals[0] == vals[m - 1]:
             continue
-        loss, q = scan(I, nI, movers, m, vals, low_d, up_d, fixlow, Z, kind, nmin, leaves, nl, stats, cnt)
+        for a in range(nl):
+            L = leaves[a]
+            cnt[L] = bcnt[L]
+            lloss[L] = blloss[L]
+            for k in range(S):
+                stats[L, k] = bstats[L, k]
+        loss, q = scan_core(movers, m, vals, low_d, up_d, Z, kind, nmin, stats, cnt, lloss, btotal, bdef)
         if q >= 0 and q < m - 1 and loss < best:
             best = loss
             bj = j
@@ -305,7 +368,7 @@ def best_parallel(I, nI, inI, X, Xs, grp, order, featok, fsub, nf, low_d, up_d, 
 
 @njit(cache=True, nogil=True)
 def hyper_descent(a, b, I, nI, Xs, featok, low_d, up_d, fixlow, Z, kind, nmin, leaves, nl, stats, cnt,
-                  movers, vals, V, pen, cxc, tol, dest):
+                  movers, vals, V, pen, cxc, tol, dest, lloss):
     """Algorithm 3.1: coordinate-wise perturbation and deletion of hyperplane coefficients (scaled units).
 
     Modifies (a, b) in place; returns the subtree loss (leaf losses + pen * complexity).
@@ -325,6 +388,7 @@ def hyper_descent(a, b, I, nI, Xs, featok, low_d, up_d, fixlow, Z, kind, nmin, l
     cur = place_loss(I, nI, dest, Z, kind, nmin, leaves, nl, stats, cnt) + pen * (nnz + cxc)
     U = np.empty(nI)
     keys = np.empty(nI)
+    vok = False
     for sweep in range(100):
         improved = False
         perm = np.random.permutation(p)
@@ -332,14 +396,17 @@ def hyper_descent(a, b, I, nI, Xs, featok, low_d, up_d, fixlow, Z, kind, nmin, l
             k = perm[kk]
             if not featok[k]:
                 continue
-            for r in range(nI):
-                i = I[r]
-                v = -b
-                for j in range(p):
-                    v += a[j] * Xs[i, j]
-                V[i] = v
+            if not vok:
+                # V = a·x - b from scratch once; afterwards it is updated incrementally per accepted change
+                for r in range(nI):
+                    i = I[r]
+                    v = -b
+                    for j in range(p):
+                        v += a[j] * Xs[i, j]
+                    V[i] = v
+                vok = True
             # ---- perturb a_k: point goes lower iff new a_k < U_ik
-            m = 0
+            m = np.int64(0)
             for r in range(nI):
                 i = I[r]
                 x = Xs[i, k]
@@ -362,7 +429,7 @@ def hyper_descent(a, b, I, nI, Xs, featok, low_d, up_d, fixlow, Z, kind, nmin, l
                 for r in range(1, m):
                     if vals[r] - vals[r - 1] <= 1e-9 * (1.0 + abs(vals[r])):
                         vals[r] = vals[r - 1]
-                loss, q = scan(I, nI, movers, m, vals, low_d, up_d, fixlow, Z, kind, nmin, leaves, nl, stats, cnt)
+                loss, q = scan(I, nI, movers, m, vals, low_d, up_d, fixlow, Z, kind, nmin, leaves, nl, stats, cnt, lloss)
                 if q >= -1:
                     if q == -1:
                         c = -vals[0] + 1.0
@@ -373,16 +440,13 @@ def hyper_descent(a, b, I, nI, Xs, featok, low_d, up_d, fixlow, Z, kind, nmin, l
                     new_nnz = nnz + (1 if (a[k] == 0.0 and c != 0.0) else 0) - (1 if (a[k] != 0.0 and c == 0.0) else 0)
                     cand = loss + pen * (new_nnz + cxc)
                     if cand < cur - tol:
+                        for r in range(nI):
+                            i = I[r]
+                            V[i] += (c - a[k]) * Xs[i, k]
                         a[k] = c
                         nnz = new_nnz
                         cur = cand
                         improved = True
-                        for r in range(nI):
-                            i = I[r]
-                            v = -b
-                            for j in range(p):
-                                v += a[j] * Xs[i, j]
-                            V[i] = v
             # ---- delete a_k: point goes lower iff W_ik < new b
             if a[k] != 0.0 and nnz > 1:
                 for r in range(nI):
@@ -399,7 +463,7 @@ def hyper_descent(a, b, I, nI, Xs, featok, low_d, up_d, fixlow, Z, kind, nmin, l
                 for r in range(1, nI):
                     if vals[r] - vals[r - 1] <= 1e-9 * (1.0 + abs(vals[r])):
                         vals[r] = vals[r - 1]
-                loss, q = scan(I, nI, movers, nI, vals, low_d, up_d, fixlow, Z, kind, nmin, leaves, nl, stats, cnt)
+                loss, q = scan(I, nI, movers, nI, vals, low_d, up_d, fixlow, Z, kind, nmin, leaves, nl, stats, cnt, lloss)
                 if q >= -1:
                     cand = loss + pen * (nnz - 1 + cxc)
                     if cand < cur - tol:
@@ -409,6 +473,9 @@ def hyper_descent(a, b, I, nI, Xs, featok, low_d, up_d, fixlow, Z, kind, nmin, l
                             nb = vals[nI - 1] + 1.0
                         else:
                             nb = 0.5 * (vals[q] + vals[q + 1])
+                        for r in range(nI):
+                            i = I[r]
+                            V[i] = V[i] + b - a[k] * Xs[i, k] - nb
                         a[k] = 0.0
                         b = nb
                         nnz -= 1
@@ -424,17 +491,18 @@ def tree_objective_raw(ntype, feat, thr, coef, X, Xs, Z, kind, nmin, pen, leafpo
     n = X.shape[0]
     S = Z.shape[1]
     T = ntype.shape[0]
+    root = np.int64(0)
     for u in range(T):
         cnt[u] = 0
         for k in range(S):
             stats[u, k] = 0.0
     for i in range(n):
-        t = route_point(i, 0, ntype, feat, thr, coef, X, Xs)
+        t = route_point(i, root, ntype, feat, thr, coef, X, Xs)
         leafpos[i] = t
         cnt[t] += 1
         for k in range(S):
             stats[t, k] += Z[i, k]
-    nl = subtree_leaves(ntype, 0, leaves, 0)
+    nl = subtree_leaves(ntype, root, leaves, root)
     total = 0.0
     feas = True
     for a in range(nl):
@@ -442,12 +510,12 @@ def tree_objective_raw(ntype, feat, thr, coef, X, Xs, Z, kind, nmin, pen, leafpo
         total += leaf_loss(kind, stats, L, cnt)
         if cnt[L] < nmin:
             feas = False
-    total += pen * subtree_complexity(ntype, coef, 0)
+    total += pen * subtree_complexity(ntype, coef, root)
     return total, feas
 
 
 @njit(cache=True, nogil=True)
-def grow(ntype, feat, thr, coef, X, Xs, grp, order, Z, featok, kind, D, nmin, mtry, tol, randsplit=False):
+def grow(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, Z, featok, kind, D, nmin, mtry, tol, randsplit):
     """Greedy top-down growth (CART-like) to depth D; mtry < #features draws a random subset per split.
 
     randsplit: instead of the best split, a uniformly random feasible cut on a random feature (a fully
@@ -470,8 +538,15 @@ def grow(ntype, feat, thr, coef, X, Xs, grp, order, Z, featok, kind, D, nmin, mt
     stats = np.zeros((T, S))
     cnt = np.zeros(T, np.int64)
     leaves = np.empty(2, np.int64)
+    leaf1 = np.empty(1, np.int64)
+    lloss = np.zeros(T)
+    bstats = np.zeros((T, S))
+    bcnt = np.zeros(T, np.int64)
+    blloss = np.zeros(T)
+    one = np.int64(1)  # typed variables, not literals: a literal argument compiles its own specialisation
+    two = np.int64(2)
     okf = np.empty(p, np.int64)
-    nok = 0
+    nok = np.int64(0)
     for j in range(p):
         if featok[j]:
             okf[nok] = j
@@ -479,7 +554,7 @@ def grow(ntype, feat, thr, coef, X, Xs, grp, order, Z, featok, kind, D, nmin, mt
     for t in range(T):
         if ntype[t] != LEAF or node_depth(t) >= D:
             continue
-        nI = 0
+        nI = np.int64(0)
         for i in range(n):
             if leafpos[i] == t:
                 I[nI] = i
@@ -491,11 +566,12 @@ def grow(ntype, feat, thr, coef, X, Xs, grp, order, Z, featok, kind, D, nmin, mt
             continue
         leaves[0] = 2 * t + 1
         leaves[1] = 2 * t + 2
+        leaf1[0] = 2 * t + 2
         for r in range(nI):
             low_d[I[r]] = 2 * t + 1
             up_d[I[r]] = 2 * t + 2
         # parent loss: everything in one leaf
-        parent = place_loss(I, nI, up_d, Z, kind, 1, leaves[1:], 1, stats, cnt)
+        parent = place_loss(I, nI, up_d, Z, kind, one, leaf1, one, stats, cnt)
         if parent <= tol:
             continue
         if randsplit:
@@ -528,8 +604,9 @@ def grow(ntype, feat, thr, coef, X, Xs, grp, order, Z, featok, kind, D, nmin, mt
         else:
             fs = okf[:nok].copy()
             nf = nok
-        loss, j, th, ths = best_parallel(I, nI, inI, X, Xs, grp, order, featok, fs, nf, low_d, up_d, fixlow, Z,
-                                         kind, nmin, leaves, 2, stats, cnt, movers, vals)
+        loss, j, th, ths = best_parallel(I, nI, inI, X, Xs, grp, orderT, grpT, featok, fs, nf, low_d, up_d,
+                                         fixlow, Z, kind, nmin, leaves, two, stats, cnt, movers, vals, lloss,
+                                         bstats, bcnt, blloss)
         if j >= 0 and loss < parent - tol:
             ntype[t] = PAR
             feat[t] = j
@@ -542,7 +619,7 @@ def grow(ntype, feat, thr, coef, X, Xs, grp, order, Z, featok, kind, D, nmin, mt
 
 
 @njit(cache=True, nogil=True)
-def local_search(ntype, feat, thr, coef, X, Xs, grp, order, Z, featok, kind, D, nmin, pen, hyper, H, tol,
+def local_search(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, Z, featok, kind, D, nmin, pen, hyper, H, tol,
                  max_moves, trace):
     """Algorithm 2.1 with first-improvement (trick 4): returns the number of accepted moves.
 
@@ -564,6 +641,11 @@ def local_search(ntype, feat, thr, coef, X, Xs, grp, order, Z, featok, kind, D, 
     V = np.empty(n)
     stats = np.zeros((T, S))
     cnt = np.zeros(T, np.int64)
+    lloss = np.zeros(T)
+    bstats = np.zeros((T, S))
+    bcnt = np.zeros(T, np.int64)
+    blloss = np.zeros(T)
+    zero = np.int64(0)  # not a literal argument (see grow)
     leaves = np.empty(T + 2, np.int64)
     cleaves = np.empty(T + 2, np.int64)
     allf = np.arange(p)
@@ -577,7 +659,7 @@ def local_search(ntype, feat, thr, coef, X, Xs, grp, order, Z, featok, kind, D, 
     while moves < max_moves:
         # one pass of Algorithm 2.1 over the nodes in random order; nodes whose point set and subtrees are
         # unchanged since they last failed to improve ("clean") are skipped
-        nn = 0
+        nn = np.int64(0)
         for u in range(T):
             if ntype[u] > 0:
                 nodes[nn] = u
@@ -595,7 +677,7 @@ def local_search(ntype, feat, thr, coef, X, Xs, grp, order, Z, featok, kind, D, 
             if is_leaf and dt >= D:
                 clean[t] = True
                 continue
-            nI = 0
+            nI = np.int64(0)
             for i in range(n):
                 if is_desc(leafpos[i], t):
                     I[nI] = i
@@ -606,10 +688,10 @@ def local_search(ntype, feat, thr, coef, X, Xs, grp, order, Z, featok, kind, D, 
             if nI == 0:
                 continue
             # current subtree loss
-            nl = subtree_leaves(ntype, t, leaves, 0)
+            nl = subtree_leaves(ntype, t, leaves, zero)
             for r in range(nI):
                 dest[I[r]] = leafpos[I[r]]
-            cur = place_loss(I, nI, dest, Z, kind, 0, leaves, nl, stats, cnt) + pen * subtree_complexity(ntype, coef, t)
+            cur = place_loss(I, nI, dest, Z, kind, zero, leaves, nl, stats, cnt) + pen * subtree_complexity(ntype, coef, t)
             cl = 2 * t + 1
             cu = 2 * t + 2
             if is_leaf:
@@ -618,21 +700,22 @@ def local_search(ntype, feat, thr, coef, X, Xs, grp, order, Z, featok, kind, D, 
                     up_d[I[r]] = cu
                 cleaves[0] = cl
                 cleaves[1] = cu
-                ncl = 2
-                cxc = 0
+                ncl = np.int64(2)
+                cxc = np.int64(0)
             else:
                 for r in range(nI):
                     i = I[r]
                     low_d[i] = route_point(i, cl, ntype, feat, thr, coef, X, Xs)
                     up_d[i] = route_point(i, cu, ntype, feat, thr, coef, X, Xs)
-                ncl = subtree_leaves(ntype, cl, cleaves, 0)
+                ncl = subtree_leaves(ntype, cl, cleaves, zero)
                 ncl = subtree_leaves(ntype, cu, cleaves, ncl)
                 cxc = subtree_complexity(ntype, coef, cl) + subtree_complexity(ntype, coef, cu)
             best = cur
             move = 0
             # (1) best parallel split with the children fixed
-            ploss, pj, pt, pts = best_parallel(I, nI, inI, X, Xs, grp, order, featok, allf, p, low_d, up_d, fixlow,
-                                               Z, kind, nmin, cleaves, ncl, stats, cnt, movers, vals)
+            ploss, pj, pt, pts = best_parallel(I, nI, inI, X, Xs, grp, orderT, grpT, featok, allf, p, low_d, up_d,
+                                               fixlow, Z, kind, nmin, cleaves, ncl, stats, cnt, movers, vals,
+                                               lloss, bstats, bcnt, blloss)
             if pj >= 0 and ploss + pen * (1 + cxc) < best - tol:
                 best = ploss + pen * (1 + cxc)
                 move = 1
@@ -640,7 +723,7 @@ def local_search(ntype, feat, thr, coef, X, Xs, grp, order, Z, featok, kind, D, 
             if not is_leaf:
                 for side in range(2):
                     c = cl if side == 0 else cu
-                    nlc = subtree_leaves(ntype, c, leaves, 0)
+                    nlc = subtree_leaves(ntype, c, leaves, zero)
                     loss = place_loss(I, nI, low_d if side == 0 else up_d, Z, kind, nmin, leaves, nlc, stats, cnt)
                     loss += pen * subtree_complexity(ntype, coef, c)
                     if loss < best - tol:
@@ -669,7 +752,7 @@ def local_search(ntype, feat, thr, coef, X, Xs, grp, order, Z, featok, kind, D, 
                         for j in range(p):
                             b0 += a[j] * Xs[r0, j]
                     hl, hb = hyper_descent(a, b0, I, nI, Xs, featok, low_d, up_d, fixlow, Z, kind, nmin, cleaves,
-                                           ncl, stats, cnt, movers, vals, V, pen, cxc, tol, dest)
+                                           ncl, stats, cnt, movers, vals, V, pen, cxc, tol, dest, lloss)
                     if hl < best - tol:
                         best = hl
                         move = 4
@@ -717,8 +800,8 @@ def local_search(ntype, feat, thr, coef, X, Xs, grp, order, Z, featok, kind, D, 
 
 
 @njit(cache=True, nogil=True)
-def run_restarts(seeds, T, X, Xs, grp, order, Z, featok, kind, start_kind, D, nmin, pen, hyper, H, tol, mtry,
-                 max_moves, random_frac=0.0):
+def run_restarts(seeds, T, X, Xs, grp, orderT, grpT, Z, featok, kind, start_kind, D, nmin, pen, hyper, H, tol,
+                 mtry, max_moves, random_frac):
     """R independent restarts: RF-style start tree (random mtry features per split), then local search."""
     R = seeds.shape[0]
     p = X.shape[1]
@@ -734,8 +817,8 @@ def run_restarts(seeds, T, X, Xs, grp, order, Z, featok, kind, start_kind, D, nm
         thr = np.zeros(T)
         coef = np.zeros((T, p))
         rs = np.random.random() < random_frac
-        grow(ntype, feat, thr, coef, X, Xs, grp, order, Z, featok, start_kind, D, nmin, mtry, tol, rs)
-        local_search(ntype, feat, thr, coef, X, Xs, grp, order, Z, featok, kind, D, nmin, pen, hyper, H, tol,
+        grow(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, Z, featok, start_kind, D, nmin, mtry, tol, rs)
+        local_search(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, Z, featok, kind, D, nmin, pen, hyper, H, tol,
                      max_moves, trace)
         NT[r] = ntype
         FE[r] = feat

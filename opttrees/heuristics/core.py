@@ -44,6 +44,8 @@ class Problem:
     kind: int
     baseline: float      # L̂ (raw units)
     y: np.ndarray
+    orderT: np.ndarray = None  # (p, n) C-contiguous transpose of ``order`` (row scans in the kernels)
+    grpT: np.ndarray = None    # (p, n) int32: grpT[j, r] = grp[order[r, j], j], ranks in presorted order
 
     @property
     def n(self):
@@ -89,7 +91,9 @@ def make_problem(data: PreparedData, loss: str | None = None) -> Problem:
         Z = np.column_stack([w, w * yc, w * yc * yc])
     base = obj.baseline(y, loss, data.n_classes or None, w)
     featok = np.asarray(data.splittable, dtype=np.bool_)
-    return Problem(data, loss, X, Xs, grp, order, np.ascontiguousarray(Z), featok, KIND[loss], base, y)
+    orderT = np.ascontiguousarray(order.T)
+    grpT = np.ascontiguousarray(np.take_along_axis(grp, order, axis=0).T)
+    return Problem(data, loss, X, Xs, grp, order, np.ascontiguousarray(Z), featok, KIND[loss], base, y, orderT, grpT)
 
 
 def empty_heap(D: int, p: int):

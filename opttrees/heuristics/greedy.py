@@ -39,8 +39,8 @@ def greedy_tree(data: PreparedData, max_depth: int, min_samples_leaf: int = 1, a
     if mtry < nok:
         K.seed_numba(int(np.random.RandomState(random_state).randint(2**31 - 1)))
     ntype, feat, thr, coef = empty_heap(D, prob.p)
-    K.grow(ntype, feat, thr, coef, prob.X, prob.Xs, prob.grp, prob.order, prob.Z, prob.featok, KIND[criterion], D,
-           int(min_samples_leaf), mtry, 1e-12 * prob.baseline)
+    K.grow(ntype, feat, thr, coef, prob.X, prob.Xs, prob.grp, prob.orderT, prob.grpT, prob.Z, prob.featok,
+           KIND[criterion], int(D), int(min_samples_leaf), int(mtry), 1e-12 * prob.baseline, False)
     tree = heap_to_tree(prob, ntype, feat, thr, coef)
     if alpha > 0:
         tree = prune_to_alpha(tree, prob, alpha)

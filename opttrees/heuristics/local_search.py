@@ -10,12 +10,13 @@ shared objective (losses / L̂ + alpha * complexity) until no node improves. Res
 """
 from __future__ import annotations
 
+import copy
 import math
 import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
-from joblib import Parallel, delayed
 
 from ..data import PreparedData
 from ..errors import InputError
@@ -82,21 +83,39 @@ def local_search(data: PreparedData, max_depth: int, alpha: float = 0.0, min_sam
     mtry = max(1, int(math.floor(math.sqrt(max(nok, 1)))))  # floor, as randomForest and sklearn
     start_kind = KIND["gini"] if prob.loss == "misclassification" else KIND["squared"]
     T = 2 ** (D + 1) - 1
-    args = (T, prob.X, prob.Xs, prob.grp, prob.order, prob.Z, prob.featok, prob.kind, start_kind, D,
-            int(min_samples_leaf), alpha * prob.baseline, split_type == "hyperplane", int(n_hyperplane_restarts),
-            1e-9 * prob.baseline, mtry, 2**62 if max_moves is None else int(max_moves), float(random_starts))
+    # every argument with one fixed type (int64 / float64 / bool), so the kernels compile once
+    args = (int(T), prob.X, prob.Xs, prob.grp, prob.orderT, prob.grpT, prob.Z, prob.featok, int(prob.kind),
+            int(start_kind), int(D), int(min_samples_leaf), float(alpha * prob.baseline), split_type == "hyperplane",
+            int(n_hyperplane_restarts), float(1e-9 * prob.baseline), int(mtry),
+            2**62 if max_moves is None else int(max_moves), float(random_starts))
     jobs = min(_n_jobs(n_jobs), len(seeds))
-    chunks = [c for c in np.array_split(seeds, jobs) if len(c)]
     if jobs == 1:
-        outs = [K.run_restarts(chunks[0], *args)]
+        outs = [K.run_restarts(seeds, *args)]
     else:
-        outs = Parallel(n_jobs=jobs, prefer="threads")(delayed(K.run_restarts)(c, *args) for c in chunks)
+        # dynamic dispatch: restart times vary a lot, so small chunks are handed to whichever thread is free
+        # (static halves can leave one thread idle at the end); each restart seeds itself, so chunking never
+        # changes results
+        size = max(1, len(seeds) // (8 * jobs))
+        chunks = [seeds[i:i + size] for i in range(0, len(seeds), size)]
+        with ThreadPoolExecutor(max_workers=jobs) as ex:
+            outs = list(ex.map(lambda c: K.run_restarts(c, *args), chunks))
     NT = np.concatenate([o[0] for o in outs])
     FE = np.concatenate([o[1] for o in outs])
     TH = np.concatenate([o[2] for o in outs])
     CO = np.concatenate([o[3] for o in outs])
-    trees = [heap_to_tree(prob, NT[r], FE[r], TH[r], CO[r]) for r in range(len(seeds))]
-    objs = np.array([objective(t, prob, alpha) for t in trees])
+    # many restarts converge to the same heap tree: build (and score) each distinct tree once
+    built = {}
+    trees, objs = [], np.empty(len(seeds))
+    for r in range(len(seeds)):
+        key = (NT[r].tobytes(), FE[r].tobytes(), TH[r].tobytes(), CO[r].tobytes())
+        if key not in built:
+            t = heap_to_tree(prob, NT[r], FE[r], TH[r], CO[r])
+            built[key] = (t, objective(t, prob, alpha), r)
+            trees.append(t)
+        else:
+            t0, o0, r0 = built[key]
+            trees.append(t0 if not return_all else copy.deepcopy(t0))
+        objs[r] = built[key][1]
     rank = np.lexsort((np.arange(len(objs)), np.round(objs, 12)))
     best = trees[rank[0]]
     if not return_all:
@@ -120,9 +139,10 @@ def improve_tree(data: PreparedData, tree: Tree, max_depth: int, alpha: float = 
     K.seed_numba(int(_seeds(random_state, 1)[0]))
     mm = 10**9 if max_moves is None else int(max_moves)
     trace = np.full(min(mm, 100000) + 1, np.nan)
-    moves = K.local_search(ntype, feat, thr, coef, prob.X, prob.Xs, prob.grp, prob.order, prob.Z, prob.featok,
-                           prob.kind, D, int(min_samples_leaf), alpha * prob.baseline, split_type == "hyperplane",
-                           int(n_hyperplane_restarts), 1e-9 * prob.baseline, mm, trace)
+    moves = K.local_search(ntype, feat, thr, coef, prob.X, prob.Xs, prob.grp, prob.orderT, prob.grpT, prob.Z,
+                           prob.featok, int(prob.kind), int(D), int(min_samples_leaf), float(alpha * prob.baseline),
+                           split_type == "hyperplane", int(n_hyperplane_restarts), float(1e-9 * prob.baseline), mm,
+                           trace)
     out = heap_to_tree(prob, ntype, feat, thr, coef)
     if return_trace:
         return out, trace[: moves + 1] / prob.baseline

@@ -10,10 +10,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+import numpy as np
 
 from ..data import PreparedData
 from ..errors import InputError
-from .core import make_problem
+from .core import MAX_DEPTH, check_depth, make_problem
 from .local_search import _seeds, local_search
 from .pruning import batch_tune_cp
 
@@ -26,15 +27,44 @@ class TuneResult:
     table: list = field(default_factory=list)  # one dict per depth: depth, alpha, val_error
 
 
+def _is_int(v) -> bool:
+    return not isinstance(v, (bool, np.bool_)) and isinstance(v, (int, np.integer))
+
+
+def check_depth_grid(max_depth, depths=None) -> list:
+    """Validate ``max_depth`` and ``depths`` before any tuning work; return the depth grid.
+
+    Both must be integers >= 0 within the heuristics' depth limit; floats are rejected rather than truncated.
+    Without ``depths`` the grid is 1..max_depth.
+    """
+    if not _is_int(max_depth) or max_depth < 0:
+        raise InputError(f"max_depth must be an integer >= 0; got {max_depth!r}")
+    if max_depth > MAX_DEPTH:
+        check_depth(max_depth)  # raises with the limit and its reason
+    if depths is None:
+        grid = list(range(1, int(max_depth) + 1))
+    else:
+        if isinstance(depths, (str, bytes)) or np.ndim(depths) != 1:
+            raise InputError(f"depths must be a non-empty list of integers >= 0; got {depths!r}")
+        grid = []
+        for d in depths:
+            if not _is_int(d) or d < 0:
+                raise InputError(f"depths must contain integers >= 0; got {d!r} in {depths!r}")
+            if d > MAX_DEPTH:
+                raise InputError(f"depths contains {d}, above the limit {MAX_DEPTH}: the heuristics' heap arrays")
+            grid.append(int(d))
+    if not grid:
+        raise InputError("no depths to tune over (depths is empty or max_depth is 0)")
+    return grid
+
+
 def tune(train: PreparedData, X_val, y_val, max_depth: int = 10, depths=None, n_restarts: int = 100,
          min_samples_leaf: int = 1, split_type: str = "parallel", batch_fraction: float = 0.1, random_state=None,
          n_jobs: int | None = 1, n_hyperplane_restarts: int = 5, loss: str | None = None) -> TuneResult:
     """Tune (depth, alpha) by Algorithm 2.7; validation error is the error rate or the MSE."""
     if not 0 < batch_fraction <= 1:
         raise InputError(f"batch_fraction must be in (0, 1]; got {batch_fraction!r}")
-    depths = list(range(1, int(max_depth) + 1)) if depths is None else [int(d) for d in depths]
-    if not depths:
-        raise InputError("no depths to tune over")
+    depths = check_depth_grid(max_depth, depths)
     prob = make_problem(train, loss)
     seeds = _seeds(random_state, len(depths))
     k = max(1, int(math.ceil(batch_fraction * n_restarts)))
