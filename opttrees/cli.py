@@ -34,7 +34,7 @@ def main():
       data:   {dataset: iris}  or  {csv: file.csv, target: column, features: [..]}
               optional: test_size: 0.25, split_seed: 0
       model:  {type: oct, max_depth: 2, min_samples_leaf: 1, alpha: 0.0, warm_start: greedy}
-      solver: {name: highs|scip, time_limit: 60, mip_gap: 1e-4, threads: 1, seed: 0, verbose: false}
+      solver: {name: highs|scip, time_limit: 60, mip_gap: 1e-6, threads: 1, seed: 0, verbose: false}
       output: results/my-run
 
     \b

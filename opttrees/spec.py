@@ -4,7 +4,7 @@ A spec has four sections::
 
     data:   {dataset: iris}  or  {csv: path.csv, target: label, features: [...]}, optional test_size, split_seed
     model:  {type: oct, max_depth: 2, ...}     # type from the model registry, other keys are its parameters
-    solver: {name: highs, time_limit: 60, mip_gap: 1e-4, threads: 1, seed: 0, verbose: false}
+    solver: {name: highs, time_limit: 60, mip_gap: 1e-6, threads: 1, seed: 0, verbose: false}
     output: results/iris                       # folder for tree.json, tree.dot, report.json
 
 Every unknown key, wrong type, missing file or unknown name raises SpecError naming the field.

@@ -135,3 +135,117 @@ def test_missing_solver_package_is_named(monkeypatch):
     with pytest.raises(SolverError, match="needs the Python package 'pyscipopt'.*pip install pyscipopt"):
         solve(m, "scip")
     assert api.available_solvers() == ["highs"]
+
+
+# --- proven optimal only when the solver proved it (not when the requested mip_gap was reached) -------------
+
+def multi_knapsack(n=60, k=5, seed=0):
+    rng = np.random.default_rng(seed)
+    w = rng.integers(100, 1000, (k, n))
+    v = rng.integers(100, 1000, n)
+    cap = (w.sum(1) * 0.5).astype(int)
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(n), domain=pyo.Binary)
+    m.objective = pyo.Objective(expr=sum(int(v[i]) * m.x[i] for i in range(n)), sense=pyo.maximize)
+    m.cap = pyo.Constraint(range(k), rule=lambda m, j: sum(int(w[j, i]) * m.x[i] for i in range(n)) <= int(cap[j]))
+    return m
+
+
+def test_status_rule_lives_in_one_place():
+    from opttrees.solvers.result import STATUSES, settle_status
+
+    assert settle_status("optimal", 10.0, 10.0) == ("optimal", True)
+    assert settle_status("optimal", 10.0, 10.0 + 1e-7) == ("optimal", True)
+    assert settle_status("optimal", 0.0, 5e-7) == ("optimal", True)          # absolute tolerance near zero
+    assert settle_status("optimal", 8650.0, 9050.0) == ("gap_limit", False)  # the audit's knapsack
+    assert settle_status("gap_limit", 9030.0, 9030.0) == ("optimal", True)
+    assert settle_status("optimal", None, 1.0) == ("no_solution", False)
+    assert settle_status("time_limit", 5.0, 5.0) == ("time_limit", False)
+    assert "gap_limit" in STATUSES
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_reaching_mip_gap_is_gap_limit_not_proven_optimal(solver):
+    m = multi_knapsack()
+    r = solve(m, solver, mip_gap=0.2)
+    # both solvers stop early on this instance (objective 21942, bound ~23183)
+    assert r.status == "gap_limit" and not r.proven_optimal, r.summary()
+    assert 1e-6 < r.gap <= 0.2 + 1e-9 and r.bound >= r.objective
+    assert "gap_limit" in r.summary() and r.to_dict()["status_meaning"]
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_default_gap_small_oct_is_still_proven_optimal(solver):
+    from sklearn.datasets import load_iris
+
+    from opttrees.data import prepare
+    from opttrees.formulations import OCT
+
+    X, y = load_iris(return_X_y=True)
+    r = solve(OCT(prepare(X[::3], y[::3]), max_depth=2), solver)
+    assert r.status == "optimal" and r.proven_optimal and r.gap == 0.0, r.summary()
+
+
+# --- progress trace and runtime ----------------------------------------------------------------------------
+
+def test_trace_keeps_only_strict_improvements():
+    from opttrees.solvers.options import Progress, SolveOptions
+
+    p = Progress("scip", SolveOptions(), sense=1)
+    p.incumbent(0.060000000000000005, float("nan"))
+    p.incumbent(0.05999999999999881, float("nan"))  # SCIP re-reports the start after presolve
+    p.incumbent(0.07, 0.0)                          # worse for minimisation: not an incumbent
+    p.incumbent(0.05, 0.0)
+    assert [i.primal for i in p.trace] == [0.060000000000000005, 0.05]
+    q = Progress("highs", SolveOptions(), sense=-1)
+    for v in (5.0, 5.0, 4.0, 7.0):
+        q.incumbent(v, 10.0)
+    assert [i.primal for i in q.trace] == [5.0, 7.0]
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_runtime_covers_start_and_presolve(solver, capsys):
+    from sklearn.datasets import load_iris
+
+    from opttrees.data import prepare
+    from opttrees.formulations import OCT
+    from opttrees.heuristics.cart import cart_classifier_tree
+
+    X, y = load_iris(return_X_y=True)
+    data = prepare(X[::3], y[::3])
+    r = solve(OCT(data, max_depth=2), solver, warm_start=cart_classifier_tree(data, 2), verbose=True)
+    assert r.trace and all(i.time <= r.runtime for i in r.trace)  # one clock for trace and runtime
+    assert r.runtime <= r.timings["total"]
+    lines = [ln for ln in capsys.readouterr().err.splitlines() if " incumbent " in ln]
+    assert len(lines) == len(r.trace) and len(set(lines)) == len(lines)  # the start is printed once
+
+
+# --- HiGHS solve-separate-resolve loop (BendersOCT) --------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def highs_benders():
+    from opttrees.estimators.flow import BendersOCTClassifier
+    from opttrees.experiments.datasets_robust import load
+
+    ds = load("balance-scale")
+    X, y = ds.X[:150], ds.y[:150]
+    clf = BendersOCTClassifier(max_depth=2, solver="highs", time_limit=2).fit(X, y)
+    return clf, X, y
+
+
+def test_highs_cut_loop_never_loses_the_warm_start(highs_benders):
+    clf, X, y = highs_benders
+    r = clf.solve_result_
+    assert r.start_objective is not None  # the greedy start (127 correct here)
+    assert r.objective >= r.start_objective - 1e-9, r.summary()
+    assert round(clf.score(X, y) * len(y)) == round(r.objective)  # the returned tree scores what is claimed
+
+
+def test_highs_cut_loop_trace_holds_only_cut_feasible_incumbents(highs_benders):
+    clf, X, y = highs_benders
+    r = clf.solve_result_
+    primals = [i.primal for i in r.trace]
+    assert primals and primals == sorted(primals) and len(set(primals)) == len(primals)  # monotone
+    assert primals[0] == pytest.approx(r.start_objective)  # the verified start is the first incumbent
+    assert primals[-1] == pytest.approx(r.objective)       # the last one is the tree returned
+    assert all(p <= r.bound + 1e-6 for p in primals)        # no master solution beyond a valid bound

@@ -38,7 +38,7 @@ class OptimalTreeClassifier(FittedTreeMixin, ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, max_depth=2, min_samples_leaf=1, alpha=0.0, method="mio", solver="highs", time_limit=60,
-                 warm_start="greedy", mip_gap=1e-4, threads=1, n_restarts=100, split_type="parallel",
+                 warm_start="greedy", mip_gap=1e-6, threads=1, n_restarts=100, split_type="parallel",
                  n_hyperplane_restarts=5, n_jobs=1, random_state=None, verbose=False):
         self.max_depth = max_depth
         self.min_samples_leaf = min_samples_leaf

@@ -42,7 +42,7 @@ def _check_options(time_limit, mip_gap, threads):
         raise InputError(f"threads must be an integer >= 1; got {threads!r}")
 
 
-def solve(formulation, solver: str = "highs", time_limit: float | None = None, mip_gap: float = 1e-4,
+def solve(formulation, solver: str = "highs", time_limit: float | None = None, mip_gap: float = 1e-6,
           threads: int = 1, seed: int = 0, warm_start=None, verbose: int | bool = False,
           callbacks=None) -> SolveResult:
     """Solve a formulation (or a bare Pyomo model) and load the solution into its Pyomo variables.

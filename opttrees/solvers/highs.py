@@ -15,7 +15,7 @@ import numpy as np
 from ..errors import SolverError
 from .compile import CompiledModel
 from .options import Progress, SolveOptions
-from .result import SolveResult, relative_gap
+from .result import SolveResult, relative_gap, settle_status
 
 _threads_in_use: int | None = None
 
@@ -88,26 +88,43 @@ def solve_highs(cm: CompiledModel, opts: SolveOptions, x0: np.ndarray | None = N
     t0 = time.perf_counter()
     h = _build(cm, opts)
     load_time = time.perf_counter() - t0
-    prog = Progress("highs", opts, cm.sense)
+    prog = Progress("highs", opts, cm.sense)  # runtime and trace times are measured from here
     state = {"interrupt": False, "cuts": [], "keys": set()}
     sgn = cm.sense
+    # best solution that satisfies the model AND every cut (with a separator: verified by it)
+    best = {"x": None, "obj": None}
 
-    def on_improving(e):
+    def better(obj: float) -> bool:
+        return best["obj"] is None or sgn * obj < sgn * best["obj"] - 1e-9
+
+    def offer(x: np.ndarray, obj: float, dual: float, nodes: int) -> None:
+        """A cut-feasible solution: keep it if it improves and report it as an incumbent."""
+        if better(obj):
+            best["x"], best["obj"] = np.array(x, dtype=np.float64), obj
+            prog.incumbent(obj, dual, nodes)
+
+    def on_improving(e):  # without a separator the master is the full model: its incumbents are real
         o = e.data_out
-        prog.incumbent(sgn * o.objective_function_value, sgn * o.mip_dual_bound, int(o.mip_node_count))
+        if separator is None:
+            prog.incumbent(sgn * o.objective_function_value, sgn * o.mip_dual_bound, int(o.mip_node_count))
 
     def on_logging(e):
         o = e.data_out
-        prog.tick(sgn * o.objective_function_value, sgn * o.mip_dual_bound, int(o.mip_node_count))
+        primal = sgn * o.objective_function_value if separator is None else \
+            (best["obj"] if best["obj"] is not None else math.nan)
+        prog.tick(primal, sgn * o.mip_dual_bound, int(o.mip_node_count))
 
     def on_solution(e):  # lazy separation at every integer-feasible solution HiGHS finds
         if separator is None:
             return
-        x = np.asarray(e.data_out.mip_solution)
-        new = _separate(cm, separator, x, state["keys"])
-        if new:
-            state["cuts"].extend(new)
+        o = e.data_out
+        x = np.asarray(o.mip_solution)
+        violated = _violated(cm, separator, x)
+        if violated:
+            state["cuts"].extend(_dedupe(violated, state["keys"]))
             state["interrupt"] = True
+        else:  # the master's solution satisfies every cut: a real incumbent (the master bound stays valid)
+            offer(x, cm.objective_value(x), sgn * o.mip_dual_bound, int(o.mip_node_count))
 
     def on_interrupt(e):
         e.interrupt(bool(state["interrupt"] or prog.stop))  # always explicit (HiGHS stale-flag bug)
@@ -119,11 +136,22 @@ def solve_highs(cm: CompiledModel, opts: SolveOptions, x0: np.ndarray | None = N
         h.cbMipSolution.subscribe(on_solution)
 
     start = prog.t0
-    best_x, best_obj = None, None
     bound = None
     n_cuts, rounds, nodes = 0, 0, 0
     status = "error"
     if x0 is not None:
+        if separator is not None and not np.isnan(x0).any() and _model_feasible(cm, x0):
+            # a complete start that satisfies the master: if it also satisfies every cut it is the first
+            # incumbent of the loop (the master would otherwise forget it once it finds a cut-violating
+            # improvement); its violated cuts, if any, are valid and go into the master right away
+            violated = _violated(cm, separator, x0)
+            if violated:
+                fresh = _dedupe(violated, state["keys"])
+                if fresh:
+                    _add_rows(h, fresh)
+                    n_cuts += len(fresh)
+            else:
+                offer(x0, cm.objective_value(x0), math.nan, 0)
         _set_start(h, x0)
     while True:
         rounds += 1
@@ -148,45 +176,45 @@ def solve_highs(cm: CompiledModel, opts: SolveOptions, x0: np.ndarray | None = N
             bound = rbound  # each round's master is a relaxation: its bound is valid overall
         if separator is None:
             if has:
-                best_x, best_obj = x, sgn * info.objective_function_value
+                best["x"], best["obj"] = x, sgn * info.objective_function_value
             break
         cuts = list(state["cuts"])
+        violated = _violated(cm, separator, x) if has else []
         if has:
-            cuts += _separate(cm, separator, x, state["keys"])
-        if has and not cuts:
-            obj = sgn * info.objective_function_value
-            if best_obj is None or sgn * obj < sgn * best_obj:
-                best_x, best_obj = x, obj
+            cuts += _dedupe(violated, state["keys"])
+            if not violated:
+                offer(x, sgn * info.objective_function_value, bound if bound is not None else math.nan, nodes)
         if status in ("infeasible", "unbounded", "error"):
-            break
-        if not cuts:  # the master's solution satisfies every cut: its status stands for the full model
             break
         if prog.stop:
             status = "interrupted"
             break
+        if not cuts:
+            if violated and status == "optimal":
+                # violated cuts that are already in the master (numerical tolerance): no proof for the full model
+                status = "limit"
+            # else the master's solution satisfies every cut: its status stands for the full model
+            break
         _add_rows(h, cuts)
         n_cuts += len(cuts)
-        # next start: the incumbent repaired to satisfy every cut (problem-specific), else let HiGHS search
-        if repair is not None and x is not None:
-            xr = repair(x)
-            if xr is not None:
-                robj = cm.objective_value(xr)
-                if best_obj is None or sgn * robj < sgn * best_obj:
-                    best_x, best_obj = xr, robj
-                    prog.incumbent(robj, bound if bound is not None else math.nan, nodes)
-                _set_start(h, xr)
+        # next start: the incumbent repaired to satisfy every cut (problem-specific), else the best so far
+        xr = repair(x) if repair is not None and x is not None else None
+        if xr is not None and _model_feasible(cm, xr) and not _violated(cm, separator, xr):
+            offer(xr, cm.objective_value(xr), bound if bound is not None else math.nan, nodes)
+        nxt = best["x"] if best["x"] is not None else xr
+        if nxt is not None:
+            _set_start(h, nxt)
         if status == "time_limit":
             break
     runtime = time.perf_counter() - start
+    best_x, best_obj = best["x"], best["obj"]
     if best_obj is not None and bound is not None:
         # the master bound can never be better than a feasible point (numerical noise aside)
         bound = max(bound, best_obj) if sgn < 0 else min(bound, best_obj)
     gap = relative_gap(best_obj, bound)
-    if status == "optimal" and best_obj is None:
+    if status in ("time_limit", "limit", "interrupted") and best_obj is None:
         status = "no_solution"
-    if status in ("time_limit", "limit") and best_obj is None:
-        status = "no_solution"
-    proven = status == "optimal"  # HiGHS proved it within mip_rel_gap / its absolute gap tolerance
+    status, proven = settle_status(status, best_obj, bound)
     res = SolveResult(status=status, objective=best_obj, bound=bound, gap=gap, runtime=runtime,
                       node_count=nodes, proven_optimal=proven, solver="highs", has_solution=best_x is not None,
                       n_lazy_cuts=n_cuts, n_rounds=rounds, trace=prog.trace,
@@ -194,11 +222,32 @@ def solve_highs(cm: CompiledModel, opts: SolveOptions, x0: np.ndarray | None = N
     return res, best_x
 
 
-def _separate(cm: CompiledModel, separator, x: np.ndarray, seen: set) -> list:
+def _model_feasible(cm: CompiledModel, x: np.ndarray, tol: float = 1e-6) -> bool:
+    """x satisfies the compiled (master) model: bounds, rows and integrality."""
+    if np.any(x < cm.col_lower - tol) or np.any(x > cm.col_upper + tol):
+        return False
+    if np.any(np.abs(x[cm.integer] - np.round(x[cm.integer])) > tol):
+        return False
+    act = cm.row_activity(x)
+    return bool(np.all(act >= cm.row_lower - tol) and np.all(act <= cm.row_upper + tol))
+
+
+def _violated(cm: CompiledModel, separator, x: np.ndarray, tol: float = 1e-6) -> list:
+    """The separator's cuts that x actually violates (compiled); empty means x satisfies every cut."""
     value = lambda v: float(x[cm.col_of[id(v)]])
     out = []
     for expr in separator.separate(value):
         idx, coef, lo, hi = cm.compile_cut(expr)
+        act = float(coef @ x[idx]) if len(idx) else 0.0
+        if act < lo - tol or act > hi + tol:
+            out.append((idx, coef, lo, hi))
+    return out
+
+
+def _dedupe(cuts: list, seen: set) -> list:
+    """Cuts not handed to the master before."""
+    out = []
+    for idx, coef, lo, hi in cuts:
         key = (tuple(idx.tolist()), tuple(np.round(coef, 12).tolist()), lo, hi)
         if key in seen:
             continue

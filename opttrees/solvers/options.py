@@ -17,7 +17,7 @@ def _finite(v: float) -> float:
 @dataclass
 class SolveOptions:
     time_limit: float | None = None
-    mip_gap: float = 1e-4
+    mip_gap: float = 1e-6
     threads: int = 1
     seed: int = 0
     verbose: int = 0                      # 0 silent, 1 opttrees progress lines, 2 also the solver log
@@ -41,8 +41,12 @@ class Progress:
         t = self.elapsed() if t is None else t
         primal, dual = _finite(primal), _finite(dual)
         inc = Incumbent(t, primal, dual, relative_gap(primal, dual), nodes)
-        if self.trace and self.trace[-1].primal == primal:
-            return
+        if self.trace and math.isfinite(primal):
+            last = self.trace[-1].primal
+            # only strict improvements enter the trace: the same start reported twice (SCIP re-reports it
+            # after presolve with round-off in the last digits) or a worse point is not a new incumbent
+            if math.isfinite(last) and self.sense * (primal - last) >= -1e-9 * max(1.0, abs(last)):
+                return
         self.trace.append(inc)
         self._print("incumbent", inc)
         self._ask(inc)

@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 
 #: meanings, shown in the README and the CLI
 STATUSES = {
-    "optimal": "solved to proven optimality (within the requested mip_gap)",
+    "optimal": "solved to proven optimality: objective and bound agree (gap <= 1e-6)",
+    "gap_limit": "stopped because the requested mip_gap was reached; feasible, not proven optimal (see gap)",
     "time_limit": "stopped at the time limit; the incumbent is feasible but not proven optimal",
     "interrupted": "stopped by a callback or the user; the incumbent is feasible but not proven optimal",
     "limit": "stopped by a node/solution/iteration limit; not proven optimal",
@@ -28,6 +29,36 @@ def relative_gap(primal: float | None, dual: float | None) -> float:
     if diff <= 1e-9:
         return 0.0
     return diff / max(abs(primal), 1e-10)
+
+
+#: objective and bound closer than this (relative, in the gap definition above, or absolute) prove optimality
+PROVEN_TOL = 1e-6
+
+
+def is_proven_optimal(objective: float | None, bound: float | None) -> bool:
+    """The project rule: proven optimal only when the objective and a valid bound agree (the solver proved it).
+
+    Reaching a user's ``mip_gap`` (HiGHS kOptimal, SCIP "gaplimit") is not a proof.
+    """
+    if objective is None or bound is None or not math.isfinite(objective) or not math.isfinite(bound):
+        return False
+    return abs(objective - bound) <= PROVEN_TOL or relative_gap(objective, bound) <= PROVEN_TOL
+
+
+def settle_status(status: str, objective: float | None, bound: float | None) -> tuple[str, bool]:
+    """Final (status, proven_optimal) from a solver's stop reason, used by both adapters and the cut loop.
+
+    ``status`` is "optimal" when the solver stopped because the gap closed to within its tolerances, which
+    include the requested mip_gap (HiGHS kOptimal, SCIP "optimal"/"gaplimit"). That is "optimal" and proven
+    only if :func:`is_proven_optimal`; otherwise it is "gap_limit". Other statuses pass through, unproven.
+    """
+    if status in ("optimal", "gap_limit"):
+        if objective is None:
+            return "no_solution", False
+        if is_proven_optimal(objective, bound):
+            return "optimal", True
+        return "gap_limit", False
+    return status, False
 
 
 @dataclass

@@ -17,7 +17,7 @@ import numpy as np
 from ..errors import SolverError
 from .compile import CompiledModel
 from .options import Progress, SolveOptions
-from .result import SolveResult, relative_gap
+from .result import SolveResult, relative_gap, settle_status
 
 
 def _pyscipopt():
@@ -93,7 +93,7 @@ def _set_start(m, xs, x0: np.ndarray) -> bool:
     return bool(m.addSol(sol, free=True))
 
 
-_STATUS = {"optimal": "optimal", "gaplimit": "optimal", "timelimit": "time_limit", "userinterrupt": "interrupted",
+_STATUS = {"optimal": "optimal", "gaplimit": "gap_limit", "timelimit": "time_limit", "userinterrupt": "interrupted",
            "infeasible": "infeasible", "unbounded": "unbounded", "inforunbd": "infeasible", "nodelimit": "limit",
            "totalnodelimit": "limit", "stallnodelimit": "limit", "sollimit": "limit", "bestsollimit": "limit",
            "memlimit": "limit", "restartlimit": "limit", "unknown": "error"}
@@ -105,7 +105,7 @@ def solve_scip(cm: CompiledModel, opts: SolveOptions, x0: np.ndarray | None = No
     t0 = time.perf_counter()
     m, xs = _build(cm, opts)
     load_time = time.perf_counter() - t0
-    prog = Progress("scip", opts, cm.sense)
+    prog = Progress("scip", opts, cm.sense)  # runtime and trace times are measured from here
     errors: list[str] = []
 
     class Events(ps.Eventhdlr):
@@ -135,8 +135,7 @@ def solve_scip(cm: CompiledModel, opts: SolveOptions, x0: np.ndarray | None = No
     counter = {"cuts": 0}
     if separator is not None:
         _attach_lazy(ps, m, xs, cm, separator, counter, errors)
-    started = _set_start(m, xs, x0) if x0 is not None else False
-    t1 = time.perf_counter()
+    started = _set_start(m, xs, x0) if x0 is not None else False  # may presolve: part of the runtime
     try:
         m.optimize()
     except Exception as exc:
@@ -145,7 +144,7 @@ def solve_scip(cm: CompiledModel, opts: SolveOptions, x0: np.ndarray | None = No
         raise SolverError(f"SCIP failed: {exc}") from None
     if errors:
         raise SolverError("SCIP callback failed:\n" + errors[0])
-    runtime = time.perf_counter() - t1
+    runtime = time.perf_counter() - prog.t0
     status = _STATUS.get(m.getStatus(), "error")
     has = m.getNSols() > 0
     best_x = None
@@ -161,10 +160,11 @@ def solve_scip(cm: CompiledModel, opts: SolveOptions, x0: np.ndarray | None = No
     if status == "optimal" and bound is None and obj is not None:
         bound = obj
     gap = relative_gap(obj, bound)
-    if status in ("time_limit", "limit") and not has:
+    if status in ("time_limit", "limit", "interrupted") and not has:
         status = "no_solution"
+    status, proven = settle_status(status, obj, bound)
     res = SolveResult(status=status, objective=obj, bound=bound, gap=gap, runtime=runtime,
-                      node_count=int(m.getNTotalNodes()), proven_optimal=status == "optimal", solver="scip",
+                      node_count=int(m.getNTotalNodes()), proven_optimal=proven, solver="scip",
                       has_solution=has, n_lazy_cuts=counter["cuts"], trace=prog.trace,
                       timings={"load": load_time, "solve": runtime}, message="" if started or x0 is None
                       else "warm start was rejected by SCIP")
@@ -183,7 +183,9 @@ def _attach_lazy(ps, m, xs, cm: CompiledModel, separator, counter: dict, errors:
         def value(v):
             j = col_of[id(v)]
             if j not in vals:
-                vals[j] = m.getSolVal(solution, xs[j]) if solution is not None else xs[j].getLPSol()
+                # solution None: SCIP's current solution, the LP solution in ENFOLP and the pseudo solution
+                # in ENFOPS (SCIPgetSolVal(scip, NULL, var) picks the right one; getLPSol would not)
+                vals[j] = m.getSolVal(solution, xs[j])
             return vals[j]
 
         return separator.separate(value)
