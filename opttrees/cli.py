@@ -139,14 +139,22 @@ def predict(tree, csv, output):
 
 
 @main.command()
-def models():
-    """List the model types a spec can use."""
-    from .spec import MODELS, _register_builtin
+@click.option("--params", "show_params", is_flag=True, help="also list each model's spec parameters and defaults")
+def models(show_params):
+    """List the model types a spec can use (model.type); --params shows their model.* fields."""
+    from .spec import MODELS, SOLVER_KEYS, _estimator_params, _register_builtin, _solver_param
 
     if not MODELS:
         _register_builtin()
     for name, entry in sorted(MODELS.items()):
         click.echo(f"{name:16s} {entry.description}")
+        if show_params:
+            allowed = _estimator_params(entry)
+            set_by_solver = {_solver_param(k, allowed) for k in SOLVER_KEYS} - {None}
+            fields = ", ".join(f"{k}={v!r}" for k, v in allowed.items() if k not in set_by_solver)
+            solver = ", ".join(k for k in SOLVER_KEYS if _solver_param(k, allowed) is not None) or "none"
+            click.echo(f"{'':16s}   model: {fields}")
+            click.echo(f"{'':16s}   solver: {solver}")
 
 
 @main.command()

@@ -142,3 +142,9 @@ def test_output_folder_that_cannot_be_created(tmp_path):
     blocker.write_text("x")
     r = run("solve", str(write_spec(tmp_path, BASE)), "-o", str(blocker / "sub"))
     assert r.returncode == 2 and "output: cannot create the folder" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_models_lists_parameters():
+    r = run("models", "--params")
+    assert r.returncode == 0
+    assert "oct-cv" in r.stdout and "max_depth=2" in r.stdout and "solver: name, time_limit" in r.stdout

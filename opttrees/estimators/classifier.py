@@ -85,7 +85,7 @@ class OptimalTreeClassifier(FittedTreeMixin, ClassifierMixin, BaseEstimator):
 
     def fit(self, X, y, sample_weight=None):
         check_choice("method", self.method, METHODS)
-        check_choice("warm_start", self.warm_start, WARM_STARTS)
+        check_choice("warm_start", self.warm_start, WARM_STARTS + (False,))   # False: sklearn's "no warm start"
         check_choice("split_type", self.split_type, SPLIT_TYPES)
         depth = check_int("max_depth", self.max_depth, 0)
         check_int("min_samples_leaf", self.min_samples_leaf, 1)
