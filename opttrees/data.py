@@ -29,8 +29,12 @@ def _as_2d_float(X, name: str = "X") -> tuple[np.ndarray, list[str]]:
             raise InputError(
                 f"{name} has non-numeric column(s) {[str(b) for b in bad]}: encode categories "
                 "(e.g. pandas.get_dummies) or drop them before fitting")
+        if any(X[c].dtype.kind == "c" for c in X.columns):
+            raise InputError(f"{name} has complex values; features must be real numbers")
         arr = X.to_numpy(dtype=np.float64, na_value=np.nan)
     else:
+        if hasattr(X, "tocsr") or type(X).__module__.startswith("scipy.sparse"):
+            raise InputError(f"{name} is a sparse matrix; opttrees needs dense features (use X.toarray())")
         try:
             arr = np.asarray(X)
         except Exception as exc:  # ragged lists and the like
@@ -41,6 +45,8 @@ def _as_2d_float(X, name: str = "X") -> tuple[np.ndarray, list[str]]:
             except (TypeError, ValueError):
                 raise InputError(f"{name} contains non-numeric values (e.g. strings); all features must be numeric") from None
         names = None
+    if arr.dtype.kind == "c":
+        raise InputError(f"{name} has complex values; features must be real numbers")
     if arr.ndim == 1:
         raise InputError(f"{name} is 1-D with shape {arr.shape}; expected 2-D (n_samples, n_features) — "
                          "use X.reshape(-1, 1) for a single feature")

@@ -37,6 +37,18 @@ def _to_py(v):
     return v
 
 
+def _json_classes(classes):
+    """Class labels as JSON values; labels JSON cannot hold (bytes, dates) get a clear error, not a TypeError."""
+    if classes is None:
+        return None
+    out = [_to_py(c) for c in classes]
+    bad = [c for c in out if not isinstance(c, (str, int, float, bool))]
+    if bad:
+        raise InputError(f"class label {bad[0]!r} of type {type(bad[0]).__name__} cannot be saved to JSON; "
+                         "use str, int, float or bool labels")
+    return out
+
+
 @dataclass(eq=False)
 class Tree:
     children_left: np.ndarray
@@ -221,7 +233,7 @@ class Tree:
             "task": self.task,
             "n_features": int(self.n_features),
             "feature_names": list(self.feature_names) if self.feature_names is not None else None,
-            "classes": [_to_py(c) for c in self.classes] if self.classes is not None else None,
+            "classes": _json_classes(self.classes),
             "children_left": self.children_left.tolist(),
             "children_right": self.children_right.tolist(),
             "feature": self.feature.tolist(),

@@ -20,6 +20,8 @@ from opttrees.errors import InputError
     (np.zeros((2, 2, 2)), [0, 1], "2-D"),
     (np.zeros((3, 0)), [0, 1, 0], "0 feature"),
     (np.zeros((3, 2)), [0.5, 1.25, 2.0], "continuous target"),
+    (np.array([[1 + 2j, 0], [1, 2]]), [0, 1], "complex"),
+    (pd.DataFrame({"a": [1 + 1j, 2]}), [0, 1], "complex"),
 ])
 def test_bad_inputs_name_the_problem(X, y, msg):
     with pytest.raises(InputError, match=msg):
@@ -86,3 +88,9 @@ def test_scaled_values_in_unit_interval(values):
 def test_integral_float_labels_are_classes():
     d = prepare(np.arange(6.0).reshape(3, 2), [1.0, 2.0, 1.0])
     assert list(d.codec.classes) == [1.0, 2.0]
+
+
+def test_sparse_X_is_named():
+    from scipy import sparse
+    with pytest.raises(InputError, match="sparse matrix"):
+        prepare(sparse.csr_matrix(np.eye(3)), [0, 1, 0])

@@ -134,3 +134,10 @@ def test_dot_escapes_quotes_in_feature_names():
     body = [line for line in dot.splitlines() if "label=" in line]
     for line in body:      # every label string is closed exactly once: an even number of unescaped quotes
         assert line.replace('\\"', "").count('"') % 2 == 0, line
+
+
+def test_labels_json_cannot_hold_give_a_clear_error():
+    t = small_tree()
+    t.classes = [b"no", b"yes"]
+    with pytest.raises(InputError, match="cannot be saved to JSON"):
+        t.to_json()
