@@ -49,3 +49,19 @@ def brute_force_objective(X, y, depth, alpha=0.0, min_samples_leaf=1, sample_wei
     base = base if base > 0 else 1.0
     best = best_subtree(X, y, np.arange(len(y)), depth, K, alpha * base, min_samples_leaf, w)
     return best / base
+
+
+KNAPSACK_WEIGHTS = np.array([3.0, 4.0, 5.0, 2.0])
+KNAPSACK_CAPACITY = 8.0
+
+
+def binary_knapsack_problem():
+    """A user MILP decision region for SPO tests: max v·x over binary x with weights·x <= capacity."""
+    import pyomo.environ as pyo
+    from opttrees.oracles import PyomoDecisionProblem
+
+    def build(b):
+        b.x = pyo.Var(range(4), domain=pyo.Binary)
+        b.cap = pyo.Constraint(expr=sum(KNAPSACK_WEIGHTS[j] * b.x[j] for j in range(4)) <= KNAPSACK_CAPACITY)
+        return [b.x[j] for j in range(4)]
+    return PyomoDecisionProblem(build, sense="max")

@@ -123,15 +123,8 @@ def test_mio_never_worse_than_its_greedy_start_property(seed, depth, solver):
 @pytest.mark.parametrize("solver", ["highs", "scip"])
 def test_mio_with_binary_pyomo_knapsack_equals_enumeration(solver):
     """SPOT MILP over a user MILP region (binary knapsack, max sense) at depth 1 == brute force."""
-    import pyomo.environ as pyo
-    from opttrees.oracles import PyomoDecisionProblem
-    wts = np.array([3.0, 4.0, 5.0, 2.0])
-
-    def build(b):
-        b.x = pyo.Var(range(4), domain=pyo.Binary)
-        b.cap = pyo.Constraint(expr=sum(wts[j] * b.x[j] for j in range(4)) <= 8)
-        return [b.x[j] for j in range(4)]
-    prob = PyomoDecisionProblem(build, sense="max")
+    from bruteforce import KNAPSACK_CAPACITY, KNAPSACK_WEIGHTS as wts, binary_knapsack_problem
+    prob = binary_knapsack_problem()
     rng = np.random.default_rng(2)
     X = np.round(rng.random((12, 2)), 1)
     V = np.column_stack([X[:, 0], 1 - X[:, 0], X[:, 1], 1 - X[:, 1]]) + 0.3 * rng.random((12, 4))
@@ -145,4 +138,4 @@ def test_mio_with_binary_pyomo_knapsack_equals_enumeration(solver):
     assert info["objective"] == pytest.approx(brute, abs=1e-6)
     # the tree's leaf decisions are feasible 0/1 knapsack solutions
     W = tree.predict(X)
-    assert np.all(np.isin(W, (0.0, 1.0))) and np.all(W @ wts <= 8 + 1e-9)
+    assert np.all(np.isin(W, (0.0, 1.0))) and np.all(W @ wts <= KNAPSACK_CAPACITY + 1e-9)

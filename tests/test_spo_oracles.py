@@ -90,18 +90,12 @@ def test_news_vertices_match_generic_lp_and_maximise():
 
 def test_generic_milp_oracle_brute_force():
     import itertools
-    import pyomo.environ as pyo
-    wts = np.array([3.0, 4.0, 5.0, 2.0])
-
-    def build(b):
-        b.x = pyo.Var(range(4), domain=pyo.Binary)
-        b.cap = pyo.Constraint(expr=sum(wts[j] * b.x[j] for j in range(4)) <= 8)
-        return [b.x[j] for j in range(4)]
-    prob = PyomoDecisionProblem(build, sense="max")
+    from bruteforce import KNAPSACK_CAPACITY, KNAPSACK_WEIGHTS as wts, binary_knapsack_problem
+    prob = binary_knapsack_problem()
     rng = np.random.default_rng(1)
     V = rng.random((15, 4))
     W, z = prob.solve(V)
-    feas = np.array([s for s in itertools.product([0, 1], repeat=4) if wts @ s <= 8], float)
+    feas = np.array([s for s in itertools.product([0, 1], repeat=4) if wts @ s <= KNAPSACK_CAPACITY], float)
     assert np.allclose(z, (V @ feas.T).max(1))
     poly = PolytopeDecisionProblem(np.vstack([np.eye(2), -np.eye(2)]), [1, 1, 0, 0])
     assert np.allclose(poly.solve([[-1.0, 2.0]])[0], [[1.0, 0.0]])

@@ -247,14 +247,8 @@ def scan_core(movers, m, vals, low_d, up_d, Z, kind, nmin, stats, cnt, lloss, to
 
 
 @njit(cache=True, nogil=True)
-def scan(I, nI, movers, m, vals, low_d, up_d, fixlow, Z, kind, nmin, leaves, nl, stats, cnt, lloss):
-    """Best cut when ``movers`` move one at a time (in order) from their upper to their lower leaf.
-
-    Every point of I starts in its lower leaf if fixlow[i] else its upper leaf. Returns (loss, q): the cut
-    after movers[0..q] (q = -1: none moved), valid only where vals[q] < vals[q+1]. q = -2: none feasible.
-    ``lloss`` (size T) is scratch for the cached leaf losses.
-    """
-    place_init(I, nI, low_d, up_d, fixlow, Z, leaves, nl, stats, cnt)
+def cache_leaf_losses(kind, nmin, leaves, nl, stats, cnt, lloss):
+    """Fill lloss[L] for every leaf of a placement; returns (total loss, number of leaves below nmin)."""
     total = 0.0
     deficient = np.int64(0)
     for a in range(nl):
@@ -263,6 +257,19 @@ def scan(I, nI, movers, m, vals, low_d, up_d, fixlow, Z, kind, nmin, leaves, nl,
         total += lloss[L]
         if cnt[L] < nmin:
             deficient += 1
+    return total, deficient
+
+
+@njit(cache=True, nogil=True)
+def scan(I, nI, movers, m, vals, low_d, up_d, fixlow, Z, kind, nmin, leaves, nl, stats, cnt, lloss):
+    """Best cut when ``movers`` move one at a time (in order) from their upper to their lower leaf.
+
+    Every point of I starts in its lower leaf if fixlow[i] else its upper leaf. Returns (loss, q): the cut
+    after movers[0..q] (q = -1: none moved), valid only where vals[q] < vals[q+1]. q = -2: none feasible.
+    ``lloss`` (size T) is scratch for the cached leaf losses.
+    """
+    place_init(I, nI, low_d, up_d, fixlow, Z, leaves, nl, stats, cnt)
+    total, deficient = cache_leaf_losses(kind, nmin, leaves, nl, stats, cnt, lloss)
     return scan_core(movers, m, vals, low_d, up_d, Z, kind, nmin, stats, cnt, lloss, total, deficient)
 
 
@@ -317,14 +324,7 @@ def best_parallel(I, nI, inI, X, Xs, grp, orderT, grpT, featok, fsub, nf, low_d,
     for r in range(nI):
         fixlow[I[r]] = False
     place_init(I, nI, low_d, up_d, fixlow, Z, leaves, nl, bstats, bcnt)
-    btotal = 0.0
-    bdef = np.int64(0)
-    for a in range(nl):
-        L = leaves[a]
-        blloss[L] = leaf_loss(kind, bstats, L, bcnt)
-        btotal += blloss[L]
-        if bcnt[L] < nmin:
-            bdef += 1
+    btotal, bdef = cache_leaf_losses(kind, nmin, leaves, nl, bstats, bcnt, blloss)
     small = nI * (np.log2(nI + 1.0) + 2.0) * 3.0 < n
     for f in range(nf):
         j = fsub[f]
