@@ -87,16 +87,16 @@ SECTIONS = {"data", "model", "solver", "output"}
 DATA_KEYS = {"dataset": str, "csv": str, "target": (str, list), "features": list, "test_size": float,
              "split_seed": int, "params": dict}
 SOLVER_KEYS = {"name": str, "time_limit": float, "mip_gap": float, "threads": int, "seed": int, "verbose": bool}
-SOLVER_TO_PARAM = {"name": "solver", "time_limit": "time_limit", "mip_gap": "mip_gap", "threads": "threads",
-                   "seed": "random_state", "verbose": "verbose"}
-SOLVER_PARAM_ALIASES = {"seed": ("random_state", "seed")}   # estimators name their seed differently
+# the estimator parameter each solver.<key> sets, first match wins (estimators name their seed differently)
+SOLVER_TO_PARAM = {"name": ("solver",), "time_limit": ("time_limit",), "mip_gap": ("mip_gap",),
+                   "threads": ("threads",), "seed": ("random_state", "seed"), "verbose": ("verbose",)}
 # parameters whose default's type is narrower than what they accept
 PARAM_TYPES = {"max_features": (str, int, float)}
 
 
 def _solver_param(key: str, allowed) -> str | None:
     """The estimator parameter a ``solver.<key>`` field sets, or None if this model has no such parameter."""
-    for name in SOLVER_PARAM_ALIASES.get(key, (SOLVER_TO_PARAM[key],)):
+    for name in SOLVER_TO_PARAM[key]:
         if name in allowed:
             return name
     return None
@@ -222,7 +222,7 @@ def parse_spec(raw: Any, source: Path | None = None) -> Spec:
         raise SpecError(f"model.type: unknown model {mtype!r}" + (f" (did you mean {hint[0]!r}?)" if hint else "")
                         + f"; choose one of {sorted(MODELS)}")
     allowed = _estimator_params(MODELS[mtype])
-    solver_params = set(SOLVER_TO_PARAM.values()) | {n for names in SOLVER_PARAM_ALIASES.values() for n in names}
+    solver_params = {name for names in SOLVER_TO_PARAM.values() for name in names}
     params = {}
     for key, value in model.items():
         if key not in allowed or key in solver_params:
@@ -319,10 +319,10 @@ def run_spec(spec: Spec, write: bool = True) -> dict:
     t0 = time.perf_counter()
     try:
         entry.fit(est, X, y)
-    except OptTreesError as exc:
-        if not isinstance(exc, InputError):
-            raise
+    except InputError as exc:
         raise SpecError(f"model/data: {exc}") from None
+    except OptTreesError:   # solver and verification errors keep their own type and message
+        raise
     except (ValueError, TypeError) as exc:   # a parameter value the estimator's own checks did not name
         raise SpecError(f"model: invalid parameter value ({type(exc).__name__}: {exc})") from None
     fit_time = time.perf_counter() - t0
