@@ -72,7 +72,7 @@ def _register_builtin() -> None:
     from .estimators.tuning import OptimalTreeCV
     register_model("oct-cv", OptimalTreeCV, "OCT tuned by the thesis protocol (depth grid, alpha by batch pruning, "
                    "validation split, refit)", task="classification")
-    register_model("ort-cv", OptimalTreeCV, "ORT tuned by the thesis protocol (as oct-cv, squared loss)",
+    register_model("ort-cv", OptimalTreeCV, "ORT tuned by the thesis protocol (as oct-cv; loss squared or absolute)",
                    metric="r2", task="regression")
     from .estimators.flow import BendersOCTClassifier, FlowOCTClassifier, RobustTreeClassifier
     register_model("flow-oct", FlowOCTClassifier, "FlowOCT: strong max-flow MIO on binarised features")

@@ -9,6 +9,7 @@ from opttrees.data import prepare
 from opttrees.errors import InputError
 from opttrees.heuristics import greedy_tree, improve_tree, local_search
 from opttrees.heuristics.core import make_problem, objective
+from opttrees.heuristics.pruning import node_membership
 
 
 def _leaf_loss(y, w, loss, K):
@@ -17,6 +18,8 @@ def _leaf_loss(y, w, loss, K):
     if loss == "misclassification":
         c = np.bincount(y, weights=w, minlength=K)
         return c.sum() - c.max()
+    if loss == "absolute":
+        return float(np.sum(w * np.abs(y - obj.weighted_median(y, w))))
     mu = np.average(y, weights=w)
     return float(np.sum(w * (y - mu) ** 2))
 
@@ -70,16 +73,51 @@ def test_local_search_reaches_brute_force_classification(seed, depth):
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_local_search_reaches_brute_force_regression(seed):
+@pytest.mark.parametrize("loss", ["squared", "absolute"])
+def test_local_search_reaches_brute_force_regression(seed, loss):
     rng = np.random.default_rng(100 + seed)
     n, p = 20, 2
     X = np.round(rng.random((n, p)), 2)
     y = np.sin(4 * X[:, 0]) + X[:, 1] ** 2 + 0.1 * rng.standard_normal(n)
+    if seed == 3:  # ties in y and in the weights: medians are order statistics, ties are their edge case
+        y = np.round(y, 1)
     alpha = [0.0, 0.02][seed % 2]
-    d = prepare(X, y, task="regression")
-    want = brute_force(d, 2, alpha, 1, "squared")
-    got = local_search(d, 2, alpha, 1, n_restarts=60, random_state=seed, return_all=True).objective
-    assert got == pytest.approx(want, rel=1e-9, abs=1e-12)
+    nmin = 1 + seed % 3
+    w = None if seed < 2 else rng.integers(1, 4, n).astype(float)
+    d = prepare(X, y, task="regression", sample_weight=w, min_samples_leaf=nmin)
+    want = brute_force(d, 2, alpha, nmin, loss)
+    res = local_search(d, 2, alpha, nmin, n_restarts=60, random_state=seed, return_all=True, loss=loss)
+    assert res.objective == pytest.approx(want, rel=1e-9, abs=1e-12)
+    assert obj.tree_objective(res.tree, X, y, loss, alpha, sample_weight=w) == pytest.approx(want, rel=1e-9)
+    assert obj.min_leaf_ok(res.tree, X, nmin)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_greedy_absolute_splits_are_the_best_splits(seed):
+    """Greedy with absolute loss: each split is the brute-force best single split of its node's rows,
+    and the leaves predict the weighted median (what an absolute-loss optimiser chooses)."""
+    rng = np.random.default_rng(200 + seed)
+    n = 40
+    X = np.round(rng.random((n, 3)), 2)
+    y = np.round(np.where(X[:, 0] < 0.4, 1.0, 3.0) + X[:, 2] + rng.standard_t(2, n), 1 + seed % 2)
+    w = rng.integers(1, 3, n).astype(float) if seed % 2 else np.ones(n)
+    nmin = 1 + seed % 2
+    d = prepare(X, y, task="regression", sample_weight=w, min_samples_leaf=nmin)
+    tree = greedy_tree(d, 3, nmin, loss="absolute")
+    M = node_membership(tree, X)
+    assert tree.n_splits >= 3
+    for t in range(tree.n_nodes):
+        rows = np.nonzero(M[:, t])[0]
+        if tree.children_left[t] == -1:
+            assert tree.value[t, 0] == obj.weighted_median(y[rows], w[rows])
+            continue
+        depth1 = _best(X, y, w, rows, 1, "absolute", None, 0.0, nmin)
+        left = rows[X[rows, tree.feature[t]] < tree.threshold[t]]
+        right = np.setdiff1d(rows, left)
+        got = _leaf_loss(y[left], w[left], "absolute", None) + _leaf_loss(y[right], w[right], "absolute", None)
+        assert got == pytest.approx(depth1, rel=1e-12, abs=1e-12)
+    assert objective(tree, make_problem(d, "absolute"), 0.0) == pytest.approx(
+        obj.tree_objective(tree, X, y, "absolute", sample_weight=w))
 
 
 def test_sample_weights_match_duplicated_rows():
@@ -97,19 +135,22 @@ def test_sample_weights_match_duplicated_rows():
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 10**6), depth=st.integers(1, 4), alpha=st.sampled_from([0.0, 0.01, 0.1]),
-       nmin=st.integers(1, 3), task=st.sampled_from(["classification", "regression"]),
+       nmin=st.integers(1, 3), loss=st.sampled_from(["misclassification", "squared", "absolute"]),
        hyper=st.booleans())
-@example(seed=3, depth=3, alpha=0.0, nmin=3, task="classification", hyper=True)  # point on a hyperplane
-def test_every_accepted_move_strictly_decreases_objective(seed, depth, alpha, nmin, task, hyper):
+@example(seed=3, depth=3, alpha=0.0, nmin=3, loss="misclassification", hyper=True)  # point on a hyperplane
+@example(seed=11, depth=3, alpha=0.0, nmin=2, loss="absolute", hyper=True)
+def test_every_accepted_move_strictly_decreases_objective(seed, depth, alpha, nmin, loss, hyper):
     rng = np.random.default_rng(seed)
     n = int(rng.integers(15, 60))
     X = np.round(rng.random((n, 3)), 2)
-    y = rng.integers(0, 3, n) if task == "classification" else rng.standard_normal(n)
+    task = "classification" if loss == "misclassification" else "regression"
+    y = rng.integers(0, 3, n) if task == "classification" else np.round(rng.standard_normal(n), 1)
     d = prepare(X, y, task=task, min_samples_leaf=nmin)
-    start = greedy_tree(d, depth, nmin, max_features=1, random_state=seed)
+    start = greedy_tree(d, depth, nmin, max_features=1, random_state=seed, loss=loss)
     st_ = "hyperplane" if hyper else "parallel"
-    final, trace = improve_tree(d, start, depth, alpha, nmin, split_type=st_, random_state=seed, return_trace=True)
-    prob = make_problem(d)
+    final, trace = improve_tree(d, start, depth, alpha, nmin, split_type=st_, random_state=seed, return_trace=True,
+                                loss=loss)
+    prob = make_problem(d, loss)
     assert np.all(np.diff(trace) < 0)
     assert len(trace) <= n + 1 or alpha > 0 or task == "regression"   # thesis: <= n moves at alpha = 0
     assert trace[0] == pytest.approx(objective(start, prob, alpha), abs=1e-9)
@@ -117,7 +158,7 @@ def test_every_accepted_move_strictly_decreases_objective(seed, depth, alpha, nm
     # independent check: stop after k moves and recompute through the public Tree and objectives
     prev = objective(start, prob, alpha)
     for k in range(1, len(trace)):
-        tk = improve_tree(d, start, depth, alpha, nmin, split_type=st_, random_state=seed, max_moves=k)
+        tk = improve_tree(d, start, depth, alpha, nmin, split_type=st_, random_state=seed, max_moves=k, loss=loss)
         cur = objective(tk, prob, alpha)
         assert cur < prev - 1e-12
         assert obj.min_leaf_ok(tk, X, nmin)
@@ -189,5 +230,9 @@ def test_bad_inputs_raise_clear_errors():
         local_search(d, 2, split_type="oblique")
     with pytest.raises(InputError, match="n_restarts"):
         local_search(d, 2, n_restarts=0)
-    with pytest.raises(InputError, match="absolute"):
-        local_search(prepare(X, X[:, 0], task="regression"), 2, loss="absolute")
+    with pytest.raises(InputError, match="'absolute' needs regression"):
+        local_search(d, 2, loss="absolute")
+    with pytest.raises(InputError, match="criterion 'squared' does not fit loss 'absolute'"):
+        greedy_tree(prepare(X, X[:, 0], task="regression"), 2, criterion="squared", loss="absolute")
+    with pytest.raises(InputError, match="unknown loss"):
+        local_search(d, 2, loss="huber")

@@ -23,14 +23,15 @@ def _all_prunings(tree):
 
 
 @pytest.mark.parametrize("seed", range(3))
-@pytest.mark.parametrize("task", ["classification", "regression"])
-def test_prune_to_alpha_is_the_best_pruning(seed, task):
+@pytest.mark.parametrize("loss", ["misclassification", "squared", "absolute"])
+def test_prune_to_alpha_is_the_best_pruning(seed, loss):
     rng = np.random.default_rng(seed)
     X = rng.random((60, 3))
+    task = "classification" if loss == "misclassification" else "regression"
     y = (rng.integers(0, 3, 60) if task == "classification" else X[:, 0] + 0.3 * rng.standard_normal(60))
     d = prepare(X, y, task=task)
-    prob = make_problem(d)
-    full = greedy_tree(d, 3)
+    prob = make_problem(d, loss)
+    full = greedy_tree(d, 3, loss=loss)
     path = prune_path(full, prob)
     assert path.alphas[0] == 0 and np.all(np.diff(path.alphas) >= 0)
     for alpha in [0.0, 0.005, 0.02, 0.05, 0.2, 1.0]:
@@ -143,3 +144,29 @@ def test_optimal_tree_cv_validation_set_arguments():
         cv.fit(X, y, X_val=X[:10], y_val=y[:9])
     cv.fit(X[:30], y[:30], X_val=X[30:], y_val=y[30:])   # both given, same length: fine
     assert cv.best_depth_ == 1
+
+
+def test_absolute_loss_regressor_tuning_and_pruning():
+    """Absolute loss end to end: median leaves that ignore outliers, MAE validation error, CV with the loss."""
+    rng = np.random.default_rng(4)
+    X = rng.random((150, 3))
+    y = np.where(X[:, 0] < 0.5, 0.0, 4.0) + 0.1 * rng.standard_normal(150)
+    y[:8] += 200.0  # gross outliers: pull means, not medians
+    ab = OptimalTreeRegressor(max_depth=1, n_restarts=5, loss="absolute", random_state=0).fit(X, y)
+    sq = OptimalTreeRegressor(max_depth=1, n_restarts=5, loss="squared", random_state=0).fit(X, y)
+    assert ab.objective_ == pytest.approx(obj.tree_objective(ab.tree_, X, y, "absolute"))
+    leaf = ab.tree_.apply(X)
+    for t in ab.tree_.leaves:
+        assert ab.tree_.value[t, 0] == obj.weighted_median(y[leaf == t])
+    clean = np.where(X[:, 0] < 0.5, 0.0, 4.0)
+    assert np.abs(ab.predict(X) - clean).max() < 0.5 < np.abs(sq.predict(X) - clean).max()
+    d = prepare(X[:100], y[:100], task="regression")
+    prob = make_problem(d, "absolute")
+    t = local_search(d, 3, n_restarts=5, random_state=0, loss="absolute")
+    a, v = tune_cp(t, prob, X[100:], y[100:])
+    pruned = prune_to_alpha(t, prob, a)
+    assert np.mean(np.abs(pruned.predict(X[100:]) - y[100:])) == pytest.approx(v)
+    cv = OptimalTreeCV(task="regression", max_depth=2, n_restarts=5, loss="absolute", random_state=0).fit(X, y)
+    assert cv.val_error_ == min(r["val_error"] for r in cv.tuning_table_)
+    with pytest.raises(InputError, match="needs regression"):
+        OptimalTreeCV(max_depth=2, n_restarts=2, loss="absolute").fit(X, (y > 2).astype(int))

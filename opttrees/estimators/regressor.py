@@ -19,7 +19,10 @@ METHODS = ("local-search", "greedy")
 
 
 class OptimalTreeRegressor(RegressorMixin, BaseEstimator):
-    """Regression tree minimising SSE/L̂ + alpha * complexity (thesis ch. 4, squared loss).
+    """Regression tree minimising loss/L̂ + alpha * complexity (thesis ch. 4).
+
+    loss: "squared" (SSE, mean leaves; the default) or "absolute" (sum of absolute errors, weighted-median
+    leaves: robust to outliers in y); L̂ is the same loss of the root-only tree.
 
     method: "local-search" (best of ``n_restarts`` restarts, the thesis's method) or "greedy" (CART-like
     then pruned with alpha). split_type: "parallel" (ORT) or "hyperplane" (ORT-H, local search only).

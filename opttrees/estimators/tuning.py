@@ -25,12 +25,13 @@ class OptimalTreeCV(FittedTreeMixin, BaseEstimator):
 
     validation_fraction: share of the data held out for tuning when no X_val is given (1/3 turns the thesis's
     75% train+validation into its 50/25 split). Attributes after fit: ``tree_``, ``best_depth_``,
-    ``best_alpha_``, ``val_error_``, ``tuning_table_``.
+    ``best_alpha_``, ``val_error_``, ``tuning_table_``. loss: None (misclassification / squared), or
+    "absolute" for regression (median leaves; validation error is then the mean absolute error).
     """
 
     def __init__(self, task="classification", max_depth=10, depths=None, n_restarts=100, min_samples_leaf=1,
                  split_type="parallel", n_hyperplane_restarts=5, validation_fraction=1 / 3, batch_fraction=0.1,
-                 random_state=None, n_jobs=1):
+                 random_state=None, n_jobs=1, loss=None):
         self.task = task
         self.max_depth = max_depth
         self.depths = depths
@@ -42,6 +43,7 @@ class OptimalTreeCV(FittedTreeMixin, BaseEstimator):
         self.batch_fraction = batch_fraction
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.loss = loss
 
     def fit(self, X, y, X_val=None, y_val=None):
         if self.task not in ("classification", "regression"):
@@ -70,12 +72,13 @@ class OptimalTreeCV(FittedTreeMixin, BaseEstimator):
         train = prepare(Xt, yt, task=self.task, min_samples_leaf=self.min_samples_leaf)
         Xv = check_X(Xv, train.p, "X_val")
         res = _tune(train, Xv, np.asarray(yv), self.max_depth, self.depths, self.n_restarts, self.min_samples_leaf,
-                    self.split_type, self.batch_fraction, int(s_tune), self.n_jobs, self.n_hyperplane_restarts)
+                    self.split_type, self.batch_fraction, int(s_tune), self.n_jobs, self.n_hyperplane_restarts,
+                    self.loss)
         Xall = np.vstack([np.asarray(Xt, dtype=np.float64), Xv])
         yall = np.concatenate([np.asarray(yt), np.asarray(yv)])
         full = prepare(Xall, yall, task=self.task, min_samples_leaf=self.min_samples_leaf)
         self.tree_ = local_search(full, res.depth, res.alpha, self.min_samples_leaf, self.n_restarts, self.split_type,
-                                  int(s_refit), self.n_jobs, self.n_hyperplane_restarts)
+                                  int(s_refit), self.n_jobs, self.n_hyperplane_restarts, self.loss)
         self.best_depth_, self.best_alpha_, self.val_error_ = res.depth, res.alpha, res.val_error
         self.tuning_table_ = res.table
         self.n_features_in_ = full.p

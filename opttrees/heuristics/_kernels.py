@@ -10,8 +10,14 @@ Internal tree layout (heap order, capacity T = 2^(D+1) - 1, children of t are 2t
 - ``feat[t]``, ``thr[t]``: parallel split ``X[:, feat] < thr`` in ORIGINAL units (thr is a midpoint);
 - ``coef[t]``, ``thr[t]``: hyperplane split ``coef · Xs < thr`` in SCALED [0, 1] units (converted on export).
 
-Per-point sufficient statistics ``Z`` (n, S): one-hot weighted class indicators (S = K) or
-[w, w*y, w*y^2] with y centred (S = 3). Loss kinds: 0 misclassification, 1 gini, 2 entropy, 3 squared.
+Per-point sufficient statistics ``Z`` (n, S): one-hot weighted class indicators (S = K),
+[w, w*y, w*y^2] with y centred (S = 3, squared loss) or [w, w*y, y] with y centred (S = 3, absolute loss).
+Loss kinds: 0 misclassification, 1 gini, 2 entropy, 3 squared, 4 absolute.
+
+Absolute loss is not a function of moments (the weighted median is an order statistic), so its incremental
+scan keeps one Fenwick tree per leaf over the y-sorted points that can enter that leaf during the scan
+(``fen_build``): a move is two O(log n) updates and a leaf loss one O(log n) descent to the median, so a
+BESTPARALLELSPLIT stays O(n·p·log n) instead of re-sorting every leaf per candidate cut.
 All losses here are raw (unnormalised); the caller passes ``pen = alpha * L̂`` so comparisons equal
 comparisons of the normalised objective.
 """
@@ -21,6 +27,7 @@ import numpy as np
 from numba import njit
 
 LEAF, PAR, HYP = 1, 2, 3
+ABS = 4  # loss kind with Fenwick-tree leaves (see the module docstring)
 
 
 @njit(cache=True, nogil=True)
@@ -75,6 +82,147 @@ def mis_loss(stats, L, cnt):
             mx = stats[L, k]
     v = tot - mx
     return v if v > 0.0 else 0.0
+
+# ---------------------------------------------------------------------------------------------------------
+# Absolute loss. F = (seg, sl, posl, posu, uy, fw, fwy): leaf L owns slots seg[L] .. seg[L] + sl[L] - 1 of
+# uy / fw / fwy, holding the y-sorted points of the scan that can be in L; posl[i] / posu[i] is point i's
+# slot in its lower / upper leaf. fw / fwy are per-leaf Fenwick trees of the present points' w and w*y.
+
+@njit(cache=True, nogil=True)
+def fen_empty():
+    """Placeholder with the same types as fen_build's result, for the moment-based loss kinds."""
+    ei = np.zeros(0, np.int64)
+    ef = np.zeros(0)
+    return (ei, ei, ei, ei, ef, ef, ef)
+
+
+@njit(cache=True, nogil=True)
+def fen_build(I, nI, low_d, up_d, Z, leaves, nl, T):
+    """Empty Fenwick trees over the y-sorted universes of ``leaves`` (each point of I is in two: low and up)."""
+    n = Z.shape[0]
+    seg = np.zeros(T, np.int64)
+    sl = np.zeros(T, np.int64)
+    posl = np.empty(n, np.int64)
+    posu = np.empty(n, np.int64)
+    uy = np.empty(2 * nI)
+    yv = np.empty(nI)
+    for r in range(nI):
+        yv[r] = Z[I[r], 2]
+    o = np.argsort(yv, kind="mergesort")
+    for r in range(nI):
+        i = I[r]
+        sl[low_d[i]] += 1
+        sl[up_d[i]] += 1
+    s = np.int64(0)
+    for a in range(nl):
+        L = leaves[a]
+        seg[L] = s
+        s += sl[L]
+        sl[L] = 0
+    for r in range(nI):
+        i = I[o[r]]
+        L = low_d[i]
+        k = seg[L] + sl[L]
+        sl[L] += 1
+        uy[k] = Z[i, 2]
+        posl[i] = k
+        L = up_d[i]
+        k = seg[L] + sl[L]
+        sl[L] += 1
+        uy[k] = Z[i, 2]
+        posu[i] = k
+    return (seg, sl, posl, posu, uy, np.zeros(2 * nI), np.zeros(2 * nI))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def fen_add(F, L, k, dw):
+    """Add weight dw of the point in slot k to leaf L's Fenwick tree."""
+    seg, sl, posl, posu, uy, fw, fwy = F
+    s = seg[L]
+    ln = sl[L]
+    j = k - s + 1
+    dwy = dw * uy[k]
+    while j <= ln:
+        fw[s + j - 1] += dw
+        fwy[s + j - 1] += dwy
+        j += j & (-j)
+
+
+@njit(cache=True, nogil=True)
+def fen_clear(F, L):
+    seg, sl, posl, posu, uy, fw, fwy = F
+    for k in range(seg[L], seg[L] + sl[L]):
+        fw[k] = 0.0
+        fwy[k] = 0.0
+
+
+@njit(cache=True, nogil=True)
+def fen_loss(F, stats, L, cnt):
+    """Weighted absolute deviation of leaf L about its lower weighted median (stats[L] = [sum w, sum w*y])."""
+    if cnt[L] == 0:
+        return 0.0
+    seg, sl, posl, posu, uy, fw, fwy = F
+    s = seg[L]
+    ln = sl[L]
+    half = 0.5 * stats[L, 0]
+    pos = np.int64(0)
+    wlo = 0.0
+    slo = 0.0
+    step = np.int64(1)
+    while 2 * step <= ln:
+        step *= 2
+    while step > 0:
+        nx = pos + step
+        if nx <= ln and wlo + fw[s + nx - 1] < half:
+            pos = nx
+            wlo += fw[s + nx - 1]
+            slo += fwy[s + nx - 1]
+        step //= 2
+    if pos >= ln:
+        pos = ln - 1
+    m = uy[s + pos]
+    # points before the median slot have y <= m, after it y >= m; the median point itself costs 0
+    v = (stats[L, 1] - 2.0 * slo) - m * (stats[L, 0] - 2.0 * wlo)
+    return v if v > 0.0 else 0.0
+
+
+@njit(cache=True, nogil=True)
+def abs_leaf_losses(I, nI, dest, Z, leaves, nl, stats, out):
+    """out[L] = absolute loss of every leaf for the placement dest (sort based, O(nI log nI)).
+
+    Same median rule as :func:`opttrees.objectives.weighted_median`: the first y (ascending) at which the
+    cumulative weight reaches half the leaf's weight.
+    """
+    T = out.shape[0]
+    acc = np.zeros(T)
+    med = np.zeros(T)
+    done = np.zeros(T, np.bool_)
+    for a in range(nl):
+        out[leaves[a]] = 0.0
+    yv = np.empty(nI)
+    for r in range(nI):
+        yv[r] = Z[I[r], 2]
+    o = np.argsort(yv, kind="mergesort")
+    for r in range(nI):
+        i = I[o[r]]
+        L = dest[i]
+        if not done[L]:
+            acc[L] += Z[i, 0]
+            if acc[L] >= 0.5 * stats[L, 0]:
+                med[L] = Z[i, 2]
+                done[L] = True
+    for r in range(nI):
+        i = I[r]
+        L = dest[i]
+        out[L] += Z[i, 0] * abs(Z[i, 2] - med[L])
+
+
+@njit(cache=True, nogil=True, inline="always")
+def cur_loss(kind, stats, L, cnt, F):
+    """Leaf loss during a scan: Fenwick query for absolute loss, sufficient statistics otherwise."""
+    if kind == 4:
+        return fen_loss(F, stats, L, cnt)
+    return leaf_loss(kind, stats, L, cnt)
 
 
 @njit(cache=True, nogil=True)
@@ -185,7 +333,7 @@ def promote(ntype, feat, thr, coef, t, c):
 
 
 @njit(cache=True, nogil=True)
-def place_init(I, nI, low_d, up_d, fixlow, Z, leaves, nl, stats, cnt):
+def place_init(I, nI, low_d, up_d, fixlow, Z, kind, leaves, nl, stats, cnt, F):
     """Zero the stats of ``leaves`` and put every point of I in its lower leaf if fixlow[i] else its upper leaf."""
     S = Z.shape[1]
     for a in range(nl):
@@ -193,16 +341,20 @@ def place_init(I, nI, low_d, up_d, fixlow, Z, leaves, nl, stats, cnt):
         cnt[L] = 0
         for k in range(S):
             stats[L, k] = 0.0
+        if kind == 4:
+            fen_clear(F, L)
     for r in range(nI):
         i = I[r]
         d = low_d[i] if fixlow[i] else up_d[i]
         cnt[d] += 1
         for k in range(S):
             stats[d, k] += Z[i, k]
+        if kind == 4:
+            fen_add(F, d, F[2][i] if fixlow[i] else F[3][i], Z[i, 0])
 
 
 @njit(cache=True, nogil=True)
-def scan_core(movers, m, vals, low_d, up_d, Z, kind, nmin, stats, cnt, lloss, total, deficient):
+def scan_core(movers, m, vals, low_d, up_d, Z, kind, nmin, stats, cnt, lloss, total, deficient, F):
     """The move loop of :func:`scan`: stats / cnt / lloss (cached leaf losses) / total / deficient describe
     the starting placement. Same arithmetic as recomputing the four leaf losses per move (bit-identical)."""
     S = Z.shape[1]
@@ -228,12 +380,18 @@ def scan_core(movers, m, vals, low_d, up_d, Z, kind, nmin, stats, cnt, lloss, to
                 stats[u, k] -= Z[i, k]
         for k in range(S):
             stats[l, k] += Z[i, k]
+        if kind == 4:
+            if cnt[u] == 0:
+                fen_clear(F, u)
+            else:
+                fen_add(F, u, F[3][i], -Z[i, 0])
+            fen_add(F, l, F[2][i], Z[i, 0])
         if kind == 0:
             nu = mis_loss(stats, u, cnt)
             nw = mis_loss(stats, l, cnt)
         else:
-            nu = leaf_loss(kind, stats, u, cnt)
-            nw = leaf_loss(kind, stats, l, cnt)
+            nu = cur_loss(kind, stats, u, cnt, F)
+            nw = cur_loss(kind, stats, l, cnt, F)
         lloss[u] = nu
         lloss[l] = nw
         total += nu + nw
@@ -247,13 +405,13 @@ def scan_core(movers, m, vals, low_d, up_d, Z, kind, nmin, stats, cnt, lloss, to
 
 
 @njit(cache=True, nogil=True)
-def cache_leaf_losses(kind, nmin, leaves, nl, stats, cnt, lloss):
+def cache_leaf_losses(kind, nmin, leaves, nl, stats, cnt, lloss, F):
     """Fill lloss[L] for every leaf of a placement; returns (total loss, number of leaves below nmin)."""
     total = 0.0
     deficient = np.int64(0)
     for a in range(nl):
         L = leaves[a]
-        lloss[L] = leaf_loss(kind, stats, L, cnt)
+        lloss[L] = cur_loss(kind, stats, L, cnt, F)
         total += lloss[L]
         if cnt[L] < nmin:
             deficient += 1
@@ -268,9 +426,10 @@ def scan(I, nI, movers, m, vals, low_d, up_d, fixlow, Z, kind, nmin, leaves, nl,
     after movers[0..q] (q = -1: none moved), valid only where vals[q] < vals[q+1]. q = -2: none feasible.
     ``lloss`` (size T) is scratch for the cached leaf losses.
     """
-    place_init(I, nI, low_d, up_d, fixlow, Z, leaves, nl, stats, cnt)
-    total, deficient = cache_leaf_losses(kind, nmin, leaves, nl, stats, cnt, lloss)
-    return scan_core(movers, m, vals, low_d, up_d, Z, kind, nmin, stats, cnt, lloss, total, deficient)
+    F = fen_build(I, nI, low_d, up_d, Z, leaves, nl, stats.shape[0]) if kind == 4 else fen_empty()
+    place_init(I, nI, low_d, up_d, fixlow, Z, kind, leaves, nl, stats, cnt, F)
+    total, deficient = cache_leaf_losses(kind, nmin, leaves, nl, stats, cnt, lloss, F)
+    return scan_core(movers, m, vals, low_d, up_d, Z, kind, nmin, stats, cnt, lloss, total, deficient, F)
 
 
 @njit(cache=True, nogil=True)
@@ -288,12 +447,18 @@ def place_loss(I, nI, dest, Z, kind, nmin, leaves, nl, stats, cnt):
         cnt[d] += 1
         for k in range(S):
             stats[d, k] += Z[i, k]
-    total = 0.0
     for a in range(nl):
-        L = leaves[a]
-        if cnt[L] < nmin:
+        if cnt[leaves[a]] < nmin:
             return np.inf
-        total += leaf_loss(kind, stats, L, cnt)
+    total = 0.0
+    if kind == 4:
+        out = np.empty(stats.shape[0])
+        abs_leaf_losses(I, nI, dest, Z, leaves, nl, stats, out)
+        for a in range(nl):
+            total += out[leaves[a]]
+        return total
+    for a in range(nl):
+        total += leaf_loss(kind, stats, leaves[a], cnt)
     return total
 
 
@@ -323,8 +488,11 @@ def best_parallel(I, nI, inI, X, Xs, grp, orderT, grpT, featok, fsub, nf, low_d,
     bts = 0.0
     for r in range(nI):
         fixlow[I[r]] = False
-    place_init(I, nI, low_d, up_d, fixlow, Z, leaves, nl, bstats, bcnt)
-    btotal, bdef = cache_leaf_losses(kind, nmin, leaves, nl, bstats, bcnt, blloss)
+    F = fen_build(I, nI, low_d, up_d, Z, leaves, nl, stats.shape[0]) if kind == 4 else fen_empty()
+    place_init(I, nI, low_d, up_d, fixlow, Z, kind, leaves, nl, bstats, bcnt, F)
+    btotal, bdef = cache_leaf_losses(kind, nmin, leaves, nl, bstats, bcnt, blloss, F)
+    bfw = F[5].copy()
+    bfwy = F[6].copy()
     small = nI * (np.log2(nI + 1.0) + 2.0) * 3.0 < n
     for f in range(nf):
         j = fsub[f]
@@ -357,7 +525,10 @@ def best_parallel(I, nI, inI, X, Xs, grp, orderT, grpT, featok, fsub, nf, low_d,
             lloss[L] = blloss[L]
             for k in range(S):
                 stats[L, k] = bstats[L, k]
-        loss, q = scan_core(movers, m, vals, low_d, up_d, Z, kind, nmin, stats, cnt, lloss, btotal, bdef)
+        if kind == 4:
+            F[5][:] = bfw
+            F[6][:] = bfwy
+        loss, q = scan_core(movers, m, vals, low_d, up_d, Z, kind, nmin, stats, cnt, lloss, btotal, bdef, F)
         if q >= 0 and q < m - 1 and loss < best:
             best = loss
             bj = j
@@ -505,9 +676,12 @@ def tree_objective_raw(ntype, feat, thr, coef, X, Xs, Z, kind, nmin, pen, leafpo
     nl = subtree_leaves(ntype, root, leaves, root)
     total = 0.0
     feas = True
+    out = np.empty(T if kind == 4 else 0)
+    if kind == 4:
+        abs_leaf_losses(np.arange(n), n, leafpos, Z, leaves, nl, stats, out)
     for a in range(nl):
         L = leaves[a]
-        total += leaf_loss(kind, stats, L, cnt)
+        total += out[L] if kind == 4 else leaf_loss(kind, stats, L, cnt)
         if cnt[L] < nmin:
             feas = False
     total += pen * subtree_complexity(ntype, coef, root)

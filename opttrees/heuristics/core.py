@@ -17,7 +17,7 @@ from ..params import check_depth as _check_depth
 from ..errors import InputError
 from ..tree import HYPERPLANE, LEAF, Tree
 
-KIND = {"misclassification": 0, "gini": 1, "entropy": 2, "squared": 3}
+KIND = {"misclassification": 0, "gini": 1, "entropy": 2, "squared": 3, "absolute": 4}
 MAX_DEPTH = 12
 
 
@@ -66,9 +66,6 @@ def make_problem(data: PreparedData, loss: str | None = None) -> Problem:
         raise InputError("loss 'misclassification' needs classification data")
     if data.task not in ("classification", "regression"):
         raise InputError(f"the heuristics need a classification or regression task, not {data.task!r}")
-    if loss == "absolute":
-        raise InputError("absolute loss is available in opttrees.objectives (evaluation) but not yet in the "
-                         "greedy/local-search heuristics; use loss='squared'")
     X = np.ascontiguousarray(data.X, dtype=np.float64)
     Xs = np.ascontiguousarray(data.Xs, dtype=np.float64)
     key = np.round(Xs, EPS_ROUND_DECIMALS)
@@ -85,10 +82,14 @@ def make_problem(data: PreparedData, loss: str | None = None) -> Problem:
         y = np.asarray(data.y, dtype=np.int64)
         Z = np.zeros((n, data.n_classes))
         Z[np.arange(n), y] = w
-    else:
+    elif loss == "squared":
         y = np.asarray(data.y, dtype=np.float64)
         yc = y - np.average(y, weights=w)
         Z = np.column_stack([w, w * yc, w * yc * yc])
+    else:  # absolute: totals plus y itself (the kernels keep y-sorted Fenwick trees per leaf)
+        y = np.asarray(data.y, dtype=np.float64)
+        yc = y - obj.weighted_median(y, w)
+        Z = np.column_stack([w, w * yc, yc])
     base = obj.baseline(y, loss, data.n_classes or None, w)
     featok = np.asarray(data.splittable, dtype=np.bool_)
     orderT = np.ascontiguousarray(order.T)

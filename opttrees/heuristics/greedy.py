@@ -14,14 +14,18 @@ from ..tree import Tree
 from . import _kernels as K
 from .core import KIND, check_alpha, check_depth, empty_heap, heap_to_tree, make_problem
 
+#: split criteria that fit each loss (the regression losses split on the loss itself)
+CRITERIA = {"misclassification": ("gini", "entropy", "misclassification"), "squared": ("squared",),
+            "absolute": ("absolute",)}
+
 
 def greedy_tree(data: PreparedData, max_depth: int, min_samples_leaf: int = 1, alpha: float = 0.0,
                 criterion: str | None = None, loss: str | None = None, max_features: int | None = None,
                 random_state=None) -> Tree:
     """Grow top-down to ``max_depth`` choosing each split by ``criterion``, then prune with ``alpha``.
 
-    criterion: "gini" (classification default), "entropy", "misclassification", or "squared" (regression
-    default). ``max_features`` < p draws a random feature subset per split (random-forest style).
+    criterion: "gini" (classification default), "entropy" or "misclassification" for classification; for
+    regression the loss itself, "squared" or "absolute" (median leaves). ``max_features`` < p draws a random feature subset per split (random-forest style).
     """
     from .pruning import prune_to_alpha
 
@@ -29,11 +33,12 @@ def greedy_tree(data: PreparedData, max_depth: int, min_samples_leaf: int = 1, a
     alpha = check_alpha(alpha)
     prob = make_problem(data, loss)
     if criterion is None:
-        criterion = "gini" if prob.loss == "misclassification" else "squared"
+        criterion = "gini" if prob.loss == "misclassification" else prob.loss
     if criterion not in KIND:
         raise InputError(f"unknown criterion {criterion!r}; expected one of {sorted(KIND)}")
-    if (criterion == "squared") != (prob.loss == "squared"):
-        raise InputError(f"criterion {criterion!r} does not fit loss {prob.loss!r}")
+    fits = CRITERIA[prob.loss]
+    if criterion not in fits:
+        raise InputError(f"criterion {criterion!r} does not fit loss {prob.loss!r}; use one of {fits}")
     nok = int(prob.featok.sum())
     mtry = nok if max_features is None else int(max_features)
     if mtry < nok:

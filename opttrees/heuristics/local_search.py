@@ -81,7 +81,7 @@ def local_search(data: PreparedData, max_depth: int, alpha: float = 0.0, min_sam
     seeds = _seeds(random_state, int(n_restarts))
     nok = int(prob.featok.sum())
     mtry = max(1, int(math.floor(math.sqrt(max(nok, 1)))))  # floor, as randomForest and sklearn
-    start_kind = KIND["gini"] if prob.loss == "misclassification" else KIND["squared"]
+    start_kind = KIND["gini"] if prob.loss == "misclassification" else prob.kind
     T = 2 ** (D + 1) - 1
     # every argument with one fixed type (int64 / float64 / bool), so the kernels compile once
     args = (int(T), prob.X, prob.Xs, prob.grp, prob.orderT, prob.grpT, prob.Z, prob.featok, int(prob.kind),

@@ -2,7 +2,7 @@
 
 Pruning uses the same normalised objective as training: g(t) = (R(t) - R(T_t)) / (L̂ * complexity(T_t)),
 so a critical value of alpha here is directly the ``alpha`` of the local search and the MIO.
-Validation error is a rate: misclassification rate, or mean squared error for regression.
+Validation error is a rate: misclassification rate, or the mean squared / mean absolute error for regression.
 """
 from __future__ import annotations
 
@@ -54,6 +54,10 @@ def _descendants(tree: Tree) -> list[np.ndarray]:
 def _train_node_losses(tree: Tree, prob: Problem):
     """Raw training loss R(t) of every node as a leaf, and its prediction (label or constant)."""
     M = node_membership(tree, prob.X)
+    if prob.loss == "absolute":  # medians are order statistics: one weighted median per node
+        w = prob.data.sample_weight
+        pred = np.array([obj.weighted_median(prob.y[M[:, t]], w[M[:, t]]) for t in range(tree.n_nodes)])
+        return (M * (w[:, None] * np.abs(prob.y[:, None] - pred[None, :]))).sum(axis=0), pred
     S = M.T.astype(np.float64) @ prob.Z
     if prob.loss == "misclassification":
         return obj.misclassification_loss(S), obj.majority_label(S)
@@ -71,7 +75,8 @@ def _val_node_losses(tree: Tree, prob: Problem, X_val, y_val, pred) -> tuple[np.
         wrong = (np.asarray(y_val)[:, None] != lab[None, :]).astype(np.float64)
         return (M * wrong).sum(axis=0), float(len(y_val))
     y = np.asarray(y_val, dtype=np.float64)
-    r = (y[:, None] - pred[None, :]) ** 2
+    r = y[:, None] - pred[None, :]
+    r = np.abs(r) if prob.loss == "absolute" else r * r
     return (M * r).sum(axis=0), float(len(y))
 
 
