@@ -3,6 +3,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 
@@ -52,6 +53,23 @@ def test_csv_spec_and_predict(tmp_path):
     assert r.returncode == 0, r.stderr
     lines = r.stdout.strip().splitlines()
     assert lines[0] == "prediction" and len(lines) == 179 and lines[1].startswith("cultivar_")
+
+
+def test_regression_spec_with_absolute_loss(tmp_path):
+    """ORT on absolute loss from a spec: leaves predict lower medians, which are training targets."""
+    out = tmp_path / "dia"
+    r = run("solve", "examples/diabetes_ort_absolute.yaml", "-o", str(out), "-q")
+    assert r.returncode == 0, r.stderr
+    report = json.loads((out / "report.json").read_text())
+    assert report["model"] == "ort" and report["spec"]["model"]["loss"] == "absolute"
+    from opttrees.experiments.datasets import load_dataset
+    from opttrees.tree import Tree
+    _, y = load_dataset("diabetes")
+    tree = Tree.from_json(out / "tree.json")
+    assert tree.n_leaves >= 4 and np.isin(tree.value[tree.leaves, 0], y.to_numpy()).all()
+    bad = write_spec(tmp_path, {"data": {"dataset": "diabetes"}, "model": {"type": "ort", "loss": "huber"}})
+    r = run("solve", str(bad), "-o", str(tmp_path / "bad"))
+    assert r.returncode == 2 and "unknown loss 'huber'" in r.stderr
 
 
 @pytest.mark.parametrize("mutate, field", [

@@ -44,6 +44,13 @@ def _breast_cancer():
     return _sklearn(load_breast_cancer)
 
 
+@register_dataset("diabetes")
+def _diabetes():
+    """Regression (442 x 10, disease progression): bundled with scikit-learn, so specs for ORT run offline."""
+    from sklearn.datasets import load_diabetes
+    return _sklearn(load_diabetes)
+
+
 def _spo(name):
     def load(**params):
         from .spo_data import spo_dataset
