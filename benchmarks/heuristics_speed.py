@@ -3,7 +3,13 @@
 Breast cancer (n=569, p=30) and a synthetic set (n=10,000 train + 10,000 test, p=10, labels from a random
 depth-5 axis-aligned tree plus 5% label noise) at depths 2, 4, 6. alpha = 0, min_samples_leaf = 1.
 Reports wall times, their ratio, the local search's CPU time (process_time, all threads; robust to other jobs
-on the machine) and CPU ms per restart, and training / test accuracy. Usage: python benchmarks/heuristics_speed.py [n_jobs]
+on the machine) and CPU ms per restart, and training / test accuracy.
+
+``--regression``: ORT instead — diabetes (n=442, p=10, 75/25 split) and a synthetic regression set (n=10,000
+train + 10,000 test, p=10, leaf means of a random depth-5 tree plus Student-t(2) noise, heavy-tailed so
+absolute loss matters). For squared and absolute loss: sklearn DecisionTreeRegressor (squared_error /
+absolute_error), our greedy tree on the same loss, and the local search with 100 restarts; train loss and
+test MAE / RMSE. Usage: python benchmarks/heuristics_speed.py [n_jobs] [--regression]
 """
 import os
 import sys
@@ -12,10 +18,11 @@ import time
 import numpy as np
 from sklearn.datasets import load_breast_cancer
 from sklearn.model_selection import train_test_split
-from sklearn.tree import DecisionTreeClassifier
+from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
+from opttrees import objectives as obj
 from opttrees.data import prepare
-from opttrees.heuristics import local_search
+from opttrees.heuristics import greedy_tree, local_search
 
 
 def synthetic(n=20000, p=10, depth=5, noise=0.05, seed=0):
@@ -31,6 +38,20 @@ def synthetic(n=20000, p=10, depth=5, noise=0.05, seed=0):
     y = leaf_label[node - (2**depth - 1)]
     flip = rng.random(n) < noise
     y[flip] = 1 - y[flip]
+    return X, y
+
+
+def synthetic_regression(n=20000, p=10, depth=5, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.random((n, p))
+    node = np.zeros(n, dtype=int)
+    for d in range(depth):  # the same construction as ``synthetic`` (same X and tree for the same seed)
+        feats = rng.integers(0, p, 2**d)
+        thr = rng.uniform(0.2, 0.8, 2**d)
+        pos = node - (2**d - 1)
+        node = 2 * node + 1 + (X[np.arange(n), feats[pos]] >= thr[pos])
+    means = np.random.default_rng(seed + 1).normal(0.0, 2.0, 2**depth)
+    y = means[node - (2**depth - 1)] + np.random.default_rng(seed + 2).standard_t(2, n)
     return X, y
 
 
@@ -67,5 +88,40 @@ def main(n_jobs=1):
     print(f"load average at end {os.getloadavg()[0]:.2f} (other jobs share the cores: compare CPU columns too)")
 
 
+def main_regression(n_jobs=1):
+    from sklearn.datasets import load_diabetes
+    Xd, yd = load_diabetes(return_X_y=True)
+    Xs, ys = synthetic_regression()
+    sets = {"diabetes": train_test_split(Xd, yd, test_size=0.25, random_state=0),
+            "synthetic 10k x 10": (Xs[:10000], Xs[10000:], ys[:10000], ys[10000:])}
+    for loss in ("squared", "absolute"):  # warm the JIT cache
+        local_search(prepare(Xd[:50], yd[:50], task="regression"), 2, n_restarts=2, random_state=0, loss=loss)
+    print(f"ORT: local search 100 restarts, n_jobs={n_jobs}; CART = sklearn DecisionTreeRegressor (best of 3); "
+          f"load average at start {os.getloadavg()[0]:.2f}")
+    print(f"{'data':20s} {'loss':8s} {'D':>2s} {'CART s':>8s} {'greedy s':>9s} {'LS s':>8s} {'ratio':>6s} "
+          f"{'LS cpu s':>9s} | train obj CART / greedy / LS | test MAE CART / LS | test RMSE CART / LS")
+    for name, (Xt, Xe, yt, ye) in sets.items():
+        d = prepare(Xt, yt, task="regression")
+        for loss in ("squared", "absolute"):
+            crit = "squared_error" if loss == "squared" else "absolute_error"
+            for D in (2, 4, 6):
+                tc, _, cart = timeit(lambda: DecisionTreeRegressor(max_depth=D, criterion=crit,
+                                                                   random_state=0).fit(Xt, yt), 3)
+                tg, _, g = timeit(lambda: greedy_tree(d, D, loss=loss), 3)
+                tl, cl, tree = timeit(lambda: local_search(d, D, n_restarts=100, random_state=0, n_jobs=n_jobs,
+                                                           loss=loss), 1)
+                ocart = np.sum((yt - cart.predict(Xt)) ** 2 if loss == "squared" else np.abs(yt - cart.predict(Xt)))
+                ocart /= obj.baseline(yt, loss)
+                og, ol = (obj.tree_objective(t, Xt, yt, loss) for t in (g, tree))
+                mae = [np.mean(np.abs(ye - m.predict(Xe))) for m in (cart, tree)]
+                rmse = [np.sqrt(np.mean((ye - m.predict(Xe)) ** 2)) for m in (cart, tree)]
+                print(f"{name:20s} {loss:8s} {D:2d} {tc:8.4f} {tg:9.4f} {tl:8.3f} {tl / tc:6.0f} {cl:9.3f} | "
+                      f"{ocart:.4f} / {og:.4f} / {ol:.4f} | {mae[0]:.3f} / {mae[1]:.3f} | "
+                      f"{rmse[0]:.3f} / {rmse[1]:.3f}", flush=True)
+    print(f"load average at end {os.getloadavg()[0]:.2f}")
+
+
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 1)
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    jobs = int(args[0]) if args else 1
+    main_regression(jobs) if "--regression" in sys.argv else main(jobs)
