@@ -84,16 +84,17 @@ def mis_loss(stats, L, cnt):
     return v if v > 0.0 else 0.0
 
 # ---------------------------------------------------------------------------------------------------------
-# Absolute loss. F = (seg, sl, posl, posu, uy, fw, fwy): leaf L owns slots seg[L] .. seg[L] + sl[L] - 1 of
-# uy / fw / fwy, holding the y-sorted points of the scan that can be in L; posl[i] / posu[i] is point i's
-# slot in its lower / upper leaf. fw / fwy are per-leaf Fenwick trees of the present points' w and w*y.
+# Absolute loss. F = (seg, sl, posl, posu, uy, fw, fwy, top): leaf L owns slots seg[L] .. seg[L] + sl[L] - 1
+# of uy / fw / fwy, holding the y-sorted points of the scan that can be in L; posl[i] / posu[i] is point i's
+# slot in its lower / upper leaf. fw / fwy are per-leaf Fenwick trees of the present points' w and w*y;
+# top[L] is the largest power of two <= sl[L].
 
 @njit(cache=True, nogil=True)
 def fen_empty():
     """Placeholder with the same types as fen_build's result, for the moment-based loss kinds."""
     ei = np.zeros(0, np.int64)
     ef = np.zeros(0)
-    return (ei, ei, ei, ei, ef, ef, ef)
+    return (ei, ei, ei, ei, ef, ef, ef, ei)
 
 
 @njit(cache=True, nogil=True)
@@ -131,13 +132,20 @@ def fen_build(I, nI, low_d, up_d, Z, leaves, nl, T):
         sl[L] += 1
         uy[k] = Z[i, 2]
         posu[i] = k
-    return (seg, sl, posl, posu, uy, np.zeros(2 * nI), np.zeros(2 * nI))
+    top = np.zeros(T, np.int64)  # highest power of two <= segment length: the start of the median descent
+    for a in range(nl):
+        L = leaves[a]
+        t = np.int64(1)
+        while 2 * t <= sl[L]:
+            t *= 2
+        top[L] = t
+    return (seg, sl, posl, posu, uy, np.zeros(2 * nI), np.zeros(2 * nI), top)
 
 
 @njit(cache=True, nogil=True, inline="always")
 def fen_add(F, L, k, dw):
     """Add weight dw of the point in slot k to leaf L's Fenwick tree."""
-    seg, sl, posl, posu, uy, fw, fwy = F
+    seg, sl, posl, posu, uy, fw, fwy, top = F
     s = seg[L]
     ln = sl[L]
     j = k - s + 1
@@ -150,27 +158,25 @@ def fen_add(F, L, k, dw):
 
 @njit(cache=True, nogil=True)
 def fen_clear(F, L):
-    seg, sl, posl, posu, uy, fw, fwy = F
+    seg, sl, posl, posu, uy, fw, fwy, top = F
     for k in range(seg[L], seg[L] + sl[L]):
         fw[k] = 0.0
         fwy[k] = 0.0
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def fen_loss(F, stats, L, cnt):
     """Weighted absolute deviation of leaf L about its lower weighted median (stats[L] = [sum w, sum w*y])."""
     if cnt[L] == 0:
         return 0.0
-    seg, sl, posl, posu, uy, fw, fwy = F
+    seg, sl, posl, posu, uy, fw, fwy, top = F
     s = seg[L]
     ln = sl[L]
     half = 0.5 * stats[L, 0]
     pos = np.int64(0)
     wlo = 0.0
     slo = 0.0
-    step = np.int64(1)
-    while 2 * step <= ln:
-        step *= 2
+    step = top[L]
     while step > 0:
         nx = pos + step
         if nx <= ln and wlo + fw[s + nx - 1] < half:
@@ -223,6 +229,18 @@ def cur_loss(kind, stats, L, cnt, F):
     if kind == 4:
         return fen_loss(F, stats, L, cnt)
     return leaf_loss(kind, stats, L, cnt)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def sq_loss(stats, L, cnt):
+    """leaf_loss for kind 3 (squared), same operations in the same order (bit-identical)."""
+    if cnt[L] == 0:
+        return 0.0
+    w = stats[L, 0]
+    if w <= 0.0:
+        return 0.0
+    v = stats[L, 2] - stats[L, 1] * stats[L, 1] / w
+    return v if v > 0.0 else 0.0
 
 
 @njit(cache=True, nogil=True)
@@ -389,6 +407,9 @@ def scan_core(movers, m, vals, low_d, up_d, Z, kind, nmin, stats, cnt, lloss, to
         if kind == 0:
             nu = mis_loss(stats, u, cnt)
             nw = mis_loss(stats, l, cnt)
+        elif kind == 3:
+            nu = sq_loss(stats, u, cnt)
+            nw = sq_loss(stats, l, cnt)
         else:
             nu = cur_loss(kind, stats, u, cnt, F)
             nw = cur_loss(kind, stats, l, cnt, F)
