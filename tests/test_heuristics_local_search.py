@@ -178,6 +178,10 @@ def test_reproducible_and_independent_of_n_jobs():
     h1 = local_search(d, 2, n_restarts=5, split_type="hyperplane", random_state=1)
     h2 = local_search(d, 2, n_restarts=5, split_type="hyperplane", random_state=1, n_jobs=2)
     assert h1.to_json() == h2.to_json()
+    r = prepare(X, X[:, 0] + rng.standard_t(2, 200), task="regression")
+    a1 = local_search(r, 3, n_restarts=10, random_state=2, loss="absolute")
+    a2 = local_search(r, 3, n_restarts=10, random_state=2, loss="absolute", n_jobs=2)
+    assert a1.to_json() == a2.to_json()
 
 
 def test_hyperplane_finds_oblique_boundary_and_routes_in_original_units():

@@ -371,11 +371,32 @@ def place_init(I, nI, low_d, up_d, fixlow, Z, kind, leaves, nl, stats, cnt, F):
             fen_add(F, d, F[2][i] if fixlow[i] else F[3][i], Z[i, 0])
 
 
+@njit(cache=True, nogil=True, inline="always")
+def move_point(Z, stats, cnt, i, u, l):
+    """Move point i from leaf u to leaf l in the counts and sufficient statistics (an emptied leaf is zeroed)."""
+    S = Z.shape[1]
+    cnt[u] -= 1
+    cnt[l] += 1
+    if cnt[u] == 0:
+        for k in range(S):
+            stats[u, k] = 0.0
+    else:
+        for k in range(S):
+            stats[u, k] -= Z[i, k]
+    for k in range(S):
+        stats[l, k] += Z[i, k]
+
+
 @njit(cache=True, nogil=True)
 def scan_core(movers, m, vals, low_d, up_d, Z, kind, nmin, stats, cnt, lloss, total, deficient, F):
     """The move loop of :func:`scan`: stats / cnt / lloss (cached leaf losses) / total / deficient describe
-    the starting placement. Same arithmetic as recomputing the four leaf losses per move (bit-identical)."""
-    S = Z.shape[1]
+    the starting placement. Same arithmetic as recomputing the four leaf losses per move (bit-identical).
+
+    Absolute loss runs its own loop (:func:`scan_core_abs`): keeping the Fenwick updates out of this one
+    keeps the moment-based losses as fast as before (measured: 25-30% slower with them in one loop).
+    """
+    if kind == 4:
+        return scan_core_abs(movers, m, vals, low_d, up_d, Z, nmin, stats, cnt, lloss, total, deficient, F)
     best = np.inf
     bestq = -2
     if deficient == 0:
@@ -388,22 +409,7 @@ def scan_core(movers, m, vals, low_d, up_d, Z, kind, nmin, stats, cnt, lloss, to
         total -= lloss[u] + lloss[l]
         bu = 1 if cnt[u] < nmin else 0
         bl = 1 if cnt[l] < nmin else 0
-        cnt[u] -= 1
-        cnt[l] += 1
-        if cnt[u] == 0:
-            for k in range(S):
-                stats[u, k] = 0.0
-        else:
-            for k in range(S):
-                stats[u, k] -= Z[i, k]
-        for k in range(S):
-            stats[l, k] += Z[i, k]
-        if kind == 4:
-            if cnt[u] == 0:
-                fen_clear(F, u)
-            else:
-                fen_add(F, u, F[3][i], -Z[i, 0])
-            fen_add(F, l, F[2][i], Z[i, 0])
+        move_point(Z, stats, cnt, i, u, l)
         if kind == 0:
             nu = mis_loss(stats, u, cnt)
             nw = mis_loss(stats, l, cnt)
@@ -411,8 +417,43 @@ def scan_core(movers, m, vals, low_d, up_d, Z, kind, nmin, stats, cnt, lloss, to
             nu = sq_loss(stats, u, cnt)
             nw = sq_loss(stats, l, cnt)
         else:
-            nu = cur_loss(kind, stats, u, cnt, F)
-            nw = cur_loss(kind, stats, l, cnt, F)
+            nu = leaf_loss(kind, stats, u, cnt)
+            nw = leaf_loss(kind, stats, l, cnt)
+        lloss[u] = nu
+        lloss[l] = nw
+        total += nu + nw
+        deficient += (1 if cnt[u] < nmin else 0) - bu + (1 if cnt[l] < nmin else 0) - bl
+        if q < m - 1 and not (vals[q + 1] > vals[q]):
+            continue
+        if deficient == 0 and total < best:
+            best = total
+            bestq = q
+    return best, bestq
+
+
+@njit(cache=True, nogil=True)
+def scan_core_abs(movers, m, vals, low_d, up_d, Z, nmin, stats, cnt, lloss, total, deficient, F):
+    """:func:`scan_core` for absolute loss: each move also updates the two leaves' Fenwick trees."""
+    best = np.inf
+    bestq = -2
+    if deficient == 0:
+        best = total
+        bestq = -1
+    for q in range(m):
+        i = movers[q]
+        u = up_d[i]
+        l = low_d[i]
+        total -= lloss[u] + lloss[l]
+        bu = 1 if cnt[u] < nmin else 0
+        bl = 1 if cnt[l] < nmin else 0
+        move_point(Z, stats, cnt, i, u, l)
+        if cnt[u] == 0:
+            fen_clear(F, u)
+        else:
+            fen_add(F, u, F[3][i], -Z[i, 0])
+        fen_add(F, l, F[2][i], Z[i, 0])
+        nu = fen_loss(F, stats, u, cnt)
+        nw = fen_loss(F, stats, l, cnt)
         lloss[u] = nu
         lloss[l] = nw
         total += nu + nw
