@@ -25,7 +25,8 @@ def greedy_tree(data: PreparedData, max_depth: int, min_samples_leaf: int = 1, a
     """Grow top-down to ``max_depth`` choosing each split by ``criterion``, then prune with ``alpha``.
 
     criterion: "gini" (classification default), "entropy" or "misclassification" for classification; for
-    regression the loss itself, "squared" or "absolute" (median leaves). ``max_features`` < p draws a random feature subset per split (random-forest style).
+    regression the loss itself, "squared" or "absolute" (median leaves). ``max_features`` < p draws a random
+    feature subset per split (random-forest style).
     """
     from .pruning import prune_to_alpha
 
