@@ -43,12 +43,13 @@ MODELS: dict[str, ModelEntry] = {}
 def register_model(name: str, estimator: type, description: str, fit=None, metric: str = "accuracy",
                    **fixed) -> None:
     """Register a spec ``model.type``; ``fixed`` parameters are always passed (e.g. method="mio")."""
-    est = estimator
     if fixed:
         def est(**kw):  # noqa: E306 - a small factory binding the fixed parameters
             return estimator(**{**fixed, **kw})
         est.__wrapped_estimator__ = estimator
         est.__fixed__ = fixed
+    else:
+        est = estimator
     MODELS[name] = ModelEntry(name, est, description, fit or (lambda e, X, y: e.fit(X, y)), metric)
 
 

@@ -278,7 +278,6 @@ def route_point(i, start, ntype, feat, thr, coef, X, Xs):
 @njit(cache=True, nogil=True)
 def subtree_leaves(ntype, t, out, start):
     """Append the leaf positions of the subtree at t to out[start:]; return the new end."""
-    T = ntype.shape[0]
     stack = np.empty(64, np.int64)
     stack[0] = t
     sp = 1
@@ -298,7 +297,6 @@ def subtree_leaves(ntype, t, out, start):
 
 @njit(cache=True, nogil=True)
 def subtree_complexity(ntype, coef, t):
-    T = ntype.shape[0]
     c = 0
     stack = np.empty(64, np.int64)
     stack[0] = t
@@ -811,7 +809,6 @@ def grow(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, Z, featok, kind, D, n
         if parent <= tol:
             continue
         if randsplit:
-            done = False
             for attempt in range(8):
                 j = okf[np.random.randint(nok)]
                 for r in range(nI):
@@ -831,7 +828,6 @@ def grow(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, Z, featok, kind, D, n
                 for r in range(nI):
                     i = I[r]
                     leafpos[i] = 2 * t + 1 if X[i, j] < th else 2 * t + 2
-                done = True
                 break
             continue
         if mtry < nok:
