@@ -5,12 +5,13 @@ same validated arrays, and every estimator must reject bad input with the same c
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
-from .errors import InputError
+from .errors import InputError, NonNumericInputError
 
 #: values closer than this (after scaling to [0, 1]) count as equal when computing epsilons
 EPS_ROUND_DECIMALS = 9
@@ -30,7 +31,7 @@ def _as_2d_float(X, name: str = "X") -> tuple[np.ndarray, list[str]]:
                 f"{name} has non-numeric column(s) {[str(b) for b in bad]}: encode categories "
                 "(e.g. pandas.get_dummies) or drop them before fitting")
         if any(X[c].dtype.kind == "c" for c in X.columns):
-            raise InputError(f"{name} has complex values; features must be real numbers")
+            raise InputError(f"{name} has complex values; features must be real numbers (Complex data not supported)")
         arr = X.to_numpy(dtype=np.float64, na_value=np.nan)
     else:
         if hasattr(X, "tocsr") or type(X).__module__.startswith("scipy.sparse"):
@@ -42,21 +43,23 @@ def _as_2d_float(X, name: str = "X") -> tuple[np.ndarray, list[str]]:
         if arr.dtype == object or arr.dtype.kind in "USV":
             try:
                 arr = arr.astype(np.float64)
-            except (TypeError, ValueError):
-                raise InputError(f"{name} contains non-numeric values (e.g. strings); all features must be numeric") from None
+            except (TypeError, ValueError) as exc:
+                raise NonNumericInputError(f"{name} contains non-numeric values (e.g. strings); all features must "
+                                           f"be numeric (numpy: {exc})") from None
         names = None
     if arr.dtype.kind == "c":
-        raise InputError(f"{name} has complex values; features must be real numbers")
+        raise InputError(f"{name} has complex values; features must be real numbers (Complex data not supported)")
     if arr.ndim == 1:
-        raise InputError(f"{name} is 1-D with shape {arr.shape}; expected 2-D (n_samples, n_features) — "
-                         "use X.reshape(-1, 1) for a single feature")
+        raise InputError(f"Reshape your data: {name} is 1-D with shape {arr.shape}; expected 2-D (n_samples, "
+                         "n_features) — use X.reshape(-1, 1) for a single feature")
     if arr.ndim != 2:
         raise InputError(f"{name} must be 2-D (n_samples, n_features); got shape {arr.shape}")
     arr = np.ascontiguousarray(arr, dtype=np.float64)
     if arr.shape[0] == 0:
         raise InputError(f"{name} is empty: it has 0 rows")
     if arr.shape[1] == 0:
-        raise InputError(f"{name} has 0 feature columns")
+        raise InputError(f"{name} has 0 feature columns: 0 feature(s) (shape={arr.shape}) while a minimum of 1 "
+                         "is required.")
     if not np.isfinite(arr).all():
         rows, cols = np.nonzero(~np.isfinite(arr))
         kind = "NaN" if np.isnan(arr[rows[0], cols[0]]) else "infinite"
@@ -71,19 +74,23 @@ def check_X(X, n_features: int | None = None, name: str = "X") -> np.ndarray:
     """Validate a prediction-time feature matrix (same checks as training, plus the feature count)."""
     arr, _ = _as_2d_float(X, name)
     if n_features is not None and arr.shape[1] != n_features:
-        raise InputError(f"{name} has {arr.shape[1]} features but the tree was fitted with {n_features}")
+        raise InputError(f"{name} has {arr.shape[1]} features, but opttrees is expecting {n_features} features as "
+                         f"input (the tree was fitted with {n_features})")
     return arr
 
 
 def _as_1d(y, n: int, name: str = "y") -> np.ndarray:
     if y is None:
-        raise InputError(f"{name} is None")
+        raise InputError(f"{name} is None: this estimator requires y to be passed, but the target y is None")
     if isinstance(y, pd.DataFrame):
         if y.shape[1] != 1:
             raise InputError(f"{name} must be 1-D; got a DataFrame with {y.shape[1]} columns")
         y = y.iloc[:, 0]
     arr = np.asarray(y)
     if arr.ndim == 2 and arr.shape[1] == 1:
+        from sklearn.exceptions import DataConversionWarning
+        warnings.warn(f"A column-vector y was passed when a 1d array was expected ({name} has shape {arr.shape}); "
+                      f"it was flattened to shape ({arr.shape[0]},)", DataConversionWarning, stacklevel=3)
         arr = arr[:, 0]
     if arr.ndim != 1:
         raise InputError(f"{name} must be 1-D; got shape {arr.shape}")
@@ -227,7 +234,7 @@ def prepare(X, y=None, task: str = "classification", sample_weight=None, min_sam
         ya = _as_1d(y, n)
         codec = LabelCodec.fit(ya)
         if len(codec.classes) < 2 and not allow_single_class:
-            raise InputError(f"y has a single class ({codec.classes[0]!r}); a classifier needs at least two")
+            raise InputError(f"y has only one class ({codec.classes[0]!r}); a classifier needs at least two")
         yenc = codec.encode(ya)
     elif task == "regression":
         ya = _as_1d(y, n)

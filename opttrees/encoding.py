@@ -21,7 +21,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .data import _as_2d_float, check_X
-from .errors import InputError
+from .errors import InputError, NonNumericInputError
 
 
 def _set_feature_names_in(est, X, n_features: int) -> None:
@@ -324,8 +324,9 @@ class OneHotGroups(TransformerMixin, BaseEstimator):
                 continue
             try:
                 col = df[[c]].to_numpy(dtype=np.float64)
-            except (TypeError, ValueError):
-                raise InputError(f"column {c!r} is not numeric; list it in categorical=") from None
+            except (TypeError, ValueError) as exc:
+                raise NonNumericInputError(f"column {c!r} is not numeric; list it in categorical= "
+                                           f"(numpy: {exc})") from None
             if not np.isfinite(col).all():
                 raise InputError(f"column {c!r} contains NaN/infinite values")
             out[c] = col

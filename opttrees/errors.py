@@ -9,6 +9,11 @@ class InputError(OptTreesError, ValueError):
     """The data or parameters given by the user cannot be used (shape, NaN, type, settings)."""
 
 
+class NonNumericInputError(InputError, TypeError):
+    """Features that are not numbers (strings, dicts, ...): an InputError that is also a TypeError, as for
+    numpy and scikit-learn, so ``except TypeError`` code written for them keeps working."""
+
+
 class SolverError(OptTreesError, RuntimeError):
     """A solver is unknown, not installed, or cannot handle the model it was given."""
 

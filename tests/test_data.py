@@ -15,7 +15,7 @@ from opttrees.errors import InputError
     (np.array([[0.0, np.inf], [1, 2]]), [0, 1], "NaN/infinite"),
     (pd.DataFrame({"a": [1.0, 2.0], "b": ["x", "y"]}), [0, 1], "non-numeric column"),
     (np.array([["1", "a"], ["2", "b"]], dtype=object), [0, 1], "non-numeric"),
-    (np.zeros((4, 2)), [1, 1, 1, 1], "single class"),
+    (np.zeros((4, 2)), [1, 1, 1, 1], "only one class"),
     (np.arange(5.0), [0, 1, 0, 1, 0], "1-D"),
     (np.zeros((2, 2, 2)), [0, 1], "2-D"),
     (np.zeros((3, 0)), [0, 1, 0], "0 feature"),
