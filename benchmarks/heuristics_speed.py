@@ -25,7 +25,9 @@ from opttrees.data import prepare
 from opttrees.heuristics import greedy_tree, local_search
 
 
-def synthetic(n=20000, p=10, depth=5, noise=0.05, seed=0):
+def random_tree_data(n, p, depth, seed):
+    """Uniform X in [0, 1]^p and each row's leaf (0 .. 2^depth - 1) in a random axis-aligned tree of that depth;
+    also returns the generator, so callers can keep drawing from it."""
     rng = np.random.default_rng(seed)
     X = rng.random((n, p))
     node = np.zeros(n, dtype=int)
@@ -34,24 +36,21 @@ def synthetic(n=20000, p=10, depth=5, noise=0.05, seed=0):
         thr = rng.uniform(0.2, 0.8, 2**d)
         pos = node - (2**d - 1)
         node = 2 * node + 1 + (X[np.arange(n), feats[pos]] >= thr[pos])
-    leaf_label = np.tile([0, 1], 2**depth // 2)
-    y = leaf_label[node - (2**depth - 1)]
+    return X, node - (2**depth - 1), rng
+
+
+def synthetic(n=20000, p=10, depth=5, noise=0.05, seed=0):
+    X, leaf, rng = random_tree_data(n, p, depth, seed)
+    y = np.tile([0, 1], 2**depth // 2)[leaf]
     flip = rng.random(n) < noise
     y[flip] = 1 - y[flip]
     return X, y
 
 
 def synthetic_regression(n=20000, p=10, depth=5, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.random((n, p))
-    node = np.zeros(n, dtype=int)
-    for d in range(depth):  # the same construction as ``synthetic`` (same X and tree for the same seed)
-        feats = rng.integers(0, p, 2**d)
-        thr = rng.uniform(0.2, 0.8, 2**d)
-        pos = node - (2**d - 1)
-        node = 2 * node + 1 + (X[np.arange(n), feats[pos]] >= thr[pos])
+    X, leaf, _ = random_tree_data(n, p, depth, seed)  # the same X and tree as ``synthetic``
     means = np.random.default_rng(seed + 1).normal(0.0, 2.0, 2**depth)
-    y = means[node - (2**depth - 1)] + np.random.default_rng(seed + 2).standard_t(2, n)
+    y = means[leaf] + np.random.default_rng(seed + 2).standard_t(2, n)
     return X, y
 
 
