@@ -196,11 +196,11 @@ def test_trace_keeps_only_strict_improvements():
     p.incumbent(0.05999999999999881, float("nan"))  # SCIP re-reports the start after presolve
     p.incumbent(0.07, 0.0)                          # worse for minimisation: not an incumbent
     p.incumbent(0.05, 0.0)
-    assert [i.primal for i in p.trace] == [0.060000000000000005, 0.05]
+    assert [i.primal for i in p.trace if i.kind == "incumbent"] == [0.060000000000000005, 0.05]
     q = Progress("highs", SolveOptions(), sense=-1)
     for v in (5.0, 5.0, 4.0, 7.0):
         q.incumbent(v, 10.0)
-    assert [i.primal for i in q.trace] == [5.0, 7.0]
+    assert [i.primal for i in q.trace if i.kind == "incumbent"] == [5.0, 7.0]
 
 
 @pytest.mark.parametrize("solver", SOLVERS)
@@ -216,8 +216,9 @@ def test_runtime_covers_start_and_presolve(solver, capsys):
     r = solve(OCT(data, max_depth=2), solver, warm_start=cart_classifier_tree(data, 2), verbose=True)
     assert r.trace and all(i.time <= r.runtime for i in r.trace)  # one clock for trace and runtime
     assert r.runtime <= r.timings["total"]
-    lines = [ln for ln in capsys.readouterr().err.splitlines() if " incumbent " in ln]
-    assert len(lines) == len(r.trace) and len(set(lines)) == len(lines)  # the start is printed once
+    lines = [ln for ln in capsys.readouterr().err.splitlines() if " new incumbent=" in ln]
+    incumbents = [i for i in r.trace if i.kind == "incumbent"]
+    assert len(lines) == len(incumbents) and len(set(lines)) == len(lines)  # the start is printed once
 
 
 # --- HiGHS solve-separate-resolve loop (BendersOCT) --------------------------------------------------------
@@ -244,7 +245,7 @@ def test_highs_cut_loop_never_loses_the_warm_start(highs_benders):
 def test_highs_cut_loop_trace_holds_only_cut_feasible_incumbents(highs_benders):
     clf, X, y = highs_benders
     r = clf.solve_result_
-    primals = [i.primal for i in r.trace]
+    primals = [i.primal for i in r.trace if i.kind == "incumbent"]
     assert primals and primals == sorted(primals) and len(set(primals)) == len(primals)  # monotone
     assert primals[0] == pytest.approx(r.start_objective)  # the verified start is the first incumbent
     assert primals[-1] == pytest.approx(r.objective)       # the last one is the tree returned

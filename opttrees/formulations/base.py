@@ -10,6 +10,12 @@ VERIFY_ATOL = 1e-5
 VERIFY_RTOL = 1e-6
 
 
+def reconcile(form, tree_objective: float) -> None:
+    """The invariant for every MIO: the reported objective is the returned tree's recomputed one."""
+    if form.last_result is not None:
+        form.last_result.reconcile(tree_objective)
+
+
 class Formulation:
     """A Pyomo model plus the glue between it and Tree objects.
 
@@ -36,9 +42,12 @@ class Formulation:
         return float(pyo.value(self.model.objective))
 
     def extract(self, verify: bool = True):
+        """The solution as a Tree; with ``verify``, re-routed and checked, and the last SolveResult's objective
+        replaced by the tree's own (see :meth:`SolveResult.reconcile`)."""
         tree = self._decode()
         if verify:
             self.verify(tree)
+            reconcile(self, self.tree_objective(tree))
         return tree
 
     def verify(self, tree) -> None:

@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 import importlib.util
+import math
 import time
 
 import numpy as np
 import pyomo.environ as pyo
 
 from ..errors import InputError, SolverError
+from ..interrupt import STOP, stop_on_sigint
 from .compile import compile_model
 from .options import SolveOptions
 from .result import SolveResult
@@ -47,18 +49,30 @@ def solve(formulation, solver: str = "highs", time_limit: float | None = None, m
           callbacks=None) -> SolveResult:
     """Solve a formulation (or a bare Pyomo model) and load the solution into its Pyomo variables.
 
+    ``time_limit`` is the wall time of this call: compiling the model and handing it to the solver count.
+    The first Ctrl-C stops the solver and returns the best solution so far with status "interrupted" (a
+    second one raises ``KeyboardInterrupt``).
+
     ``warm_start`` is a Tree (passed through ``formulation.warm_start``) or None. ``callbacks`` are functions
     called with each new :class:`Incumbent`; returning True stops the solve. Lazy constraints come from
     ``formulation.separator`` (SCIP: a constraint handler; HiGHS: a solve-separate-resolve loop).
     """
+    with stop_on_sigint():
+        return _solve(formulation, solver, time_limit, mip_gap, threads, seed, warm_start, verbose, callbacks)
+
+
+def _solve(formulation, solver, time_limit, mip_gap, threads, seed, warm_start, verbose, callbacks):
+    t0 = time.perf_counter()
     s = check_solver(solver)
     _check_options(time_limit, mip_gap, threads)
+    if time_limit is not None and math.isinf(time_limit):
+        time_limit = None
     model = formulation if isinstance(formulation, pyo.Block) else formulation.model
     separator = getattr(formulation, "separator", None)
     repair = getattr(separator, "repair", None) if separator is not None else None
     opts = SolveOptions(time_limit=time_limit, mip_gap=float(mip_gap), threads=int(threads), seed=int(seed),
-                        verbose=int(verbose), callbacks=list(callbacks or []))
-    t0 = time.perf_counter()
+                        verbose=int(verbose), callbacks=list(callbacks or []),
+                        deadline=None if time_limit is None else t0 + float(time_limit))
     start_obj = None
     if warm_start is not None:
         if isinstance(formulation, pyo.Block):
@@ -75,11 +89,14 @@ def solve(formulation, solver: str = "highs", time_limit: float | None = None, m
     if repair is not None:
         inner = repair
         repair = lambda x: _repair_values(cm, inner, x)
-    if s == "highs":
-        from .highs import solve_highs as run
+    if STOP.is_set():   # Ctrl-C before the solve started (e.g. during the build): return the start as it is
+        res, x = _not_started(cm, s, x0, separator)
     else:
-        from .scip import solve_scip as run
-    res, x = run(cm, opts, x0=x0, separator=separator, repair=repair)
+        if s == "highs":
+            from .highs import solve_highs as run
+        else:
+            from .scip import solve_scip as run
+        res, x = run(cm, opts, x0=x0, separator=separator, repair=repair)
     if x is not None:
         cm.load_solution(x)
     res.start_objective = start_obj
@@ -89,6 +106,21 @@ def solve(formulation, solver: str = "highs", time_limit: float | None = None, m
     if hasattr(formulation, "last_result"):
         formulation.last_result = res
     return res
+
+
+def _not_started(cm, solver: str, x0, separator):
+    """An 'interrupted' result holding the warm start when it is a complete, feasible solution."""
+    from .highs import _model_feasible, _violated
+
+    x = None
+    if x0 is not None and not np.isnan(x0).any() and _model_feasible(cm, x0):
+        if separator is None or not _violated(cm, separator, x0):
+            x = x0
+    obj = cm.objective_value(x) if x is not None else None
+    res = SolveResult(status="interrupted" if x is not None else "no_solution", objective=obj, bound=None,
+                      gap=math.inf, runtime=0.0, node_count=0, proven_optimal=False, solver=solver,
+                      has_solution=x is not None, message="interrupted before the solve started")
+    return res, x
 
 
 def _repair_values(cm, repair, x: np.ndarray):

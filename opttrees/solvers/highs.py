@@ -7,6 +7,7 @@ stopped at the first incumbent that violates a cut, all under one overall time l
 """
 from __future__ import annotations
 
+import logging
 import math
 import time
 
@@ -17,7 +18,14 @@ from .compile import CompiledModel
 from .options import Progress, SolveOptions
 from .result import SolveResult, relative_gap, settle_status
 
+log = logging.getLogger(__name__)
+
 _threads_in_use: int | None = None
+
+
+def _consistent(own: float, reported: float) -> bool:
+    """The solver's figure for a round agrees with the objective of the point it returned."""
+    return abs(own - reported) <= 1e-6 * max(1.0, abs(reported))
 
 
 def _highspy():
@@ -89,7 +97,7 @@ def solve_highs(cm: CompiledModel, opts: SolveOptions, x0: np.ndarray | None = N
     h = _build(cm, opts)
     load_time = time.perf_counter() - t0
     prog = Progress("highs", opts, cm.sense)  # runtime and trace times are measured from here
-    state = {"interrupt": False, "cuts": [], "keys": set()}
+    state = {"interrupt": False, "cuts": [], "keys": set(), "ticked": 0.0}
     sgn = cm.sense
     # best solution that satisfies the model AND every cut (with a separator: verified by it)
     best = {"x": None, "obj": None}
@@ -127,6 +135,13 @@ def solve_highs(cm: CompiledModel, opts: SolveOptions, x0: np.ndarray | None = N
             offer(x, cm.objective_value(x), sgn * o.mip_dual_bound, int(o.mip_node_count))
 
     def on_interrupt(e):
+        now = time.perf_counter()
+        if now - state["ticked"] >= 0.25:   # HiGHS polls this often; its logging callback can be silent for long
+            state["ticked"] = now
+            o = e.data_out
+            primal = sgn * o.objective_function_value if separator is None else \
+                (best["obj"] if best["obj"] is not None else math.nan)
+            prog.tick(primal, sgn * o.mip_dual_bound, int(o.mip_node_count))
         e.interrupt(bool(state["interrupt"] or prog.stop))  # always explicit (HiGHS stale-flag bug)
 
     h.cbMipImprovingSolution.subscribe(on_improving)
@@ -136,6 +151,7 @@ def solve_highs(cm: CompiledModel, opts: SolveOptions, x0: np.ndarray | None = N
         h.cbMipSolution.subscribe(on_solution)
 
     start = prog.t0
+    presolve_on = True
     bound = None
     n_cuts, rounds, nodes = 0, 0, 0
     status = "error"
@@ -152,15 +168,20 @@ def solve_highs(cm: CompiledModel, opts: SolveOptions, x0: np.ndarray | None = N
                     n_cuts += len(fresh)
             else:
                 offer(x0, cm.objective_value(x0), math.nan, 0)
+        elif separator is None and not np.isnan(x0).any() and _model_feasible(cm, x0):
+            offer(x0, cm.objective_value(x0), math.nan, 0)   # kept if the solver returns nothing better in time
         _set_start(h, x0)
     while True:
         rounds += 1
-        if opts.time_limit is not None:
-            remaining = opts.time_limit - (time.perf_counter() - start)
-            if remaining <= 0:
+        if prog.stop:
+            status = "interrupted"
+            break
+        remaining = opts.remaining()
+        if remaining is not None:
+            if remaining <= 0 and rounds > 1:
                 status = "time_limit"
                 break
-            h.setOptionValue("time_limit", float(remaining))
+            h.setOptionValue("time_limit", float(max(remaining, 0.01)))
         state["interrupt"] = False
         state["cuts"] = []
         h.run()
@@ -174,26 +195,46 @@ def solve_highs(cm: CompiledModel, opts: SolveOptions, x0: np.ndarray | None = N
         rbound = (sgn * info.mip_dual_bound) if cm.is_mip else (sgn * info.objective_function_value if has else None)
         if rbound is not None and math.isfinite(rbound):
             bound = rbound  # each round's master is a relaxation: its bound is valid overall
+        # the objective is always the returned point's own: HiGHS can report the optimum of a presolved
+        # problem while getSolution() returns another point (e.g. the start), see _consistent
+        obj = cm.objective_value(x) if has else None
+        consistent = has and _consistent(obj, sgn * info.objective_function_value)
+        if has and not consistent:
+            log.warning("HiGHS round %d: reported objective %.9g but its solution scores %.9g; the round is "
+                        "not a proof", rounds, sgn * info.objective_function_value, obj)
         if separator is None:
-            if has:
-                best["x"], best["obj"] = x, sgn * info.objective_function_value
+            if has and (best["obj"] is None or sgn * obj <= sgn * best["obj"] + 1e-9):
+                best["x"], best["obj"] = x, obj
+            if has and not consistent and status == "optimal":
+                status = "limit"
             break
         cuts = list(state["cuts"])
         violated = _violated(cm, separator, x) if has else []
         if has:
             cuts += _dedupe(violated, state["keys"])
             if not violated:
-                offer(x, sgn * info.objective_function_value, bound if bound is not None else math.nan, nodes)
+                offer(x, obj, bound if bound is not None else math.nan, nodes)
         if status in ("infeasible", "unbounded", "error"):
             break
         if prog.stop:
             status = "interrupted"
             break
         if not cuts:
-            if violated and status == "optimal":
+            if status == "optimal" and has and not consistent:
+                # the master's optimum is not the point HiGHS returned: presolve reduced columns that no cut
+                # mentions yet (dual reductions valid only if no cut ever comes). Re-solve the same master
+                # without presolve to get its real optimum, which the separator then checks.
+                if presolve_on:
+                    presolve_on = False
+                    h.setOptionValue("presolve", "off")
+                    if best["x"] is not None:
+                        _set_start(h, best["x"])
+                    continue
+                status = "limit"
+            elif violated and status == "optimal":
                 # violated cuts that are already in the master (numerical tolerance): no proof for the full model
                 status = "limit"
-            # else the master's solution satisfies every cut: its status stands for the full model
+            # else the master's solution satisfies every cut and reaches the master's bound: a proof
             break
         _add_rows(h, cuts)
         n_cuts += len(cuts)
@@ -206,6 +247,7 @@ def solve_highs(cm: CompiledModel, opts: SolveOptions, x0: np.ndarray | None = N
             _set_start(h, nxt)
         if status == "time_limit":
             break
+    prog.close()
     runtime = time.perf_counter() - start
     best_x, best_obj = best["x"], best["obj"]
     if best_obj is not None and bound is not None:

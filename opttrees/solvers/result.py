@@ -6,7 +6,10 @@ reports ``gap = |P - D| / max(|P|, 1e-10)`` (0 when |P - D| <= 1e-9, inf without
 from __future__ import annotations
 
 import math
+import logging
 from dataclasses import dataclass, field
+
+log = logging.getLogger(__name__)
 
 #: meanings, shown in the README and the CLI
 STATUSES = {
@@ -15,6 +18,8 @@ STATUSES = {
     "time_limit": "stopped at the time limit; the incumbent is feasible but not proven optimal",
     "interrupted": "stopped by a callback or the user; the incumbent is feasible but not proven optimal",
     "limit": "stopped by a node/solution/iteration limit; not proven optimal",
+    "unverified": "the solver's own objective differs from the returned tree's (a solver inconsistency, logged); "
+                  "the tree's objective is reported and nothing is proven",
     "infeasible": "the model has no feasible solution (check min_samples_leaf and other settings)",
     "unbounded": "the objective is unbounded (a modelling error)",
     "no_solution": "the solver stopped without any feasible solution",
@@ -70,6 +75,7 @@ class Incumbent:
     dual: float
     gap: float
     nodes: int = 0
+    kind: str = "incumbent"     # "incumbent": a new best solution; "bound": the dual bound moved
 
 
 @dataclass
@@ -90,6 +96,28 @@ class SolveResult:
     timings: dict = field(default_factory=dict)
     start_objective: float | None = None
 
+    def reconcile(self, tree_objective: float, atol: float = 1e-5, rtol: float = 1e-6) -> None:
+        """Make the reported objective the returned tree's own (recomputed by routing the data).
+
+        Why: a solver's figure can belong to another point than the one it returned (HiGHS presolve in a
+        cut loop). When the two differ the result is no proof, whatever the solver said; the discrepancy is
+        logged. When they agree the tree's value replaces the solver's round-off.
+        """
+        if tree_objective is None or not math.isfinite(tree_objective):
+            return
+        own = float(tree_objective)
+        if self.objective is not None and abs(own - self.objective) > atol + rtol * abs(self.objective):
+            log.warning("%s reported objective %.9g but the returned tree scores %.9g; reporting the tree's "
+                        "objective, not a proof", self.solver, self.objective, own)
+            self.message = (self.message + "; " if self.message else "") + \
+                f"solver objective {self.objective:.9g} differs from the tree's {own:.9g}"
+            if self.status in ("optimal", "gap_limit"):
+                self.status = "unverified"
+            self.proven_optimal = False
+        self.objective = own
+        self.has_solution = True
+        self.gap = relative_gap(own, self.bound)
+
     def summary(self) -> str:
         fmt = lambda v: "-" if v is None or (isinstance(v, float) and not math.isfinite(v)) else f"{v:.6g}"
         gap = "-" if not math.isfinite(self.gap) else f"{100 * self.gap:.4g}%"
@@ -106,7 +134,7 @@ class SolveResult:
             "runtime": self.runtime, "node_count": self.node_count, "proven_optimal": self.proven_optimal,
             "solver": self.solver, "has_solution": self.has_solution, "n_lazy_cuts": self.n_lazy_cuts,
             "n_rounds": self.n_rounds, "start_objective": clean(self.start_objective),
-            "trace": [{"time": i.time, "primal": clean(i.primal), "dual": clean(i.dual), "gap": clean(i.gap)}
-                      for i in self.trace],
+            "trace": [{"time": i.time, "primal": clean(i.primal), "dual": clean(i.dual), "gap": clean(i.gap),
+                       "nodes": i.nodes, "kind": i.kind} for i in self.trace],
             "timings": self.timings, "message": self.message,
         }

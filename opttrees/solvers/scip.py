@@ -15,6 +15,7 @@ import traceback
 import numpy as np
 
 from ..errors import SolverError
+from ..interrupt import STOP
 from .compile import CompiledModel
 from .options import Progress, SolveOptions
 from .result import SolveResult, relative_gap, settle_status
@@ -37,8 +38,6 @@ def _build(cm: CompiledModel, opts: SolveOptions):
         m.hideOutput()
     m.setParam("randomization/randomseedshift", int(opts.seed))
     m.setParam("limits/gap", float(opts.mip_gap))
-    if opts.time_limit is not None:
-        m.setParam("limits/time", float(max(opts.time_limit, 0.01)))
     xs = []
     for j in range(cm.n_cols):
         lo, hi = cm.col_lower[j], cm.col_upper[j]
@@ -135,24 +134,37 @@ def solve_scip(cm: CompiledModel, opts: SolveOptions, x0: np.ndarray | None = No
     counter = {"cuts": 0}
     if separator is not None:
         _attach_lazy(ps, m, xs, cm, separator, counter, errors)
-    started = _set_start(m, xs, x0) if x0 is not None else False  # may presolve: part of the runtime
+    remaining = opts.remaining()
+    if remaining is not None:   # the deadline covers compile and load: SCIP gets what is left
+        m.setParam("limits/time", float(max(remaining, 0.01)))
     try:
-        m.optimize()
+        started = _set_start(m, xs, x0) if x0 is not None else False  # may presolve: part of the runtime
+        if not prog.stop:
+            m.optimize()
     except Exception as exc:
+        prog.close()
         if errors:
             raise SolverError("SCIP callback failed:\n" + errors[0]) from None
         raise SolverError(f"SCIP failed: {exc}") from None
+    prog.close()
     if errors:
         raise SolverError("SCIP callback failed:\n" + errors[0])
     runtime = time.perf_counter() - prog.t0
     status = _STATUS.get(m.getStatus(), "error")
+    if prog.stop or m.getStatus() == "userinterrupt":
+        # SCIP catches Ctrl-C itself during optimize: pass it on so the rest of the fit stops too
+        status = "interrupted"
+        if m.getStatus() == "userinterrupt" and not prog._stop:
+            STOP.set()
     has = m.getNSols() > 0
     best_x = None
     obj = bound = None
     if has:
         sol = m.getBestSol()
         best_x = np.array([m.getSolVal(sol, v) for v in xs])
-        obj = m.getSolObjVal(sol)
+        obj = cm.objective_value(best_x)   # the returned point's own objective, never a figure about another
+        if abs(obj - m.getSolObjVal(sol)) > 1e-6 * max(1.0, abs(obj)) and status == "optimal":
+            status = "limit"
     if status not in ("infeasible", "unbounded", "error"):
         bound = m.getDualbound()
         if not math.isfinite(bound) or abs(bound) >= m.infinity():
