@@ -1,16 +1,23 @@
 """The SPOT MILP (SPOT paper Theorem 2) on the Bertsimas–Dunn tree structure shared with OCT.
 
-    min  [ Σ_i ω_i Σ_t y_it − Σ_i ω_i z*(c_i) ] / Σ_i ω_i |z*(c_i)|  +  alpha · Σ_m d_m
+    min  [ Σ_i ω_i Σ_t y_it − Σ_i ω_i z*(c_i) ] / N  +  alpha · Σ_m d_m ,        N = Σ_i ω_i |z*(c_i)|
     s.t. y_it >= c_i·w_t − M1_i (1 − z_it)      (y = realised cost of i's leaf decision, 0 elsewhere)
          y_it >= −M2_i z_it
          Σ_t y_it >= z*(c_i)                    (valid inequality (7l): LP bound >= 0)
          w_t in S for every leaf t              (a copy of the decision problem's Pyomo block per leaf)
          (a, b, d, z, l) a depth-D Bertsimas–Dunn tree; Σ_i ω_i z_it >= N_min l_t (weighted min leaf)
 
+At any integer point the objective is the SPOT objective of :mod:`opttrees.spo.objective` — training
+**normalised** SPO loss + alpha · splits — the function greedy pruning (:func:`opttrees.spo.prune_alpha`)
+minimises too; :meth:`SPOTFormulation.tree_objective` evaluates it with
+:func:`opttrees.spo.spot_objective` and ``verify`` checks the solver's value against it. ``alpha`` is thus
+on the normalised scale: a split must lower the training regret by ``alpha · N``. The reference code's
+pooling parameter α_p (``Σy − Σz* + α_p·n·Σd``, mean-regret units, 1e-4 for shortest path) is
+``alpha · N / Σω``; see :func:`opttrees.spo.alpha_from_paper`.
+
 Costs are in min-cost form (sign·c, so maximisation problems work unchanged). Per-row big-Ms come from the
-oracle: M1_i = max(0, max_S c_i·w), M2_i = max(0, −min_S c_i·w). The objective is the training
-*normalised* SPO loss (scale-free, so one alpha fits every cost scale). w is continuous when S has an
-integral LP description (shortest path); otherwise S's own integer variables carry over.
+oracle: M1_i = max(0, max_S c_i·w), M2_i = max(0, −min_S c_i·w). w is continuous when S has an integral LP
+description (shortest path); otherwise S's own integer variables carry over.
 
 The greedy tree is a complete warm start: a, b, d, z, l from the structure, w_t = the greedy leaf decision,
 y from the first row. The solve is a time-limited solution improver; :func:`fit_spot_mio` returns the
@@ -25,7 +32,8 @@ from pyomo.core.expr.numeric_expr import LinearExpression
 from ..data import prepare
 from ..errors import InputError, VerificationError
 from ..spo.greedy import check_costs_fit, grow_spo_tree
-from ..spo.pruning import prune_zero_gain, refit_nodes
+from ..spo.objective import spot_norm, spot_objective
+from ..spo.pruning import prune_alpha, refit_nodes
 from ..tree import Tree
 from .base import VERIFY_ATOL, VERIFY_RTOL, Formulation
 from .structure import BDStructure
@@ -50,8 +58,7 @@ class SPOTFormulation(Formulation):
         self.zstar = lo
         self.M1 = np.maximum(hi, 0.0)
         self.M2 = np.maximum(-lo, 0.0)
-        norm = float(w @ np.abs(lo))
-        self.norm = norm if norm > 0 else float(w.sum())
+        self.norm = spot_norm(problem, C, w, z=lo)   # N of the SPOT objective
         self._build(valid_inequality)
 
     # ------------------------------------------------------------------ model
@@ -99,11 +106,13 @@ class SPOTFormulation(Formulation):
 
     # ------------------------------------------------------------------ objective helpers
     def tree_objective(self, tree: Tree, decisions=None) -> float:
-        """Training normalised SPO loss of ``tree`` (its leaf decisions, or ``decisions[node]``) + alpha·splits."""
-        leaf = tree.apply(self.data.X)
-        W = tree.extras["decision"][leaf] if decisions is None else decisions[leaf]
-        reg = np.einsum("ij,ij->i", self.Cm, W) - self.zstar
-        return float(self.w @ reg / self.norm + self.alpha * tree.n_splits)
+        """SPOT objective of ``tree`` on this model's training data: normalised SPO loss + alpha·splits.
+
+        Uses the tree's leaf decisions, or ``decisions[node]``; the same function as
+        :func:`opttrees.spo.spot_objective` (it *is* that function, with this model's N and z*).
+        """
+        return spot_objective(self.problem, tree, self.data.X, self.C, self.w, alpha=self.alpha,
+                              decisions=decisions, norm=self.norm, z=self.zstar)
 
     # ------------------------------------------------------------------ warm start
     def warm_start(self, tree: Tree) -> None:
@@ -186,41 +195,44 @@ def fit_spot_mio(problem, X, C, w=None, depth: int = 2, min_samples_leaf: float 
                  feature_names=None, warm_start=True):
     """Greedy SPOT, then the SPOT MILP warm-started from it; returns (tree, info). Never worse than greedy.
 
-    The MILP sees features rounded to ``x_precision`` decimals on the [0, 1] scale (None: exact values).
-    The returned tree is whichever of {greedy on the raw data, greedy on the rounded data, MILP} has the lowest
-    objective (normalised SPO loss + alpha * splits) on the *raw* training data, with leaves refitted on it.
-    ``info`` holds the greedy tree, the SolveResult, the objectives and ``source`` ("mio" or "greedy").
+    Every candidate is compared on the SPOT objective F = training normalised SPO loss + alpha · splits
+    (:func:`opttrees.spo.spot_objective`; ``alpha`` on the normalised scale, see the module docstring): the
+    greedy tree is pruned at ``alpha`` (:func:`opttrees.spo.prune_alpha`), so greedy and MILP minimise the
+    same function. The MILP sees features rounded to ``x_precision`` decimals on the [0, 1] scale (None: exact
+    values). The returned tree is whichever of {greedy on the raw data, greedy on the rounded data, MILP} has
+    the lowest F on the *raw* training data, with leaves refitted on it. ``info`` holds the greedy tree, the
+    SolveResult, the objectives, ``norm`` (N = Σ ω |z*|) and ``source`` ("mio" or "greedy").
     """
     import warnings
 
     from ..solvers import solve
     X, C, w = check_costs_fit(problem, X, C, w)
     Xr = round_features(X, x_precision)
+    Cm = problem.sign * C
+    _, z = problem._solve_min(Cm)
+    norm = spot_norm(problem, C, w, z=z)
 
     def greedy_on(Xg):
-        return prune_zero_gain(grow_spo_tree(problem, Xg, C, w, max_depth=depth, min_samples_leaf=min_samples_leaf,
-                                             quantile_step=quantile_step, feature_names=feature_names))
+        return prune_alpha(grow_spo_tree(problem, Xg, C, w, max_depth=depth, min_samples_leaf=min_samples_leaf,
+                                         quantile_step=quantile_step, feature_names=feature_names), alpha, norm)
     greedy = greedy_on(X)
     greedy_r = greedy if x_precision is None else greedy_on(Xr)
     form = SPOTFormulation(problem, Xr, C, w, max_depth=depth, min_samples_leaf=min_samples_leaf, alpha=alpha,
                            feature_names=feature_names)
     res = solve(form, solver=solver, time_limit=time_limit, mip_gap=mip_gap,
                 warm_start=greedy_r if warm_start else None, verbose=verbose)
-    Cm = problem.sign * C
-    _, z = problem._solve_min(Cm)
 
     def raw_objective(tree):
         tree = refit_nodes(tree, problem, X, C, w)
-        reg = np.einsum("ij,ij->i", Cm, tree.predict(X)) - z
-        return float(w @ reg / form.norm + alpha * tree.n_splits), tree
+        return spot_objective(problem, tree, X, C, w, alpha=alpha, norm=norm, z=z), tree
     g_obj, greedy = raw_objective(greedy)
     gr_obj, greedy_r_raw = raw_objective(greedy_r)
-    info = {"greedy_tree": greedy, "result": res, "greedy_objective": g_obj, "formulation": form,
+    info = {"greedy_tree": greedy, "result": res, "greedy_objective": g_obj, "formulation": form, "norm": norm,
             "greedy_objective_rounded": form.tree_objective(refit_nodes(greedy_r, problem, Xr, C, w))}
     cands = [(g_obj, "greedy", greedy), (gr_obj, "greedy", greedy_r_raw)]
     if res.has_solution:
         try:
-            mio = prune_zero_gain(form.extract())
+            mio = prune_alpha(form.extract(), alpha, norm)
             info["mio_objective_rounded"] = form.tree_objective(mio)
             m_obj, mio = raw_objective(mio)
             info["mio_objective"] = m_obj

@@ -3,6 +3,8 @@
 Prediction averages the trees' leaf *mean cost vectors* and makes one oracle call on the average
 (the paper's "mean" aggregation), so the forest's decision is always feasible and optimal for its
 predicted cost. Trees are fitted in parallel with joblib; each gets its own seed from one master seed.
+The trees are grown unpruned, as in the paper's forests: the forest has no complexity cost (alpha = 0 in
+the SPOT objective of :mod:`opttrees.spo.objective`, which single trees and the MILP share).
 """
 from __future__ import annotations
 

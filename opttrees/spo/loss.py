@@ -2,7 +2,8 @@
 
 ``spo_loss(problem, Chat, C)`` is ℓ_SPO(ĉ, c) = max_{w in W*(ĉ)} c·w − z*(c) for minimisation
 (the paper's eq. 2, worst case over ties), and the lost value for maximisation, so it is always >= 0.
-Normalised extra cost (the paper's "normalised extra travel time") = Σ ω ℓ / Σ ω |z*(c)|.
+Normalised extra cost (the paper's "normalised extra travel time") = Σ ω ℓ / Σ ω |z*(c)|: the first term of
+the SPOT training objective (:mod:`opttrees.spo.objective`), which shares its denominator :func:`spot_norm`.
 """
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import numpy as np
 
 from ..data import check_sample_weight
 from ..errors import InputError
+from .objective import spot_norm
 
 
 def decision_regret(problem, W, C, z=None) -> np.ndarray:
@@ -40,10 +42,7 @@ def normalized_extra_cost(problem, W, C, sample_weight=None) -> float:
     w = check_sample_weight(sample_weight, C.shape[0])
     _, z = problem.solve(C)
     reg = decision_regret(problem, W, C, z)
-    den = float(np.sum(w * np.abs(z)))
-    if den <= 0:
-        raise InputError("normalised SPO loss is undefined: all optimal values z*(c) are zero")
-    return float(np.sum(w * reg) / den)
+    return float(np.sum(w * reg) / spot_norm(problem, C, w, z=z, on_zero="raise"))
 
 
 def normalized_spo_loss(problem, Chat, C, sample_weight=None, worst_case: bool = True) -> float:
@@ -51,7 +50,5 @@ def normalized_spo_loss(problem, Chat, C, sample_weight=None, worst_case: bool =
     C = problem.check_costs(C)
     w = check_sample_weight(sample_weight, C.shape[0])
     _, z = problem.solve(C)
-    den = float(np.sum(w * np.abs(z)))
-    if den <= 0:
-        raise InputError("normalised SPO loss is undefined: all optimal values z*(c) are zero")
+    den = spot_norm(problem, C, w, z=z, on_zero="raise")
     return float(np.sum(w * spo_loss(problem, Chat, C, worst_case)) / den)

@@ -1,14 +1,22 @@
-"""Breiman cost-complexity (weakest-link) pruning for SPO/MSE trees, chosen on a validation set.
+"""Breiman cost-complexity (weakest-link) pruning for SPO/MSE trees: at a given alpha, or chosen on validation.
 
-Works on any ``task="spo"`` Tree whose nodes carry ``extras["train_loss"]`` (greedy trees, and MILP trees
-after :func:`refit_leaves`). The validation metric is the same loss as training (SPO regret for SPOT, squared
-error for the CART baseline), and ties go to the *largest* alpha (smallest tree), as in the paper's code.
+Works on any ``task="spo"`` Tree whose nodes carry ``extras["train_loss"]`` / ``extras["train_spo"]`` (greedy
+trees, and MILP trees after :func:`refit_nodes`). The validation metric is the same loss as training (SPO
+regret for SPOT, squared error for the CART baseline), and ties go to the *largest* alpha (smallest tree), as
+in the paper's code.
+
+Alpha scale: :func:`prune_alpha` and :func:`stored_objective` use the SPOT objective of
+:mod:`opttrees.spo.objective` — training normalised SPO loss + alpha · splits, N = Σ ω |z*| — so the greedy
+tree pruned at ``alpha`` minimises literally the function the SPOT MILP minimises (over the pruned subtrees
+of the greedy tree). :func:`pruning_path` reports its breakpoints on that scale when given ``norm=N``.
 """
 from __future__ import annotations
 
 import numpy as np
 
+from ..errors import InputError
 from ..tree import LEAF, Tree
+from .objective import objective_value
 
 
 def _subtree_stats(tree: Tree, collapsed: np.ndarray, node_loss: np.ndarray):
@@ -32,9 +40,15 @@ def _subtree_stats(tree: Tree, collapsed: np.ndarray, node_loss: np.ndarray):
     return R, L, order
 
 
-def pruning_path(tree: Tree, node_loss=None):
-    """Nested subtrees T_0 ⊃ T_1 ⊃ ... ⊃ root: list of (alpha_k, collapsed mask)."""
+def pruning_path(tree: Tree, node_loss=None, norm: float = 1.0):
+    """Nested subtrees T_0 ⊃ T_1 ⊃ ... ⊃ root: list of (alpha_k, collapsed mask).
+
+    alpha_k is the per-split cost at which T_k becomes optimal, in the units of ``node_loss / norm``: with the
+    default ``norm=1`` the raw weighted loss; with ``norm = spot_norm(problem, C, w)`` and SPO node losses,
+    the SPOT objective's normalised scale (the ``alpha`` of ``SPOTree`` and the MILP).
+    """
     node_loss = tree.extras["train_loss"] if node_loss is None else node_loss
+    node_loss = np.asarray(node_loss, float) / float(norm)
     collapsed = np.zeros(tree.n_nodes, dtype=bool)
     path = [(0.0, collapsed.copy())]
     while True:
@@ -112,6 +126,49 @@ def prune_on_validation(tree: Tree, problem, X_val, C_val, w_val=None, criterion
     best = errs.min()
     k = int(np.nonzero(errs <= best + abs(best) * rel_tol + 1e-12)[0].max())
     return collapse(tree, path[k][1])
+
+
+def stored_objective(tree: Tree, alpha: float, norm: float, node_loss=None) -> float:
+    """The SPOT objective of ``tree`` from its stored per-node training regrets (no data needed).
+
+    Σ over leaves of ``extras["train_spo"]`` (or ``node_loss``) / norm + alpha · splits — the value
+    :func:`prune_alpha` minimises; equal to :func:`opttrees.spo.objective.spot_objective` on the training data.
+    """
+    node_loss = tree.extras["train_spo"] if node_loss is None else np.asarray(node_loss, float)
+    return objective_value(float(np.sum(node_loss[tree.leaves])), tree.n_splits, norm, alpha)
+
+
+def prune_alpha(tree: Tree, alpha: float, norm: float, node_loss=None) -> Tree:
+    """The smallest pruned subtree minimising the SPOT objective (training normalised SPO loss + alpha·splits).
+
+    ``norm`` = N = Σ ω |z*(c)| on the training data (:func:`opttrees.spo.objective.spot_norm`); node losses
+    default to the stored training SPO regrets ``extras["train_spo"]``. Exact bottom-up dynamic program (the
+    Breiman subtree T(alpha)); a node is collapsed when keeping its split does not lower the objective
+    (ties, up to round-off, go to the smaller tree).
+    """
+    if not alpha >= 0:
+        raise InputError(f"alpha must be >= 0; got {alpha!r}")
+    node_loss = tree.extras["train_spo"] if node_loss is None else np.asarray(node_loss, float)
+    loss = np.asarray(node_loss, float) / float(norm)
+    tol = 1e-12 * max(1.0, abs(float(loss[0])))
+    order, stack = [], [0]
+    while stack:
+        t = stack.pop()
+        order.append(t)
+        if tree.children_left[t] != LEAF:
+            stack += [tree.children_left[t], tree.children_right[t]]
+    best = np.zeros(tree.n_nodes)
+    collapsed = np.zeros(tree.n_nodes, dtype=bool)
+    for t in reversed(order):   # children before parents
+        if tree.children_left[t] == LEAF:
+            best[t] = loss[t]
+            continue
+        keep = best[tree.children_left[t]] + best[tree.children_right[t]] + alpha
+        if loss[t] <= keep + tol:
+            best[t], collapsed[t] = loss[t], True
+        else:
+            best[t] = keep
+    return collapse(tree, collapsed)
 
 
 def prune_zero_gain(tree: Tree) -> Tree:
