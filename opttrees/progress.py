@@ -52,8 +52,11 @@ class ProgressLine:
         self._done = threading.Event()
         self._bar = None
         self._thread = None
+        self._last_draw = 0.0
+        self._tty = bool(getattr(self.stream, "isatty", lambda: False)()) if self.enabled else False
+        # plain lines (logs, CI) every 1.5 s so that one arrives within every 2 s; a terminal bar every `period`
+        self._period = self.period if self._tty else max(self.period, 1.5)
         if self.enabled:
-            self._tty = bool(getattr(self.stream, "isatty", lambda: False)())
             if self._tty:
                 try:
                     from tqdm import tqdm
@@ -77,6 +80,9 @@ class ProgressLine:
                     self.fields.pop(k, None)
                 else:
                     self.fields[k] = v
+        # a solver that holds the GIL (SCIP) starves the ticker thread: callbacks draw when a line is due
+        if self.enabled and self.elapsed() - self._last_draw >= self._period:
+            self._draw()
 
     def note(self, text: str) -> None:
         if not self.enabled:
@@ -94,6 +100,7 @@ class ProgressLine:
 
     # ------------------------------------------------------------------ display
     def _draw(self) -> None:
+        self._last_draw = self.elapsed()
         if self._bar is not None:
             el = self.elapsed()
             if self.time_limit is not None:
@@ -104,9 +111,9 @@ class ProgressLine:
             print(f"[{self.label}] {self.elapsed():7.2f}s {self.render()}", file=self.stream, flush=True)
 
     def _tick(self) -> None:
-        # plain lines every 2 s (a log should not fill up), a terminal bar every `period`
-        period = self.period if self._tty else max(self.period, 2.0)
-        while not self._done.wait(period):
+        while not self._done.wait(0.2):
+            if self.elapsed() - self._last_draw < self._period:
+                continue
             try:
                 self._draw()
             except Exception:   # pragma: no cover - a closed stream must never kill a solve

@@ -250,3 +250,45 @@ def test_highs_cut_loop_trace_holds_only_cut_feasible_incumbents(highs_benders):
     assert primals[0] == pytest.approx(r.start_objective)  # the verified start is the first incumbent
     assert primals[-1] == pytest.approx(r.objective)       # the last one is the tree returned
     assert all(p <= r.bound + 1e-6 for p in primals)        # no master solution beyond a valid bound
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_trace_holds_the_bound_history_and_plots(solver):
+    """Both solvers record how the bound moved (not only incumbents), and the trace draws."""
+    import matplotlib
+    matplotlib.use("Agg")
+    from sklearn.datasets import load_iris
+
+    from opttrees.data import prepare
+    from opttrees.formulations import OCT
+
+    X, y = load_iris(return_X_y=True)
+    data = prepare(X[::3], y[::3])
+    r = solve(OCT(data, max_depth=2), solver)
+    bounds = [i.dual for i in r.trace if np.isfinite(i.dual)]
+    assert bounds, "no bound in the trace"
+    assert abs(bounds[-1] - r.bound) <= 1e-6 * max(1, abs(r.bound)) or r.proven_optimal
+    assert all(i.time <= r.runtime + 1e-9 for i in r.trace)
+    ax = r.plot()
+    assert len(ax.get_lines()) == 2
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_progress_lines_arrive_at_least_every_two_seconds(solver, capsys):
+    """verbose=True: a line with elapsed time, incumbent, bound, gap and nodes at least every 2 s."""
+    import re
+
+    from sklearn.datasets import load_iris
+
+    from opttrees.data import prepare
+    from opttrees.formulations import OCT
+
+    X, y = load_iris(return_X_y=True)
+    r = solve(OCT(prepare(X, y), max_depth=2), solver, time_limit=5, verbose=True)
+    err = capsys.readouterr().err
+    ticks = [ln for ln in err.splitlines() if re.match(rf"\[{solver}\]\s+[\d.]+s incumbent=", ln)]
+    times = [float(re.match(rf"\[{solver}\]\s+([\d.]+)s", ln).group(1)) for ln in ticks]
+    assert len(times) >= 2, err
+    assert times[0] <= 2.6 and all(b - a <= 2.6 for a, b in zip(times, times[1:])), times
+    assert all(all(f"{k}=" in ln for k in ("incumbent", "bound", "gap", "nodes")) for ln in ticks)
+    assert r.runtime <= 5 + 2

@@ -20,6 +20,10 @@ from .result import SolveResult, relative_gap, settle_status
 
 log = logging.getLogger(__name__)
 
+#: a cut-loop round is stopped after this many cut-violating solutions or this many seconds after the first
+CUT_BATCH = 1
+CUT_GRACE = 0.5
+
 _threads_in_use: int | None = None
 
 
@@ -97,7 +101,8 @@ def solve_highs(cm: CompiledModel, opts: SolveOptions, x0: np.ndarray | None = N
     h = _build(cm, opts)
     load_time = time.perf_counter() - t0
     prog = Progress("highs", opts, cm.sense)  # runtime and trace times are measured from here
-    state = {"interrupt": False, "cuts": [], "keys": set(), "ticked": 0.0}
+    state = {"interrupt": False, "cuts": [], "keys": set(), "ticked": 0.0, "n_violated": 0,
+             "first_violation": None}
     sgn = cm.sense
     # best solution that satisfies the model AND every cut (with a separator: verified by it)
     best = {"x": None, "obj": None}
@@ -130,7 +135,14 @@ def solve_highs(cm: CompiledModel, opts: SolveOptions, x0: np.ndarray | None = N
         violated = _violated(cm, separator, x)
         if violated:
             state["cuts"].extend(_dedupe(violated, state["keys"]))
-            state["interrupt"] = True
+            # batch: keep the round going for a few more cut-violating solutions (each brings new cuts), so
+            # fewer restarts are needed; stop it after CUT_BATCH of them or a short grace time
+            now = time.perf_counter()
+            if state["first_violation"] is None:
+                state["first_violation"] = now
+            state["n_violated"] += 1
+            if state["n_violated"] >= CUT_BATCH or now - state["first_violation"] > CUT_GRACE:
+                state["interrupt"] = True
         else:  # the master's solution satisfies every cut: a real incumbent (the master bound stays valid)
             offer(x, cm.objective_value(x), sgn * o.mip_dual_bound, int(o.mip_node_count))
 
@@ -183,6 +195,7 @@ def solve_highs(cm: CompiledModel, opts: SolveOptions, x0: np.ndarray | None = N
                 break
             h.setOptionValue("time_limit", float(max(remaining, 0.01)))
         state["interrupt"] = False
+        state["n_violated"], state["first_violation"] = 0, None
         state["cuts"] = []
         h.run()
         ms = h.getModelStatus()

@@ -126,6 +126,26 @@ class SolveResult:
                 f"time={self.runtime:.2f}s nodes={self.node_count}"
                 + (f" lazy_cuts={self.n_lazy_cuts} rounds={self.n_rounds}" if self.n_lazy_cuts else ""))
 
+    def plot(self, ax=None):
+        """Incumbent and bound over time as step lines (needs the ``plot`` extra: matplotlib)."""
+        try:
+            import matplotlib.pyplot as plt
+        except ImportError:
+            raise ImportError("SolveResult.plot needs matplotlib: pip install 'opttrees[plot]'") from None
+        if ax is None:
+            _, ax = plt.subplots(figsize=(6, 3.5))
+        t = [i.time for i in self.trace] + [self.runtime]
+        primal = [i.primal for i in self.trace] + ([self.objective] if self.objective is not None else [math.nan])
+        dual = [i.dual for i in self.trace] + ([self.bound] if self.bound is not None else [math.nan])
+        clean = lambda vs: [v if v is not None and math.isfinite(v) else math.nan for v in vs]
+        ax.step(t, clean(primal), where="post", label="incumbent")
+        ax.step(t, clean(dual), where="post", label="bound", linestyle="--")
+        ax.set_xlabel("time (s)")
+        ax.set_ylabel("objective")
+        ax.set_title(f"{self.solver}: {self.status}")
+        ax.legend()
+        return ax
+
     def to_dict(self) -> dict:
         clean = lambda v: None if v is None or (isinstance(v, float) and not math.isfinite(v)) else v
         return {
