@@ -289,6 +289,27 @@ def test_progress_lines_arrive_at_least_every_two_seconds(solver, capsys):
     ticks = [ln for ln in err.splitlines() if re.match(rf"\[{solver}\]\s+[\d.]+s incumbent=", ln)]
     times = [float(re.match(rf"\[{solver}\]\s+([\d.]+)s", ln).group(1)) for ln in ticks]
     assert len(times) >= 2, err
-    assert times[0] <= 2.6 and all(b - a <= 2.6 for a, b in zip(times, times[1:])), times
+    # lines are drawn every 1.5 s; the slack is for a loaded CI machine (2 test workers on 2 cores)
+    assert times[0] <= 3.0 and all(b - a <= 3.0 for a, b in zip(times, times[1:])), times
     assert all(all(f"{k}=" in ln for k in ("incumbent", "bound", "gap", "nodes")) for ln in ticks)
     assert r.runtime <= 5 + 2
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_two_status_enums_and_the_solver_version_in_every_result(solver):
+    from opttrees.solvers.result import SolutionStatus, TerminationCondition
+
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(domain=pyo.Binary)
+    m.y = pyo.Var(domain=pyo.Binary)
+    m.c = pyo.Constraint(expr=m.x + m.y <= 1)
+    m.objective = pyo.Objective(expr=2 * m.x + 3 * m.y, sense=pyo.maximize)
+    r = solve(m, solver)
+    assert (r.status, r.termination, r.solution_status) == ("optimal", TerminationCondition.OPTIMAL,
+                                                            SolutionStatus.OPTIMAL)
+    assert r.solver_version and r.solver_version.split()[0] in ("HiGHS", "SCIP")
+    d = r.to_dict()
+    assert (d["termination"], d["solution_status"], d["solver_version"]) == ("optimal", "optimal", r.solver_version)
+    m.c2 = pyo.Constraint(expr=m.x + m.y >= 3)
+    r = solve(m, solver)
+    assert r.status == "infeasible" and r.solution_status is SolutionStatus.INFEASIBLE and not r.has_solution

@@ -12,7 +12,7 @@ from ..errors import InputError, SolverError
 from ..interrupt import STOP, stop_on_sigint
 from .compile import compile_model
 from .options import SolveOptions
-from .result import SolveResult
+from .result import SolveResult, finish
 
 SOLVERS = ("highs", "scip")
 _MODULE = {"highs": "highspy", "scip": "pyscipopt"}
@@ -92,10 +92,7 @@ def _solve(formulation, solver, time_limit, mip_gap, threads, seed, warm_start, 
     if STOP.is_set():   # Ctrl-C before the solve started (e.g. during the build): return the start as it is
         res, x = _not_started(cm, s, x0, separator)
     else:
-        if s == "highs":
-            from .highs import solve_highs as run
-        else:
-            from .scip import solve_scip as run
+        run = getattr(_adapter(s), f"solve_{s}")
         res, x = run(cm, opts, x0=x0, separator=separator, repair=repair)
     if x is not None:
         cm.load_solution(x)
@@ -117,10 +114,19 @@ def _not_started(cm, solver: str, x0, separator):
         if separator is None or not _violated(cm, separator, x0):
             x = x0
     obj = cm.objective_value(x) if x is not None else None
-    res = SolveResult(status="interrupted" if x is not None else "no_solution", objective=obj, bound=None,
-                      gap=math.inf, runtime=0.0, node_count=0, proven_optimal=False, solver=solver,
-                      has_solution=x is not None, message="interrupted before the solve started")
+    version = _adapter(solver).version()
+    res = finish(solver, version, "interrupted", obj, None, 0.0, 0, [],
+                 message="interrupted before the solve started")
     return res, x
+
+
+def _adapter(name: str):
+    """The adapter module of a solver: ``version()`` and ``solve_<name>(cm, opts, x0, separator, repair)``."""
+    if name == "highs":
+        from . import highs as adapter
+    else:
+        from . import scip as adapter
+    return adapter
 
 
 def _repair_values(cm, repair, x: np.ndarray):

@@ -7,6 +7,8 @@ stopped at the first incumbent that violates a cut, all under one overall time l
 """
 from __future__ import annotations
 
+import functools
+import importlib.metadata
 import logging
 import math
 import time
@@ -16,7 +18,7 @@ import numpy as np
 from ..errors import SolverError
 from .compile import CompiledModel
 from .options import Progress, SolveOptions
-from .result import SolveResult, relative_gap, settle_status
+from .result import SolveResult, finish
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +40,15 @@ def _highspy():
     except ImportError:  # pragma: no cover - highspy is a hard dependency
         raise SolverError("solver 'highs' needs the highspy package: pip install highspy") from None
     return highspy
+
+
+@functools.lru_cache(maxsize=1)
+def version() -> str:
+    """highspy's version (creating a Highs object to ask would print HiGHS's banner)."""
+    try:
+        return f"HiGHS {importlib.metadata.version('highspy')}"
+    except importlib.metadata.PackageNotFoundError:   # pragma: no cover
+        return "HiGHS"
 
 
 def _build(cm: CompiledModel, opts: SolveOptions):
@@ -266,13 +277,8 @@ def solve_highs(cm: CompiledModel, opts: SolveOptions, x0: np.ndarray | None = N
     if best_obj is not None and bound is not None:
         # the master bound can never be better than a feasible point (numerical noise aside)
         bound = max(bound, best_obj) if sgn < 0 else min(bound, best_obj)
-    gap = relative_gap(best_obj, bound)
-    if status in ("time_limit", "limit", "interrupted") and best_obj is None:
-        status = "no_solution"
-    status, proven = settle_status(status, best_obj, bound)
-    res = SolveResult(status=status, objective=best_obj, bound=bound, gap=gap, runtime=runtime,
-                      node_count=nodes, proven_optimal=proven, solver="highs", has_solution=best_x is not None,
-                      n_lazy_cuts=n_cuts, n_rounds=rounds, trace=prog.trace,
+    res = finish("highs", version(), status, best_obj, bound, runtime, nodes, prog.trace,
+                 n_lazy_cuts=n_cuts, n_rounds=rounds,
                       timings={"load": load_time, "solve": runtime})
     return res, best_x
 

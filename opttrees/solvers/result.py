@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 import logging
 from dataclasses import dataclass, field
+from enum import Enum
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +67,28 @@ def settle_status(status: str, objective: float | None, bound: float | None) -> 
     return status, False
 
 
+class TerminationCondition(str, Enum):
+    """Why the solver stopped (as in Pyomo's ``contrib.solver``; the values are today's status strings)."""
+
+    OPTIMAL = "optimal"            # the gap closed to within the solver's tolerances
+    GAP_LIMIT = "gap_limit"        # the user's mip_gap was reached
+    TIME_LIMIT = "time_limit"
+    INTERRUPTED = "interrupted"    # Ctrl-C or a callback
+    LIMIT = "limit"                # nodes, solutions, iterations, or a round that proved nothing
+    INFEASIBLE = "infeasible"
+    UNBOUNDED = "unbounded"
+    ERROR = "error"
+
+
+class SolutionStatus(str, Enum):
+    """What came back."""
+
+    OPTIMAL = "optimal"            # feasible and proven optimal
+    FEASIBLE = "feasible"
+    INFEASIBLE = "infeasible"      # the model has no solution
+    NO_SOLUTION = "no_solution"
+
+
 @dataclass
 class Incumbent:
     """One point of the incumbent trace (also what progress callbacks receive)."""
@@ -95,6 +118,9 @@ class SolveResult:
     message: str = ""
     timings: dict = field(default_factory=dict)
     start_objective: float | None = None
+    termination: TerminationCondition = TerminationCondition.ERROR
+    solution_status: SolutionStatus = SolutionStatus.NO_SOLUTION
+    solver_version: str = ""
 
     def reconcile(self, tree_objective: float, atol: float = 1e-5, rtol: float = 1e-6) -> None:
         """Make the reported objective the returned tree's own (recomputed by routing the data).
@@ -114,6 +140,7 @@ class SolveResult:
             if self.status in ("optimal", "gap_limit"):
                 self.status = "unverified"
             self.proven_optimal = False
+        self.solution_status = SolutionStatus.OPTIMAL if self.proven_optimal else SolutionStatus.FEASIBLE
         self.objective = own
         self.has_solution = True
         self.gap = relative_gap(own, self.bound)
@@ -152,9 +179,39 @@ class SolveResult:
             "status": self.status, "status_meaning": STATUSES.get(self.status, ""),
             "objective": clean(self.objective), "bound": clean(self.bound), "gap": clean(self.gap),
             "runtime": self.runtime, "node_count": self.node_count, "proven_optimal": self.proven_optimal,
-            "solver": self.solver, "has_solution": self.has_solution, "n_lazy_cuts": self.n_lazy_cuts,
+            "solver": self.solver, "solver_version": self.solver_version,
+            "termination": self.termination.value, "solution_status": self.solution_status.value,
+            "has_solution": self.has_solution, "n_lazy_cuts": self.n_lazy_cuts,
             "n_rounds": self.n_rounds, "start_objective": clean(self.start_objective),
             "trace": [{"time": i.time, "primal": clean(i.primal), "dual": clean(i.dual), "gap": clean(i.gap),
                        "nodes": i.nodes, "kind": i.kind} for i in self.trace],
             "timings": self.timings, "message": self.message,
         }
+
+
+def finish(solver: str, version: str, termination: str, objective: float | None, bound: float | None,
+           runtime: float, node_count: int, trace: list, **extra) -> SolveResult:
+    """The one place a SolveResult is settled, for every adapter.
+
+    ``termination`` is why the solver stopped; ``objective`` the returned point's own objective (None without
+    one). Settles proof (:func:`settle_status`), the gap, "no_solution" when a limit came before any solution,
+    and both enums.
+    """
+    term = TerminationCondition(termination)
+    has = objective is not None
+    status = termination
+    if status in ("time_limit", "limit", "interrupted") and not has:
+        status = "no_solution"
+    status, proven = settle_status(status, objective, bound)
+    if proven:
+        sol = SolutionStatus.OPTIMAL
+    elif has:
+        sol = SolutionStatus.FEASIBLE
+    elif term is TerminationCondition.INFEASIBLE:
+        sol = SolutionStatus.INFEASIBLE
+    else:
+        sol = SolutionStatus.NO_SOLUTION
+    return SolveResult(status=status, objective=objective, bound=bound, gap=relative_gap(objective, bound),
+                       runtime=runtime, node_count=node_count, proven_optimal=proven, solver=solver,
+                       has_solution=has, trace=trace, termination=term, solution_status=sol,
+                       solver_version=version, **extra)

@@ -8,6 +8,7 @@ the handler always owns a constraint so variable locks keep presolve from dual r
 """
 from __future__ import annotations
 
+import functools
 import math
 import time
 import traceback
@@ -18,7 +19,7 @@ from ..errors import SolverError
 from ..interrupt import STOP
 from .compile import CompiledModel
 from .options import Progress, SolveOptions
-from .result import SolveResult, relative_gap, settle_status
+from .result import SolveResult, finish
 
 
 def _pyscipopt():
@@ -27,6 +28,15 @@ def _pyscipopt():
     except ImportError:
         raise SolverError("solver 'scip' needs the pyscipopt package: pip install pyscipopt") from None
     return pyscipopt
+
+
+@functools.lru_cache(maxsize=1)
+def version() -> str:
+    ps = _pyscipopt()
+    try:
+        return f"SCIP {ps.Model().version()} (PySCIPOpt {getattr(ps, '__version__', '?')})"
+    except Exception:   # pragma: no cover
+        return getattr(ps, "__version__", "")
 
 
 def _build(cm: CompiledModel, opts: SolveOptions):
@@ -111,10 +121,14 @@ def solve_scip(cm: CompiledModel, opts: SolveOptions, x0: np.ndarray | None = No
         def eventinit(self):
             self.model.catchEvent(ps.SCIP_EVENTTYPE.BESTSOLFOUND, self)
             self.model.catchEvent(ps.SCIP_EVENTTYPE.NODESOLVED, self)
+            # every LP solve (root separation rounds included): SCIP holds the GIL in a long root, so these
+            # callbacks are what keeps progress lines and Ctrl-C responsive there
+            self.model.catchEvent(ps.SCIP_EVENTTYPE.LPSOLVED, self)
 
         def eventexit(self):
             self.model.dropEvent(ps.SCIP_EVENTTYPE.BESTSOLFOUND, self)
             self.model.dropEvent(ps.SCIP_EVENTTYPE.NODESOLVED, self)
+            self.model.dropEvent(ps.SCIP_EVENTTYPE.LPSOLVED, self)
 
         def eventexec(self, event):
             try:
@@ -171,14 +185,8 @@ def solve_scip(cm: CompiledModel, opts: SolveOptions, x0: np.ndarray | None = No
             bound = None
     if status == "optimal" and bound is None and obj is not None:
         bound = obj
-    gap = relative_gap(obj, bound)
-    if status in ("time_limit", "limit", "interrupted") and not has:
-        status = "no_solution"
-    status, proven = settle_status(status, obj, bound)
-    res = SolveResult(status=status, objective=obj, bound=bound, gap=gap, runtime=runtime,
-                      node_count=int(m.getNTotalNodes()), proven_optimal=proven, solver="scip",
-                      has_solution=has, n_lazy_cuts=counter["cuts"], trace=prog.trace,
-                      timings={"load": load_time, "solve": runtime}, message="" if started or x0 is None
+    res = finish("scip", version(), status, obj, bound, runtime, int(m.getNTotalNodes()), prog.trace,
+                 n_lazy_cuts=counter["cuts"], timings={"load": load_time, "solve": runtime}, message="" if started or x0 is None
                       else "warm start was rejected by SCIP")
     return res, best_x
 
