@@ -123,10 +123,10 @@ def _not_started(cm, solver: str, x0, separator):
 def _adapter(name: str):
     """The adapter module of a solver: ``version()`` and ``solve_<name>(cm, opts, x0, separator, repair)``."""
     if name == "highs":
-        from . import highs as adapter
-    else:
-        from . import scip as adapter
-    return adapter
+        from . import highs
+        return highs
+    from . import scip
+    return scip
 
 
 def _repair_values(cm, repair, x: np.ndarray):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pyomo.environ as pyo
@@ -37,7 +38,7 @@ class CompiledModel:
     quad: list = field(default_factory=list)   # objective terms (col_i, col_j, coef)
     col_of: dict = field(default_factory=dict)  # id(VarData) -> column
     row_names: list = field(default_factory=list)
-    _visitor: object = None
+    _visitor: Any = None             # Pyomo's LinearRepnVisitor, kept for compiling cuts
 
     @property
     def n_cols(self) -> int:

@@ -103,184 +103,241 @@ _STATUS = {
 
 def solve_highs(cm: CompiledModel, opts: SolveOptions, x0: np.ndarray | None = None,
                 separator=None, repair=None) -> tuple[SolveResult, np.ndarray | None]:
+    """Solve on HiGHS: one branch and bound, or the cut loop when the formulation has a separator."""
     if cm.quad:
         if cm.is_mip:
             raise SolverError("HiGHS cannot solve a quadratic objective with integer variables "
                               "(e.g. squared-loss regression trees); use solver='scip'")
         raise SolverError("quadratic objectives are routed to SCIP in opttrees; use solver='scip'")
-    t0 = time.perf_counter()
-    h = _build(cm, opts)
-    load_time = time.perf_counter() - t0
-    prog = Progress("highs", opts, cm.sense)  # runtime and trace times are measured from here
-    state = {"interrupt": False, "cuts": [], "keys": set(), "ticked": 0.0, "n_violated": 0,
-             "first_violation": None}
-    sgn = cm.sense
-    # best solution that satisfies the model AND every cut (with a separator: verified by it)
-    best = {"x": None, "obj": None}
+    run = HighsRun(cm, opts) if separator is None else HighsCutLoop(cm, opts, separator, repair)
+    return run.solve(x0)
 
-    def better(obj: float) -> bool:
-        return best["obj"] is None or sgn * obj < sgn * best["obj"] - 1e-9
 
-    def offer(x: np.ndarray, obj: float, dual: float, nodes: int) -> None:
-        """A cut-feasible solution: keep it if it improves and report it as an incumbent."""
-        if better(obj):
-            best["x"], best["obj"] = np.array(x, dtype=np.float64), obj
-            prog.incumbent(obj, dual, nodes)
+class HighsRun:
+    """One HiGHS branch and bound on the full model; the base of the cut loop.
 
-    def on_improving(e):  # without a separator the master is the full model: its incumbents are real
+    Keeps the best solution that satisfies the whole model (with a separator: every cut too) and settles the
+    result from that point's own objective, never from a figure HiGHS reports about another point.
+    """
+
+    def __init__(self, cm: CompiledModel, opts: SolveOptions):
+        t0 = time.perf_counter()
+        self.cm, self.opts, self.sgn = cm, opts, cm.sense
+        self.h = _build(cm, opts)
+        self.load_time = time.perf_counter() - t0
+        self.prog = Progress("highs", opts, cm.sense)  # runtime and trace times are measured from here
+        self.best_x: np.ndarray | None = None
+        self.best_obj: float | None = None
+        self.bound: float | None = None
+        self.nodes = 0
+        self.rounds = 0
+        self.n_cuts = 0
+        self.stop_round = False      # set by the solution callback to end a round
+        self._ticked = 0.0
+        self.h.cbMipImprovingSolution.subscribe(self._on_improving)
+        self.h.cbMipLogging.subscribe(self._on_logging)
+        self.h.cbMipInterrupt.subscribe(self._on_interrupt)
+
+    # ------------------------------------------------------------------ incumbents
+    def better(self, obj: float) -> bool:
+        return self.best_obj is None or self.sgn * obj < self.sgn * self.best_obj - 1e-9
+
+    def offer(self, x: np.ndarray, obj: float, dual: float, nodes: int) -> None:
+        """A solution of the full problem: keep it if it improves and report it as an incumbent."""
+        if self.better(obj):
+            self.best_x, self.best_obj = np.array(x, dtype=np.float64), obj
+            self.prog.incumbent(obj, dual, nodes)
+
+    def shown_primal(self, reported: float) -> float:
+        return reported
+
+    # ------------------------------------------------------------------ callbacks
+    def _on_improving(self, e) -> None:   # without a separator the master is the full model: incumbents are real
         o = e.data_out
-        if separator is None:
-            prog.incumbent(sgn * o.objective_function_value, sgn * o.mip_dual_bound, int(o.mip_node_count))
+        self.prog.incumbent(self.sgn * o.objective_function_value, self.sgn * o.mip_dual_bound,
+                            int(o.mip_node_count))
 
-    def on_logging(e):
+    def _on_logging(self, e) -> None:
         o = e.data_out
-        primal = sgn * o.objective_function_value if separator is None else \
-            (best["obj"] if best["obj"] is not None else math.nan)
-        prog.tick(primal, sgn * o.mip_dual_bound, int(o.mip_node_count))
+        self.prog.tick(self.shown_primal(self.sgn * o.objective_function_value), self.sgn * o.mip_dual_bound,
+                       int(o.mip_node_count))
 
-    def on_solution(e):  # lazy separation at every integer-feasible solution HiGHS finds
-        if separator is None:
-            return
-        o = e.data_out
-        x = np.asarray(o.mip_solution)
-        violated = _violated(cm, separator, x)
-        if violated:
-            state["cuts"].extend(_dedupe(violated, state["keys"]))
-            # batch: keep the round going for a few more cut-violating solutions (each brings new cuts), so
-            # fewer restarts are needed; stop it after CUT_BATCH of them or a short grace time
-            now = time.perf_counter()
-            if state["first_violation"] is None:
-                state["first_violation"] = now
-            state["n_violated"] += 1
-            if state["n_violated"] >= CUT_BATCH or now - state["first_violation"] > CUT_GRACE:
-                state["interrupt"] = True
-        else:  # the master's solution satisfies every cut: a real incumbent (the master bound stays valid)
-            offer(x, cm.objective_value(x), sgn * o.mip_dual_bound, int(o.mip_node_count))
-
-    def on_interrupt(e):
+    def _on_interrupt(self, e) -> None:
         now = time.perf_counter()
-        if now - state["ticked"] >= 0.25:   # HiGHS polls this often; its logging callback can be silent for long
-            state["ticked"] = now
-            o = e.data_out
-            primal = sgn * o.objective_function_value if separator is None else \
-                (best["obj"] if best["obj"] is not None else math.nan)
-            prog.tick(primal, sgn * o.mip_dual_bound, int(o.mip_node_count))
-        e.interrupt(bool(state["interrupt"] or prog.stop))  # always explicit (HiGHS stale-flag bug)
+        if now - self._ticked >= 0.25:   # HiGHS polls this often; its logging callback can be silent for long
+            self._ticked = now
+            self._on_logging(e)
+        e.interrupt(bool(self.stop_round or self.prog.stop))  # always explicit (HiGHS stale-flag bug)
 
-    h.cbMipImprovingSolution.subscribe(on_improving)
-    h.cbMipLogging.subscribe(on_logging)
-    h.cbMipInterrupt.subscribe(on_interrupt)
-    if separator is not None:
-        h.cbMipSolution.subscribe(on_solution)
+    # ------------------------------------------------------------------ the run
+    def start_with(self, x0: np.ndarray) -> None:
+        if not np.isnan(x0).any() and _model_feasible(self.cm, x0):
+            self.offer(x0, self.cm.objective_value(x0), math.nan, 0)  # kept if nothing better comes in time
+        _set_start(self.h, x0)
 
-    start = prog.t0
-    presolve_on = True
-    bound = None
-    n_cuts, rounds, nodes = 0, 0, 0
-    status = "error"
-    if x0 is not None:
-        if separator is not None and not np.isnan(x0).any() and _model_feasible(cm, x0):
+    def run_round(self) -> tuple[str, np.ndarray | None, float | None, bool]:
+        """One ``Highs.run``: (status, returned point, its own objective, HiGHS's figure agrees with it)."""
+        self.rounds += 1
+        remaining = self.opts.remaining()
+        if remaining is not None:
+            self.h.setOptionValue("time_limit", float(max(remaining, 0.01)))
+        self.stop_round = False
+        self.h.run()
+        name = str(self.h.getModelStatus()).split(".")[-1]
+        status = _STATUS.get(name, "error" if name in ("kSolveError", "kModelError", "kLoadError") else "limit")
+        info = self.h.getInfo()
+        self.nodes += int(info.mip_node_count) if self.cm.is_mip else 0
+        has = info.primal_solution_status == 2  # kSolutionStatusFeasible
+        x = np.asarray(self.h.getSolution().col_value) if has else None
+        reported = self.sgn * info.objective_function_value
+        rbound = (self.sgn * info.mip_dual_bound) if self.cm.is_mip else (reported if has else None)
+        if rbound is not None and math.isfinite(rbound):
+            self.bound = rbound  # each round's master is a relaxation: its bound is valid overall
+        # the objective is always the returned point's own: HiGHS can report the optimum of a presolved
+        # problem while getSolution() returns another point (e.g. the start)
+        obj = self.cm.objective_value(x) if x is not None else None
+        consistent = obj is not None and _consistent(obj, reported)
+        if obj is not None and not consistent:
+            log.warning("HiGHS round %d: reported objective %.9g but its solution scores %.9g; the round is "
+                        "not a proof", self.rounds, reported, obj)
+        return status, x, obj, consistent
+
+    def loop(self) -> str:
+        if self.prog.stop:
+            return "interrupted"
+        status, x, obj, consistent = self.run_round()
+        if x is not None and obj is not None and (self.best_obj is None
+                                                  or self.sgn * obj <= self.sgn * self.best_obj + 1e-9):
+            self.best_x, self.best_obj = x, obj
+        if x is not None and not consistent and status == "optimal":
+            status = "limit"
+        return status
+
+    def solve(self, x0: np.ndarray | None) -> tuple[SolveResult, np.ndarray | None]:
+        if x0 is not None:
+            self.start_with(x0)
+        status = self.loop()
+        self.prog.close()
+        runtime = time.perf_counter() - self.prog.t0
+        bound = self.bound
+        if self.best_obj is not None and bound is not None:
+            # a bound can never be better than a feasible point (numerical noise aside)
+            bound = max(bound, self.best_obj) if self.sgn < 0 else min(bound, self.best_obj)
+        res = finish("highs", version(), status, self.best_obj, bound, runtime, self.nodes, self.prog.trace,
+                     n_lazy_cuts=self.n_cuts, n_rounds=max(self.rounds, 1),
+                     timings={"load": self.load_time, "solve": runtime})
+        return res, self.best_x
+
+
+class HighsCutLoop(HighsRun):
+    """Lazy constraints on HiGHS, which has none (1.16 names the callback but never calls it, see
+    ``benchmarks/probe_highs_lazy.py``): solve the master, separate, add rows, re-solve from the best
+    cut-feasible point, all under one deadline.
+
+    A round ends at the first solution that violates a cut. Only separator-checked points become incumbents;
+    a round is a proof only when the point HiGHS returns passes the separator and its own objective is the
+    one HiGHS reports (else presolve answered for another point: the round is re-solved without presolve).
+    """
+
+    def __init__(self, cm: CompiledModel, opts: SolveOptions, separator, repair=None):
+        super().__init__(cm, opts)
+        self.separator, self.repair = separator, repair
+        self.keys: set = set()
+        self.pending: list = []
+        self.n_violated = 0
+        self.first_violation: float | None = None
+        self.presolve_on = True
+        self.h.cbMipSolution.subscribe(self._on_solution)
+
+    def shown_primal(self, reported: float) -> float:
+        return self.best_obj if self.best_obj is not None else math.nan
+
+    def _on_improving(self, e) -> None:   # master incumbents may violate cuts: only offer() reports
+        return
+
+    def _on_solution(self, e) -> None:   # separation at every integer-feasible solution HiGHS finds
+        o = e.data_out
+        x = np.array(o.mip_solution, dtype=np.float64)   # a view into HiGHS memory: copy
+        violated = _violated(self.cm, self.separator, x)
+        if violated:
+            self.pending.extend(_dedupe(violated, self.keys))
+            # batch: keep the round going for a few more cut-violating solutions (each brings new cuts);
+            # stop it after CUT_BATCH of them or a short grace time
+            now = time.perf_counter()
+            if self.first_violation is None:
+                self.first_violation = now
+            self.n_violated += 1
+            if self.n_violated >= CUT_BATCH or now - self.first_violation > CUT_GRACE:
+                self.stop_round = True
+        else:  # satisfies every cut: a real incumbent (the master bound stays valid)
+            self.offer(x, self.cm.objective_value(x), self.sgn * o.mip_dual_bound, int(o.mip_node_count))
+
+    def add_cuts(self, cuts: list) -> None:
+        _add_rows(self.h, cuts)
+        self.n_cuts += len(cuts)
+
+    def start_with(self, x0: np.ndarray) -> None:
+        if not np.isnan(x0).any() and _model_feasible(self.cm, x0):
             # a complete start that satisfies the master: if it also satisfies every cut it is the first
             # incumbent of the loop (the master would otherwise forget it once it finds a cut-violating
             # improvement); its violated cuts, if any, are valid and go into the master right away
-            violated = _violated(cm, separator, x0)
+            violated = _violated(self.cm, self.separator, x0)
             if violated:
-                fresh = _dedupe(violated, state["keys"])
+                fresh = _dedupe(violated, self.keys)
                 if fresh:
-                    _add_rows(h, fresh)
-                    n_cuts += len(fresh)
+                    self.add_cuts(fresh)
             else:
-                offer(x0, cm.objective_value(x0), math.nan, 0)
-        elif separator is None and not np.isnan(x0).any() and _model_feasible(cm, x0):
-            offer(x0, cm.objective_value(x0), math.nan, 0)   # kept if the solver returns nothing better in time
-        _set_start(h, x0)
-    while True:
-        rounds += 1
-        if prog.stop:
-            status = "interrupted"
-            break
-        remaining = opts.remaining()
-        if remaining is not None:
-            if remaining <= 0 and rounds > 1:
-                status = "time_limit"
-                break
-            h.setOptionValue("time_limit", float(max(remaining, 0.01)))
-        state["interrupt"] = False
-        state["n_violated"], state["first_violation"] = 0, None
-        state["cuts"] = []
-        h.run()
-        ms = h.getModelStatus()
-        name = str(ms).split(".")[-1]
-        status = _STATUS.get(name, "error" if name in ("kSolveError", "kModelError", "kLoadError") else "limit")
-        info = h.getInfo()
-        nodes += int(info.mip_node_count) if cm.is_mip else 0
-        has = info.primal_solution_status == 2  # kSolutionStatusFeasible
-        x = np.asarray(h.getSolution().col_value) if has else None
-        rbound = (sgn * info.mip_dual_bound) if cm.is_mip else (sgn * info.objective_function_value if has else None)
-        if rbound is not None and math.isfinite(rbound):
-            bound = rbound  # each round's master is a relaxation: its bound is valid overall
-        # the objective is always the returned point's own: HiGHS can report the optimum of a presolved
-        # problem while getSolution() returns another point (e.g. the start), see _consistent
-        obj = cm.objective_value(x) if has else None
-        consistent = has and _consistent(obj, sgn * info.objective_function_value)
-        if has and not consistent:
-            log.warning("HiGHS round %d: reported objective %.9g but its solution scores %.9g; the round is "
-                        "not a proof", rounds, sgn * info.objective_function_value, obj)
-        if separator is None:
-            if has and (best["obj"] is None or sgn * obj <= sgn * best["obj"] + 1e-9):
-                best["x"], best["obj"] = x, obj
-            if has and not consistent and status == "optimal":
-                status = "limit"
-            break
-        cuts = list(state["cuts"])
-        violated = _violated(cm, separator, x) if has else []
-        if has:
-            cuts += _dedupe(violated, state["keys"])
-            if not violated:
-                offer(x, obj, bound if bound is not None else math.nan, nodes)
-        if status in ("infeasible", "unbounded", "error"):
-            break
-        if prog.stop:
-            status = "interrupted"
-            break
-        if not cuts:
-            if status == "optimal" and has and not consistent:
-                # the master's optimum is not the point HiGHS returned: presolve reduced columns that no cut
-                # mentions yet (dual reductions valid only if no cut ever comes). Re-solve the same master
-                # without presolve to get its real optimum, which the separator then checks.
-                if presolve_on:
-                    presolve_on = False
-                    h.setOptionValue("presolve", "off")
-                    if best["x"] is not None:
-                        _set_start(h, best["x"])
-                    continue
-                status = "limit"
-            elif violated and status == "optimal":
-                # violated cuts that are already in the master (numerical tolerance): no proof for the full model
-                status = "limit"
-            # else the master's solution satisfies every cut and reaches the master's bound: a proof
-            break
-        _add_rows(h, cuts)
-        n_cuts += len(cuts)
-        # next start: the incumbent repaired to satisfy every cut (problem-specific), else the best so far
-        xr = repair(x) if repair is not None and x is not None else None
-        if xr is not None and _model_feasible(cm, xr) and not _violated(cm, separator, xr):
-            offer(xr, cm.objective_value(xr), bound if bound is not None else math.nan, nodes)
-        nxt = best["x"] if best["x"] is not None else xr
-        if nxt is not None:
-            _set_start(h, nxt)
-        if status == "time_limit":
-            break
-    prog.close()
-    runtime = time.perf_counter() - start
-    best_x, best_obj = best["x"], best["obj"]
-    if best_obj is not None and bound is not None:
-        # the master bound can never be better than a feasible point (numerical noise aside)
-        bound = max(bound, best_obj) if sgn < 0 else min(bound, best_obj)
-    res = finish("highs", version(), status, best_obj, bound, runtime, nodes, prog.trace,
-                 n_lazy_cuts=n_cuts, n_rounds=rounds,
-                      timings={"load": load_time, "solve": runtime})
-    return res, best_x
+                self.offer(x0, self.cm.objective_value(x0), math.nan, 0)
+        _set_start(self.h, x0)
+
+    def loop(self) -> str:
+        cm, sep = self.cm, self.separator
+        while True:
+            if self.prog.stop:
+                return "interrupted"
+            remaining = self.opts.remaining()
+            if remaining is not None and remaining <= 0 and self.rounds > 0:
+                return "time_limit"
+            self.pending, self.n_violated, self.first_violation = [], 0, None
+            status, x, obj, consistent = self.run_round()
+            cuts = list(self.pending)
+            violated = _violated(cm, sep, x) if x is not None else []
+            if x is not None and obj is not None:
+                cuts += _dedupe(violated, self.keys)
+                if not violated:
+                    self.offer(x, obj, self.bound if self.bound is not None else math.nan, self.nodes)
+            if status in ("infeasible", "unbounded", "error"):
+                return status
+            if self.prog.stop:
+                return "interrupted"
+            if not cuts:
+                if status == "optimal" and x is not None and not consistent:
+                    # the master's optimum is not the point HiGHS returned: presolve reduced columns that no
+                    # cut mentions yet (dual reductions valid only if no cut ever comes). Re-solve the same
+                    # master without presolve to get its real optimum, which the separator then checks.
+                    if self.presolve_on:
+                        self.presolve_on = False
+                        self.h.setOptionValue("presolve", "off")
+                        if self.best_x is not None:
+                            _set_start(self.h, self.best_x)
+                        continue
+                    return "limit"
+                if violated and status == "optimal":
+                    # violated cuts already in the master (numerical tolerance): no proof for the full model
+                    return "limit"
+                # else the master's solution satisfies every cut and reaches the master's bound: a proof
+                return status
+            self.add_cuts(cuts)
+            # next start: the incumbent repaired to satisfy every cut (problem-specific), else the best so far
+            xr = self.repair(x) if self.repair is not None and x is not None else None
+            if xr is not None and _model_feasible(cm, xr) and not _violated(cm, sep, xr):
+                self.offer(xr, cm.objective_value(xr), self.bound if self.bound is not None else math.nan,
+                           self.nodes)
+            nxt = self.best_x if self.best_x is not None else xr
+            if nxt is not None:
+                _set_start(self.h, nxt)
+            if status == "time_limit":
+                return status
 
 
 def _model_feasible(cm: CompiledModel, x: np.ndarray, tol: float = 1e-6) -> bool:

@@ -97,7 +97,7 @@ def _set_start(m, xs, x0: np.ndarray) -> bool:
                       checklprows=True, free=True)
         return bool(ok)
     sol = m.createPartialSol()
-    for j in np.nonzero(known)[0]:
+    for j in np.nonzero(known)[0].tolist():
         m.setSolVal(sol, xs[j], float(x0[j]))
     return bool(m.addSol(sol, free=True))
 
@@ -117,7 +117,7 @@ def solve_scip(cm: CompiledModel, opts: SolveOptions, x0: np.ndarray | None = No
     prog = Progress("scip", opts, cm.sense)  # runtime and trace times are measured from here
     errors: list[str] = []
 
-    class Events(ps.Eventhdlr):
+    class Events(ps.Eventhdlr):  # type: ignore[name-defined]
         def eventinit(self):
             self.model.catchEvent(ps.SCIP_EVENTTYPE.BESTSOLFOUND, self)
             self.model.catchEvent(ps.SCIP_EVENTTYPE.NODESOLVED, self)
@@ -186,8 +186,8 @@ def solve_scip(cm: CompiledModel, opts: SolveOptions, x0: np.ndarray | None = No
     if status == "optimal" and bound is None and obj is not None:
         bound = obj
     res = finish("scip", version(), status, obj, bound, runtime, int(m.getNTotalNodes()), prog.trace,
-                 n_lazy_cuts=counter["cuts"], timings={"load": load_time, "solve": runtime}, message="" if started or x0 is None
-                      else "warm start was rejected by SCIP")
+                 n_lazy_cuts=counter["cuts"], timings={"load": load_time, "solve": runtime},
+                 message="" if started or x0 is None else "warm start was rejected by SCIP")
     return res, best_x
 
 
