@@ -3,7 +3,9 @@
 Routing convention, used everywhere in opttrees: a branch node with coefficients ``a`` and threshold ``b``
 sends a point **left iff a·x < b** (strict), otherwise right (the thesis's convention). A parallel split is
 ``a = e_j``. Thresholds and coefficients are in the user's original feature units. scikit-learn sends
-``x <= t`` left; :func:`opttrees.heuristics.greedy.tree_from_sklearn` converts.
+``x <= t`` left; :func:`opttrees.heuristics.cart.tree_from_sklearn` converts. All routing goes through
+:meth:`Tree.apply` and :meth:`Tree.decision_path` (one implementation, ``Tree._walk``); all pruning of a tree's
+structure through :meth:`Tree.prune` (weakest-link pruning itself is :mod:`opttrees.pruning`).
 
 Nodes are stored in flat arrays (node 0 is the root); ``children_left[t] == -1`` marks a leaf.
 Leaf payloads by ``task``:
@@ -21,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from scipy import sparse
 
 from .data import check_X
 from .errors import InputError
@@ -167,6 +170,79 @@ class Tree:
                 stack.append((self.children_right[t], d + 1))
         return depth
 
+    def preorder(self, stop=None) -> np.ndarray:
+        """Node ids reachable from the root in preorder (node, its left subtree, its right subtree).
+
+        Reversed, the order visits every child before its parent (bottom-up passes). ``stop``, a bool mask
+        over the nodes, lists nodes whose subtrees are not entered (the nodes themselves are listed).
+        """
+        out, stack = [], [0]
+        while stack:
+            t = stack.pop()
+            out.append(t)
+            if self.children_left[t] != LEAF and (stop is None or not stop[t]):
+                stack += [int(self.children_right[t]), int(self.children_left[t])]
+        return np.array(out, dtype=np.int64)
+
+    def parents(self) -> np.ndarray:
+        """Parent id of every node (-1 for the root and for nodes no branch points to)."""
+        parent = np.full(self.n_nodes, -1, dtype=np.int64)
+        internal = np.nonzero(self.children_left != LEAF)[0]
+        parent[self.children_left[internal]] = internal
+        parent[self.children_right[internal]] = internal
+        return parent
+
+    def prune(self, nodes) -> "Tree":
+        """A new tree with the given branch nodes turned into leaves and their descendants dropped.
+
+        Parameters
+        ----------
+        nodes : iterable of int, or bool array of shape (n_nodes,)
+            Node ids to make leaves (or a mask of them). Leaves and nodes below another pruned node are
+            accepted and change nothing.
+
+        Returns
+        -------
+        Tree
+            The pruned tree, renumbered compactly in preorder (root 0, then the left subtree, then the right,
+            as :meth:`preorder`). Every per-node payload moves with its node: ``value``, ``label``,
+            ``coef`` rows and each ``extras`` array whose first dimension is ``n_nodes`` (other extras are copied
+            as they are). A new leaf keeps the payload its node carried as a branch, so trees whose internal
+            nodes carry no payload need their leaves refitted. ``self`` is not modified.
+
+        Raises
+        ------
+        InputError
+            If a node id is out of range or a mask has the wrong length.
+        """
+        m = self.n_nodes
+        if isinstance(nodes, (int, np.integer)):
+            nodes = [nodes]
+        arr = nodes if isinstance(nodes, np.ndarray) else np.asarray(list(nodes))
+        if arr.dtype == bool:
+            if arr.shape != (m,):
+                raise InputError(f"Tree.prune: a node mask must have shape ({m},); got {arr.shape}")
+            cut = arr.copy()
+        else:
+            ids = arr.ravel()
+            if ids.size and (not np.issubdtype(ids.dtype, np.integer) or ids.min() < 0 or ids.max() >= m):
+                raise InputError(f"Tree.prune: node ids must be integers in 0..{m - 1}; got {ids[:5].tolist()}")
+            cut = np.zeros(m, dtype=bool)
+            cut[ids.astype(np.int64)] = True
+        old = self.preorder(stop=cut)
+        new = np.full(m, LEAF, dtype=np.int64)
+        new[old] = np.arange(len(old))
+        branch = (self.children_left[old] != LEAF) & ~cut[old]
+        cl = np.where(branch, new[self.children_left[old]], LEAF)
+        cr = np.where(branch, new[self.children_right[old]], LEAF)
+        extras = {k: (v[old] if v.ndim and v.shape[0] == m else v.copy()) for k, v in self.extras.items()}
+        return Tree(cl, cr, np.where(branch, self.feature[old], LEAF), np.where(branch, self.threshold[old], 0.0),
+                    self.value[old], task=self.task, label=None if self.label is None else self.label[old],
+                    coef=None if self.coef is None else self.coef[old],
+                    classes=None if self.classes is None else list(self.classes),
+                    feature_names=None if self.feature_names is None else list(self.feature_names),
+                    n_features=self.n_features, extras=extras)
+
     @property
     def depth(self) -> int:
         return int(self.node_depths()[self.leaves].max()) if self.n_nodes else 0
@@ -181,11 +257,15 @@ class Tree:
         return a
 
     # ------------------------------------------------------------------ routing
-    def apply(self, X) -> np.ndarray:
-        """Leaf id of every row of X (left iff a·x < b)."""
-        X = check_X(X, self.n_features)
+    def _walk(self, X: np.ndarray):
+        """Route the rows of a checked ``X`` level by level: the one routing rule of opttrees.
+
+        Yields ``(rows, nodes)``: first every row at the root, then, for the rows still at a branch node, the
+        node each moves to (left iff a·x < b, strict). Every row's nodes come out in path order.
+        """
         node = np.zeros(X.shape[0], dtype=np.int64)
         active = np.arange(X.shape[0])
+        yield active, node.copy()
         while active.size:
             nd = node[active]
             internal = self.children_left[nd] != LEAF
@@ -199,8 +279,45 @@ class Tree:
             hyp = ~par
             if hyp.any():
                 go_left[hyp] = np.einsum("ij,ij->i", X[active[hyp]], self.coef[nd[hyp]]) < self.threshold[nd[hyp]]
-            node[active] = np.where(go_left, self.children_left[nd], self.children_right[nd])
-        return node
+            nxt = np.where(go_left, self.children_left[nd], self.children_right[nd])
+            node[active] = nxt
+            yield active, nxt
+
+    def apply(self, X) -> np.ndarray:
+        """Leaf id of every row of X (left iff a·x < b)."""
+        X = check_X(X, self.n_features)
+        leaf = np.zeros(X.shape[0], dtype=np.int64)
+        for rows, nodes in self._walk(X):
+            leaf[rows] = nodes
+        return leaf
+
+    def decision_path(self, X) -> sparse.csr_matrix:
+        """Node indicator of every row's root-to-leaf path, like scikit-learn's ``decision_path``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows to route, in the tree's original feature units.
+
+        Returns
+        -------
+        indicator : scipy.sparse.csr_matrix of shape (n_samples, n_nodes), dtype int64
+            ``indicator[i, t] == 1`` iff row ``i`` passes through node ``t`` (routing: left iff a·x < b).
+            Each row's stored indices are in path order, root first, so the last one is ``apply(X)[i]``.
+
+        See Also
+        --------
+        apply : the leaf of every row (the last node of its path).
+        """
+        X = check_X(X, self.n_features)
+        n = X.shape[0]
+        rows, nodes = zip(*self._walk(X))
+        rows, nodes = np.concatenate(rows), np.concatenate(nodes)
+        order = np.argsort(rows, kind="stable")   # rows in order; each row's nodes stay in path order
+        indptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(rows, minlength=n), out=indptr[1:])
+        return sparse.csr_matrix((np.ones(len(rows), dtype=np.int64), nodes[order], indptr),
+                                 shape=(n, self.n_nodes))
 
     def predict(self, X) -> np.ndarray:
         X = check_X(X, self.n_features)

@@ -170,3 +170,24 @@ def test_absolute_loss_regressor_tuning_and_pruning():
     assert cv.val_error_ == min(r["val_error"] for r in cv.tuning_table_)
     with pytest.raises(InputError, match="needs regression"):
         OptimalTreeCV(max_depth=2, n_restarts=2, loss="absolute").fit(X, (y > 2).astype(int))
+
+
+def test_pruning_routes_like_predict_on_hyperplane_boundaries():
+    """Node losses come from Tree.decision_path, the routing apply/predict use: a point lying on a hyperplane
+    (up to round-off) is counted in the leaf it is predicted in (X @ a and a row-wise einsum can disagree)."""
+    from opttrees.heuristics.pruning import node_membership
+    from opttrees.tree import HYPERPLANE, Tree
+    rng = np.random.default_rng(0)
+    X = np.round(rng.random((200, 3)), 1)
+    y = rng.integers(0, 2, 200)
+    coef = np.zeros((3, 3))
+    coef[0] = rng.uniform(-1, 1, 3)
+    p1, p2 = X @ coef[0], np.einsum("ij,ij->i", X, np.tile(coef[0], (200, 1)))
+    i = np.nonzero(p1 != p2)[0][0]      # two ways of computing a·x round differently on this row
+    t = Tree([1, LEAF, LEAF], [2, LEAF, LEAF], [HYPERPLANE, LEAF, LEAF], [max(p1[i], p2[i]), 0, 0],
+             np.zeros((3, 2)), label=[0, 0, 0], coef=coef)
+    M = node_membership(t, X)
+    assert np.array_equal(np.where(M[:, 1], 1, 2), t.apply(X))
+    prob = make_problem(prepare(X, y))
+    pruned = prune_to_alpha(t, prob, 0.0)
+    assert objective(pruned, prob, 0.0) <= objective(collapse(t, [0], prob), prob, 0.0) + 1e-12

@@ -141,3 +141,93 @@ def test_labels_json_cannot_hold_give_a_clear_error():
     t.classes = [b"no", b"yes"]
     with pytest.raises(InputError, match="cannot be saved to JSON"):
         t.to_json()
+
+
+# ---------------------------------------------------------------- decision_path and prune
+def test_decision_path_small_tree_with_a_hyperplane():
+    t = small_tree()
+    X = np.array([[0.49, 9], [0.5, 0], [0.5, 0.75], [1.0, 0.5]])
+    D = t.decision_path(X)
+    assert D.shape == (4, 5) and D.format == "csr"
+    assert D.toarray().tolist() == [[1, 1, 0, 0, 0], [1, 0, 1, 1, 0], [1, 0, 1, 0, 1], [1, 0, 1, 0, 1]]
+    assert [D.indices[D.indptr[i + 1] - 1] for i in range(4)] == list(t.apply(X))
+
+
+@given(random_trees(), st.integers(0, 2 ** 16))
+def test_decision_path_agrees_with_apply(tree, seed):
+    X = np.random.default_rng(seed).uniform(-2.5, 2.5, (25, tree.n_features))
+    D = tree.decision_path(X)
+    assert D.shape == (25, tree.n_nodes)
+    leaf = tree.apply(X)
+    depth = tree.node_depths()
+    for i in range(25):
+        path = D.indices[D.indptr[i]:D.indptr[i + 1]]
+        assert path[0] == 0 and path[-1] == leaf[i] and len(path) == depth[leaf[i]] + 1
+        for u, v in zip(path[:-1], path[1:]):      # each step goes to a child of the previous node
+            assert v in (tree.children_left[u], tree.children_right[u])
+    assert np.all(D.data == 1)
+
+
+@st.composite
+def trees_and_cuts(draw):
+    tree = draw(random_trees())
+    m = tree.n_nodes
+    tree.value = np.column_stack([np.arange(m), np.arange(m) ** 2, np.ones(m)]).astype(float)  # node ids
+    tree.extras = {"node": np.arange(m) * 10, "scalar": np.array(7.0)}
+    cut = draw(st.lists(st.integers(0, m - 1), max_size=m, unique=True))
+    return tree, cut
+
+
+@given(trees_and_cuts(), st.integers(0, 2 ** 16))
+def test_prune_keeps_predictions_of_unpruned_rows_and_payloads(tc, seed):
+    tree, cut = tc
+    X = np.random.default_rng(seed).uniform(-2.5, 2.5, (40, tree.n_features))
+    p = tree.prune(cut)
+    assert p is not tree and tree.n_nodes == len(tree.value)        # the original is untouched
+    # where each row stops in the original tree: its leaf, or the topmost pruned branch node on its path
+    D = tree.decision_path(X)
+    stop = []
+    for i in range(len(X)):
+        path = D.indices[D.indptr[i]:D.indptr[i + 1]]
+        hit = [u for u in path if u in cut and tree.children_left[u] != LEAF]
+        stop.append(hit[0] if hit else path[-1])
+    stop = np.array(stop)
+    new_leaf = p.apply(X)
+    assert np.all(p.children_left[new_leaf] == LEAF)
+    assert np.array_equal(p.value[new_leaf, 0], stop)                   # payload moved with its node
+    assert np.array_equal(p.extras["node"][new_leaf], 10 * stop)
+    assert np.array_equal(p.label[new_leaf], tree.label[stop])
+    assert float(p.extras["scalar"]) == 7.0
+    untouched = stop == tree.apply(X)
+    assert np.array_equal(p.predict(X)[untouched], tree.predict(X)[untouched])
+    # compact preorder numbering, and branch nodes of the result are exactly the kept splits
+    assert np.array_equal(p.preorder(), np.arange(p.n_nodes))
+    kept = [t for t in range(tree.n_nodes) if tree.children_left[t] != LEAF and t not in cut
+            and not any(a in cut for a in _ancestors(tree, t))]
+    assert p.n_splits == len(kept)
+    again = Tree.from_json(p.to_json())
+    assert np.array_equal(again.predict(X), p.predict(X))
+    assert np.array_equal(again.value, p.value) and np.array_equal(again.extras["node"], p.extras["node"])
+
+
+def _ancestors(tree, t):
+    parent = tree.parents()
+    out = []
+    while parent[t] >= 0:
+        t = parent[t]
+        out.append(t)
+    return out
+
+
+def test_prune_small_tree_and_bad_arguments():
+    t = small_tree()
+    p = t.prune([2])
+    assert p.n_nodes == 3 and p.n_splits == 1 and list(p.label) == [0, 0, 1]
+    assert p.value.tolist() == [[5, 5], [4, 0], [1, 5]] and p.coef.shape == (3, 2)
+    X = np.array([[0.2, 0.0], [0.9, 0.0], [0.9, 5.0]])
+    assert list(p.predict(X)) == ["no", "yes", "yes"]
+    assert t.prune([]).to_dict() == t.to_dict() and t.prune([1, 3]).to_dict() == t.to_dict()  # leaves: no-op
+    assert t.prune(0).n_nodes == 1 and t.prune(np.arange(5) == 2).n_nodes == 3
+    for bad, msg in [([5], "0..4"), ([-1], "0..4"), ([1.0], "integers"), (np.ones(3, bool), "shape")]:
+        with pytest.raises(InputError, match=msg):
+            t.prune(bad)

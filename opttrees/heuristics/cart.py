@@ -11,6 +11,7 @@ from sklearn.tree import DecisionTreeClassifier
 
 from ..data import PreparedData
 from ..objectives import class_counts, majority_label, misclassification_baseline
+from ..pruning import optimal_subtree
 from ..tree import LEAF, Tree
 
 
@@ -47,7 +48,7 @@ def fill_class_payload(tree: Tree, data: PreparedData) -> Tree:
     """Recompute class counts (subtree sums) and majority labels by routing the training data."""
     leaf = tree.apply(data.X)
     counts = class_counts(leaf, data.y, data.n_classes, tree.n_nodes, data.sample_weight)
-    for t in _postorder(tree):
+    for t in tree.preorder()[::-1]:   # children before parents
         if not tree.is_leaf(t):
             counts[t] = counts[tree.children_left[t]] + counts[tree.children_right[t]]
     tree.value = counts
@@ -55,53 +56,15 @@ def fill_class_payload(tree: Tree, data: PreparedData) -> Tree:
     return tree
 
 
-def _postorder(tree: Tree) -> list[int]:
-    out, stack = [], [(0, False)]
-    while stack:
-        t, done = stack.pop()
-        if done or tree.is_leaf(t):
-            out.append(t)
-        else:
-            stack.append((t, True))
-            stack.append((tree.children_right[t], False))
-            stack.append((tree.children_left[t], False))
-    return out
-
-
 def prune_classification(tree: Tree, data: PreparedData, alpha: float) -> Tree:
-    """Optimal pruning of ``tree`` for loss/L̂ + alpha*splits (bottom-up DP: keep a split only if it pays)."""
+    """Optimal pruning of ``tree`` for loss/L̂ + alpha*splits (keep a split only if it pays; ties prune).
+
+    The node losses are the misclassifications of each node's stored class counts
+    (:func:`opttrees.pruning.optimal_subtree`).
+    """
     base = misclassification_baseline(data.y, data.n_classes, data.sample_weight)
     counts = tree.value
-    leaf_cost = (counts.sum(axis=1) - counts.max(axis=1)) / base
-    best = leaf_cost.copy()
-    keep = np.zeros(tree.n_nodes, dtype=bool)
-    for t in _postorder(tree):
-        if tree.is_leaf(t):
-            continue
-        split_cost = best[tree.children_left[t]] + best[tree.children_right[t]] + alpha
-        if split_cost < leaf_cost[t] - 1e-12:
-            best[t], keep[t] = split_cost, True
-    return _subtree(tree, keep)
-
-
-def _subtree(tree: Tree, keep: np.ndarray) -> Tree:
-    """The tree with every node whose ``keep`` flag is False turned into a leaf (renumbered compactly)."""
-    old, cl, cr = [], [], []
-
-    def rec(t):
-        k = len(old)
-        old.append(t); cl.append(LEAF); cr.append(LEAF)
-        if not tree.is_leaf(t) and keep[t]:
-            cl[k] = rec(tree.children_left[t])
-            cr[k] = rec(tree.children_right[t])
-        return k
-
-    rec(0)
-    old = np.array(old)
-    is_leaf = np.array(cl) == LEAF
-    return Tree(cl, cr, np.where(is_leaf, LEAF, tree.feature[old]), np.where(is_leaf, 0.0, tree.threshold[old]),
-                tree.value[old], task=tree.task, label=tree.label[old], classes=tree.classes,
-                feature_names=tree.feature_names, n_features=tree.n_features)
+    return optimal_subtree(tree, counts.sum(axis=1) - counts.max(axis=1), alpha, norm=base, tol=1e-12)
 
 
 def cart_classifier_tree(data: PreparedData, max_depth: int, min_samples_leaf: int = 1, alpha: float = 0.0,
@@ -112,6 +75,5 @@ def cart_classifier_tree(data: PreparedData, max_depth: int, min_samples_leaf: i
     est.fit(data.X, data.y, sample_weight=data.sample_weight)
     tree = tree_from_sklearn(est, data)
     if max_depth == 0:
-        keep = np.zeros(tree.n_nodes, dtype=bool)
-        return _subtree(tree, keep)
+        return tree.prune([0])
     return prune_classification(tree, data, alpha)
