@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-slow bench clean
+.PHONY: demo test test-slow lint bench clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -15,7 +15,12 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/opttrees solve examples/iris_oct.yaml
 
-test: $(STAMP)
+# lint and types first: zero findings is part of a green test run
+lint: $(STAMP)
+	$(BIN)/ruff check opttrees tests benchmarks examples
+	$(BIN)/mypy opttrees/solvers opttrees/data.py opttrees/interrupt.py opttrees/progress.py
+
+test: lint
 	$(BIN)/python -m pytest -q -n 2 tests
 
 test-slow: $(STAMP)

@@ -75,7 +75,8 @@ def main(n_jobs=1):
     local_search(prepare(Xb[:50], yb[:50]), 2, n_restarts=2, random_state=0)
     print(f"local search: 100 restarts, n_jobs={n_jobs}; CART: sklearn DecisionTreeClassifier (best of 5 runs); "
           f"load average at start {os.getloadavg()[0]:.2f}")
-    print(f"{'data':20s} {'D':>2s} {'CART s':>8s} {'LS s':>8s} {'ratio':>7s} {'LS cpu s':>9s} {'cpu/rst ms':>10s} | train acc CART / LS | test acc CART / LS")
+    print(f"{'data':20s} {'D':>2s} {'CART s':>8s} {'LS s':>8s} {'ratio':>7s} {'LS cpu s':>9s} {'cpu/rst ms':>10s} "
+          "| train acc CART / LS | test acc CART / LS")
     for name, (Xt, Xe, yt, ye) in sets.items():
         d = prepare(Xt, yt)
         for D in (2, 4, 6):

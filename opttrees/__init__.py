@@ -9,5 +9,6 @@ from .tree import Tree
 __version__ = "0.1.0"
 
 __all__ = ["OptimalTreeClassifier", "OptimalTreeRegressor", "OptimalTreeCV", "FlowOCTClassifier",
-           "BendersOCTClassifier", "RobustTreeClassifier", "SPOTree", "SPOForest", "Tree", "prepare", "solve", "SolveResult", "OptTreesError", "InputError",
+           "BendersOCTClassifier", "RobustTreeClassifier", "SPOTree", "SPOForest", "Tree", "prepare", "solve",
+           "SolveResult", "OptTreesError", "InputError",
            "SolverError", "SpecError", "VerificationError", "__version__"]
