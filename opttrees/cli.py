@@ -51,7 +51,26 @@ def main():
 @click.option("--verbose", "-v", is_flag=True, help="show live solver progress (incumbent, bound, gap, time)")
 @click.option("--quiet", "-q", is_flag=True, help="print only the summary line")
 def solve(spec, output, time_limit, solver, verbose, quiet):
-    """Fit the model described by SPEC (YAML/JSON) and write its outputs."""
+    """Fit the model described by SPEC (YAML/JSON) and write its outputs.
+
+    Ctrl-C stops the fit within about a second, writes the best tree found so far and its report with
+    status "interrupted", and exits with code 130; a second Ctrl-C quits at once (nothing more written).
+    """
+    from .interrupt import STOP, stop_on_sigint
+
+    try:
+        with stop_on_sigint():
+            report = _solve(spec, output, time_limit, solver, verbose, quiet)
+            interrupted = STOP.is_set() or report.get("status") == "interrupted"
+    except KeyboardInterrupt:
+        click.echo("interrupted (Ctrl-C twice, or before any tree existed): nothing more was written", err=True)
+        sys.exit(130)
+    if interrupted:
+        click.echo("interrupted (Ctrl-C): wrote the best tree found so far", err=True)
+        sys.exit(130)
+
+
+def _solve(spec, output, time_limit, solver, verbose, quiet) -> dict:
     from .spec import load_spec, parse_spec, run_spec
 
     try:
@@ -84,14 +103,19 @@ def solve(spec, output, time_limit, solver, verbose, quiet):
         gap = "-" if sol["gap"] is None else f"{100 * sol['gap']:.3g}%"
         click.echo(f"status={sol['status']} proven_optimal={sol['proven_optimal']} objective={fmt(sol['objective'])} "
                    f"bound={fmt(sol['bound'])} gap={gap} runtime={sol['runtime']:.2f}s "
-                   f"{metric}={fmt(report[metric])}")
+                   f"fit_time={report['fit_time']:.2f}s {metric}={fmt(report[metric])}")
     else:
-        click.echo(f"objective={fmt(report['objective'])} fit_time={report['fit_time']:.2f}s "
-                   f"{metric}={fmt(report[metric])}")
+        click.echo(f"status={report['status']} objective={fmt(report['objective'])} "
+                   f"fit_time={report['fit_time']:.2f}s {metric}={fmt(report[metric])}")
     for k in report:
         if k.startswith("test_"):
             click.echo(f"{k}={fmt(report[k])}")
+    tim = (sol or {}).get("timings") or {}
+    if tim.get("n_nonzeros") is not None and not quiet:
+        build = f", built in {tim['build']:.2f}s" if tim.get("build") is not None else ""
+        click.echo(f"model: {tim['n_rows']:,} rows x {tim['n_cols']:,} columns, {tim['n_nonzeros']:,} nonzeros{build}")
     click.echo(f"wrote {report['output']}/" + ", ".join(report["_written"]))
+    return report
 
 
 @main.command()

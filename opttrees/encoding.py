@@ -5,11 +5,20 @@ thresholds. Both are encodings of the original features, so each transformer als
 encoded column back to a split ``x_j < threshold`` in the user's original units (the Tree convention:
 left iff x < b).
 
-- :class:`Binarizer`: column ``c = (j, t)`` is ``1[x_j >= t]`` (1 = goes right). Thresholds are all
-  midpoints between adjacent distinct training values, or midpoints at quantiles.
+- :class:`Binarizer`: column ``c = (j, t)`` is ``1[x_j >= t]`` (1 = goes right). Thresholds are midpoints
+  between adjacent distinct training values: by default at most ``n_thresholds`` of them per feature, at
+  quantiles (every midpoint when a feature has few distinct values), or all of them (``"midpoints"``).
 - :class:`IntegerEncoder`: maps each feature to an integer grid. ``"identity"`` keeps integer-valued
   features (the robust paper's data model); ``"rank"`` maps values to the rank of their distinct training
-  value. A robust split ``x_int >= theta + 1`` decodes to ``x_j < midpoint(value(theta), value(theta + 1))``.
+  value; ``"quantile"`` to the rank of their quantile bin (at most ``n_thresholds`` cut points per feature).
+  A robust split ``x_int >= theta + 1`` decodes to ``x_j < cut(theta)``, the midpoint between the training
+  values on either side of that integer step.
+
+Why the quantile defaults: the flow and robust models carry one binary variable per (node, threshold) and,
+for FlowOCT, one row entry per (sample, node, threshold). All midpoints of a continuous column give n - 1
+thresholds per feature: on 569 x 30 continuous data (breast cancer) that is ~16 000 columns and a depth-2
+FlowOCT with 15 M nonzeros that took minutes to build. Ten quantile thresholds per feature keep it at
+~300 columns.
 - :class:`OneHotGroups`: one-hot encodes categorical columns and records the column groups the
   categorical uncertainty set (28) needs.
 """
@@ -93,19 +102,39 @@ def midpoints(values: np.ndarray) -> np.ndarray:
     return (u[:-1] + u[1:]) / 2.0
 
 
+def quantile_midpoints(values: np.ndarray, n_thresholds: int) -> np.ndarray:
+    """At most ``n_thresholds`` midpoints: the ones nearest above the quantiles k/(n_thresholds+1).
+
+    Every midpoint when there are no more than ``n_thresholds`` of them (few distinct values).
+    """
+    mids = midpoints(values)
+    if len(mids) > n_thresholds:
+        q = np.quantile(values, np.arange(1, n_thresholds + 1) / (n_thresholds + 1))
+        idx = np.unique(np.clip(np.searchsorted(mids, q), 0, len(mids) - 1))
+        mids = mids[idx]
+    return mids
+
+
+def _check_n_thresholds(owner: str, value) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise InputError(f"{owner}.n_thresholds must be an integer >= 1; got {value!r}")
+
+
 class Binarizer(TransformerMixin, BaseEstimator):
     """Threshold binarisation: one 0/1 column ``x_j >= t`` per candidate threshold ``t``.
 
     Parameters
     ----------
-    strategy : "midpoints" (every midpoint between adjacent distinct values) or "quantile".
-    n_thresholds : for "quantile", at most this many thresholds per feature (midpoints nearest to the
-        quantiles ``k/(n_thresholds+1)``); ignored for "midpoints".
+    strategy : "quantile" (the default: at most ``n_thresholds`` thresholds per feature, the midpoints
+        nearest to the quantiles ``k/(n_thresholds+1)``; a feature with at most ``n_thresholds + 1`` distinct
+        values keeps every midpoint) or "midpoints" (every midpoint between adjacent distinct values: exact
+        for CART-style splits, but n - 1 columns per continuous feature, see the module docstring).
+    n_thresholds : for "quantile", at most this many thresholds per feature; ignored for "midpoints".
 
     A feature already 0/1 gives one column ``x_j >= 0.5``, i.e. itself.
     """
 
-    def __init__(self, strategy: str = "midpoints", n_thresholds: int = 10):
+    def __init__(self, strategy: str = "quantile", n_thresholds: int = 10):
         self.strategy = strategy
         self.n_thresholds = n_thresholds
 
@@ -117,17 +146,16 @@ class Binarizer(TransformerMixin, BaseEstimator):
     def fit(self, X, y=None):
         if self.strategy not in ("midpoints", "quantile"):
             raise InputError(f"Binarizer.strategy must be 'midpoints' or 'quantile'; got {self.strategy!r}")
-        if self.strategy == "quantile" and (not isinstance(self.n_thresholds, (int, np.integer)) or self.n_thresholds < 1):
-            raise InputError(f"Binarizer.n_thresholds must be an integer >= 1; got {self.n_thresholds!r}")
+        if self.strategy == "quantile":
+            _check_n_thresholds("Binarizer", self.n_thresholds)
         _precheck(self, X, True)
         Xa, names = _as_2d_float(X)
         feats, thr = [], []
         for j in range(Xa.shape[1]):
-            mids = midpoints(Xa[:, j])
-            if self.strategy == "quantile" and len(mids) > self.n_thresholds:
-                q = np.quantile(Xa[:, j], np.arange(1, self.n_thresholds + 1) / (self.n_thresholds + 1))
-                idx = np.unique(np.clip(np.searchsorted(mids, q), 0, len(mids) - 1))
-                mids = mids[idx]
+            if self.strategy == "quantile":
+                mids = quantile_midpoints(Xa[:, j], int(self.n_thresholds))
+            else:
+                mids = midpoints(Xa[:, j])
             feats.extend([j] * len(mids))
             thr.extend(mids.tolist())
         self.feature_ = np.asarray(feats, dtype=np.int64)
@@ -135,11 +163,39 @@ class Binarizer(TransformerMixin, BaseEstimator):
         _set_feature_names_in(self, X, Xa.shape[1])
         return self
 
+    def add_thresholds(self, X, features, thresholds) -> "Binarizer":
+        """Add columns for the splits ``x_j < t`` (e.g. a CART tree's), snapped to the nearest midpoint of
+        the training data ``X`` so they route the training data exactly; columns already present are kept once.
+        """
+        check_is_fitted(self, "threshold_")
+        Xa = check_X(X, self.n_features_in_)
+        feats, thr = list(self.feature_), list(self.threshold_)
+        for j, t in zip(np.asarray(features, dtype=np.int64), np.asarray(thresholds, dtype=np.float64)):
+            mids = midpoints(Xa[:, j])
+            if not len(mids):
+                continue
+            k = int(np.clip(np.searchsorted(mids, t), 0, len(mids) - 1))
+            if k > 0 and abs(mids[k - 1] - t) < abs(mids[k] - t):
+                k -= 1
+            feats.append(int(j))
+            thr.append(float(mids[k]))
+        pairs = sorted(set(zip(feats, thr)))
+        self.feature_ = np.asarray([f for f, _ in pairs], dtype=np.int64)
+        self.threshold_ = np.asarray([t for _, t in pairs], dtype=np.float64)
+        return self
+
     def transform(self, X) -> np.ndarray:
         check_is_fitted(self, "threshold_")
         _precheck(self, X, False)
         Xa = check_X(X, self.n_features_in_)
-        return (Xa[:, self.feature_] >= self.threshold_).astype(np.int8)
+        out = np.empty((Xa.shape[0], len(self.feature_)), dtype=np.int8)
+        # feature by feature: one (n, columns of j) boolean at a time instead of an (n, all columns) float copy
+        bounds = np.searchsorted(self.feature_, np.arange(self.n_features_in_ + 1))
+        for j in range(self.n_features_in_):
+            a, b = bounds[j], bounds[j + 1]
+            if b > a:
+                np.greater_equal(Xa[:, j:j + 1], self.threshold_[a:b], out=out[:, a:b], casting="unsafe")
+        return out
 
     def get_feature_names_out(self, input_features=None):
         check_is_fitted(self, "threshold_")
@@ -180,18 +236,23 @@ class IntegerEncoder(TransformerMixin, BaseEstimator):
     """Map numeric features to integers for the robust tree.
 
     ``mode="identity"`` requires integer-valued features and keeps them (shifts are unit moves in the
-    user's units); ``"rank"`` replaces each value by the index of its distinct training value; ``"auto"``
-    uses identity when all values are integers, else rank.
+    user's units); ``"rank"`` replaces each value by the index of its distinct training value;
+    ``"quantile"`` by the index of its quantile bin, with at most ``n_thresholds`` cut points per feature
+    (the Binarizer's quantile midpoints; a feature with few distinct values keeps them all, i.e. its rank);
+    ``"auto"`` uses identity when all values are integers, else quantile (reported as ``mode_ = "rank"``
+    when no feature needed fewer cut points than its midpoints). One unit of shift in the uncertainty set is
+    then one step on that grid: one quantile bin for continuous data.
 
-    Rank encoding of a value x is the number of midpoints between adjacent distinct training values that
-    are <= x. Training values get their index; an unseen value gets the rank of the *nearest* training
-    value (ties at a midpoint go up). This is exactly the routing of the decoded splits: an integer split
-    ``z >= theta + 1`` decodes to ``x >= midpoint(value(theta), value(theta + 1))``, so the encoded and the
-    decoded tree send every x, seen or not, the same way.
+    Rank (and quantile) encoding of a value x is the number of cut points (midpoints between adjacent
+    distinct training values) that are <= x. A training value gets its bin's index; an unseen value gets
+    the rank of the *nearest* training value (ties at a midpoint go up). This is exactly the routing of the
+    decoded splits: an integer split ``z >= theta + 1`` decodes to ``x >= cut(theta)``, so the encoded and
+    the decoded tree send every x, seen or not, the same way.
     """
 
-    def __init__(self, mode: str = "auto"):
+    def __init__(self, mode: str = "auto", n_thresholds: int = 10):
         self.mode = mode
+        self.n_thresholds = n_thresholds
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -199,19 +260,33 @@ class IntegerEncoder(TransformerMixin, BaseEstimator):
         return tags
 
     def fit(self, X, y=None):
-        if self.mode not in ("auto", "identity", "rank"):
-            raise InputError(f"IntegerEncoder.mode must be 'auto', 'identity' or 'rank'; got {self.mode!r}")
+        if self.mode not in ("auto", "identity", "rank", "quantile"):
+            raise InputError(f"IntegerEncoder.mode must be 'auto', 'identity', 'rank' or 'quantile'; "
+                             f"got {self.mode!r}")
+        if self.mode in ("auto", "quantile"):
+            _check_n_thresholds("IntegerEncoder", self.n_thresholds)
         _precheck(self, X, True)
         Xa, names = _as_2d_float(X)
         is_int = bool(np.all(Xa == np.round(Xa)))
-        mode = self.mode if self.mode != "auto" else ("identity" if is_int else "rank")
+        mode = self.mode if self.mode != "auto" else ("identity" if is_int else "quantile")
         if mode == "identity" and not is_int:
             bad = int(np.nonzero(np.any(Xa != np.round(Xa), axis=0))[0][0])
             raise InputError(f"IntegerEncoder(mode='identity') needs integer-valued features; column {bad} is not "
-                             "(use mode='rank' or round the data)")
+                             "(use mode='rank' or 'quantile', or round the data)")
+        values = [np.unique(Xa[:, j]) for j in range(Xa.shape[1])]
+        if mode == "quantile":
+            cuts = [quantile_midpoints(Xa[:, j], int(self.n_thresholds)) for j in range(Xa.shape[1])]
+            if self.mode == "auto" and all(len(c) == len(u) - 1 for c, u in zip(cuts, values)):
+                mode = "rank"      # every feature kept all its midpoints: exactly the rank encoding
+            else:
+                # one representative training value per bin (its smallest), for inverse_transform
+                values = [u[np.unique(np.searchsorted(c, u, side="right"), return_index=True)[1]]
+                          for c, u in zip(cuts, values)]
+        else:
+            cuts = [midpoints(u) for u in values]
         self.mode_ = mode
-        self.values_ = [np.unique(Xa[:, j]) for j in range(Xa.shape[1])]
-        self.midpoints_ = [midpoints(u) for u in self.values_]
+        self.values_ = values
+        self.midpoints_ = cuts
         _set_feature_names_in(self, X, Xa.shape[1])
         Z = self.transform(Xa)
         self.min_ = Z.min(axis=0).astype(np.int64)
@@ -237,7 +312,8 @@ class IntegerEncoder(TransformerMixin, BaseEstimator):
         return _names_in(self, input_features)
 
     def inverse_transform(self, Z) -> np.ndarray:
-        """Training value of each rank (ranks outside the range map to the extreme values)."""
+        """Training value of each rank (quantile mode: the bin's smallest training value; ranks outside the
+        range map to the extreme values). Encoding the result gives back the (clipped) ranks."""
         check_is_fitted(self, "mode_")
         Z = check_X(Z, self.n_features_in_, name="Z")
         if self.mode_ == "identity":
@@ -250,6 +326,9 @@ class IntegerEncoder(TransformerMixin, BaseEstimator):
         check_is_fitted(self, "mode_")
         if self.mode_ == "identity":
             return float(theta) + 0.5
+        cuts = self.midpoints_[feature]
+        if 0 <= theta < len(cuts):
+            return float(cuts[theta])
         u = self.values_[feature]
         lo = u[min(max(theta, 0), len(u) - 1)]
         hi = u[min(max(theta + 1, 0), len(u) - 1)]

@@ -332,6 +332,8 @@ def run_spec(spec: Spec, write: bool = True) -> dict:
     sign = -1.0 if entry.metric.startswith("normalised") else 1.0  # losses are reported positive
     report = {
         "spec": spec.raw, "model": spec.model_type, "n_train": int(len(X)), "n_features": int(X.shape[1]),
+        # completed / time_limit / interrupted (Ctrl-C: the tree is the best found so far)
+        "status": getattr(est, "fit_status_", "completed"), "fit_timings": getattr(est, "fit_timings_", None),
         "fit_time": fit_time, "objective": _clean(getattr(est, "objective_", None)),
         f"train_{entry.metric}": _clean(sign * float(est.score(X, y))),
         "tree": None if tree is None else {"depth": tree.depth, "n_leaves": tree.n_leaves,

@@ -125,6 +125,18 @@ class SPOTree(_SPOBase):
         self.verbose = verbose
 
     def fit(self, X, C, sample_weight=None, X_val=None, C_val=None, sample_weight_val=None):
+        """Fit on features X and cost vectors C (Ctrl-C and ``time_limit``: :mod:`opttrees.estimators.fitcontrol`).
+
+        ``method="mio"``: ``time_limit`` covers the whole fit; Ctrl-C returns the best tree so far (the greedy
+        start at worst). ``method="greedy"`` has no partial tree: Ctrl-C raises KeyboardInterrupt at once.
+        """
+        from .common import check_time_limit
+        from .fitcontrol import controlled_fit
+        with controlled_fit(self, check_time_limit(self.time_limit) if self.method == "mio" else None) as ctl:
+            return self._fit(ctl, X, C, sample_weight, X_val, C_val, sample_weight_val)
+
+    def _fit(self, ctl, X, C, sample_weight=None, X_val=None, C_val=None, sample_weight_val=None):
+        self.solve_result_ = None
         if self.decision_problem is None:
             raise InputError("SPOTree needs decision_problem=<a DecisionProblem>, e.g. GridShortestPath(4, 4)")
         pr = self.problem_ = make_decision_problem(self.decision_problem)
@@ -146,12 +158,14 @@ class SPOTree(_SPOBase):
             (X, C, w), val = _split_validation(X, C, w, self.validation_fraction, self.random_state)
         self.n_features_in_ = X.shape[1]
         if self.method == "greedy":
-            tree = grow_spo_tree(pr, X, C, w, max_depth=self.max_depth, min_samples_leaf=self.min_samples_leaf,
-                                 criterion=self.criterion, quantile_step=self.quantile_step,
-                                 feature_names=feature_names)
+            from ..interrupt import raise_on_sigint
+            with raise_on_sigint():    # polls nothing and has no partial tree: Ctrl-C raises at once
+                tree = grow_spo_tree(pr, X, C, w, max_depth=self.max_depth, min_samples_leaf=self.min_samples_leaf,
+                                     criterion=self.criterion, quantile_step=self.quantile_step,
+                                     feature_names=feature_names)
             self.unpruned_tree_ = tree
         else:
-            tree = self._fit_mio(X, C, w, feature_names)
+            tree = self._fit_mio(X, C, w, feature_names, ctl)
         if self.prune and val is not None:
             tree = prune_on_validation(tree, pr, *val, criterion=self.criterion)
         elif self.criterion == "spo":
@@ -161,16 +175,21 @@ class SPOTree(_SPOBase):
         self.tree_ = tree
         return self
 
-    def _fit_mio(self, X, C, w, feature_names):
+    def _fit_mio(self, X, C, w, feature_names, ctl):
+        import inspect
+
         from ..formulations.spot import fit_spot_mio
         if self.max_depth is None:
             raise InputError("method='mio' needs an integer max_depth (the MILP has a fixed depth)")
-        tree, info = fit_spot_mio(self.problem_, X, C, w, depth=int(self.max_depth),
-                                  min_samples_leaf=self.min_samples_leaf, alpha=self.alpha, solver=self.solver,
-                                  time_limit=self.time_limit, mip_gap=self.mip_gap,
-                                  quantile_step=self.quantile_step, x_precision=self.x_precision,
-                                  verbose=self.verbose,
-                                  feature_names=feature_names)
+        # the whole fit's deadline when fit_spot_mio takes one, else the time left now
+        extra = {"deadline": ctl.deadline} if "deadline" in inspect.signature(fit_spot_mio).parameters else {}
+        with ctl.stage("mio"):
+            tree, info = fit_spot_mio(self.problem_, X, C, w, depth=int(self.max_depth),
+                                      min_samples_leaf=self.min_samples_leaf, alpha=self.alpha, solver=self.solver,
+                                      time_limit=ctl.remaining(), mip_gap=self.mip_gap,
+                                      quantile_step=self.quantile_step, x_precision=self.x_precision,
+                                      verbose=self.verbose,
+                                      feature_names=feature_names, **extra)
         self.greedy_tree_ = info["greedy_tree"]
         self.solve_result_ = info["result"]
         self.mio_info_ = info

@@ -17,7 +17,8 @@ from ..heuristics import local_search
 from ..heuristics import tune as _tune
 from ..heuristics.local_search import _seeds
 from ..heuristics.tuning import check_depth_grid
-from .common import FittedTreeMixin
+from .common import FittedTreeMixin, check_time_limit
+from .fitcontrol import controlled_fit, warn_time_limit
 
 
 class OptimalTreeCV(FittedTreeMixin, BaseEstimator):
@@ -27,11 +28,15 @@ class OptimalTreeCV(FittedTreeMixin, BaseEstimator):
     75% train+validation into its 50/25 split). Attributes after fit: ``tree_``, ``best_depth_``,
     ``best_alpha_``, ``val_error_``, ``tuning_table_``. loss: None (misclassification / squared), or
     "absolute" for regression (median leaves; validation error is then the mean absolute error).
+
+    time_limit: seconds for the whole fit (None = none). When it runs out, or on Ctrl-C, the depths not yet
+    tried are skipped, the running local search returns its best tree so far, and the refit on train +
+    validation is the quick start tree of one restart (``fit_status_`` says why).
     """
 
     def __init__(self, task="classification", max_depth=10, depths=None, n_restarts=100, min_samples_leaf=1,
                  split_type="parallel", n_hyperplane_restarts=5, validation_fraction=1 / 3, batch_fraction=0.1,
-                 random_state=None, n_jobs=1, loss=None):
+                 random_state=None, n_jobs=1, loss=None, time_limit=None):
         self.task = task
         self.max_depth = max_depth
         self.depths = depths
@@ -44,6 +49,7 @@ class OptimalTreeCV(FittedTreeMixin, BaseEstimator):
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.loss = loss
+        self.time_limit = time_limit
 
     def fit(self, X, y, X_val=None, y_val=None):
         if self.task not in ("classification", "regression"):
@@ -56,6 +62,13 @@ class OptimalTreeCV(FittedTreeMixin, BaseEstimator):
                              "(a validation split is then held out)")
         if X_val is not None and len(X_val) != len(y_val):
             raise InputError(f"X_val and y_val have different lengths ({len(X_val)} vs {len(y_val)})")
+        time_limit = check_time_limit(self.time_limit)
+        with controlled_fit(self, time_limit) as ctl:
+            self._fit(ctl, X, y, X_val, y_val)
+            warn_time_limit(self, ctl, "the tuning (depths not reached were skipped)")
+        return self
+
+    def _fit(self, ctl, X, y, X_val, y_val):
         s_split, s_tune, s_refit = _seeds(self.random_state, 3)
         X = np.asarray(X) if not hasattr(X, "columns") else X
         if X_val is None:
@@ -71,20 +84,24 @@ class OptimalTreeCV(FittedTreeMixin, BaseEstimator):
             Xt, yt, Xv, yv = X, y, X_val, y_val
         train = prepare(Xt, yt, task=self.task, min_samples_leaf=self.min_samples_leaf)
         Xv = check_X(Xv, train.p, "X_val")
-        res = _tune(train, Xv, np.asarray(yv), self.max_depth, self.depths, self.n_restarts, self.min_samples_leaf,
-                    self.split_type, self.batch_fraction, int(s_tune), self.n_jobs, self.n_hyperplane_restarts,
-                    self.loss)
+        with ctl.stage("tune"):
+            res = _tune(train, Xv, np.asarray(yv), self.max_depth, self.depths, self.n_restarts,
+                        self.min_samples_leaf, self.split_type, self.batch_fraction, int(s_tune), self.n_jobs,
+                        self.n_hyperplane_restarts, self.loss, deadline=ctl.deadline)
         Xall = np.vstack([np.asarray(Xt, dtype=np.float64), Xv])
         yall = np.concatenate([np.asarray(yt), np.asarray(yv)])
         full = prepare(Xall, yall, task=self.task, min_samples_leaf=self.min_samples_leaf)
-        self.tree_ = local_search(full, res.depth, res.alpha, self.min_samples_leaf, self.n_restarts, self.split_type,
-                                  int(s_refit), self.n_jobs, self.n_hyperplane_restarts, self.loss)
+        with ctl.stage("refit"):
+            self.tree_ = local_search(full, res.depth, res.alpha, self.min_samples_leaf, self.n_restarts,
+                                      self.split_type, int(s_refit), self.n_jobs, self.n_hyperplane_restarts,
+                                      self.loss, deadline=ctl.deadline)
+        if ctl.stop():
+            ctl.mark_cut_short("tuning")
         self.best_depth_, self.best_alpha_, self.val_error_ = res.depth, res.alpha, res.val_error
         self.tuning_table_ = res.table
         self.n_features_in_ = full.p
         if self.task == "classification":
             self.classes_ = np.asarray(full.codec.classes)
-        return self
 
     def score(self, X, y):
         pred = self.predict(X)

@@ -599,10 +599,11 @@ def best_parallel(I, nI, inI, X, Xs, grp, orderT, grpT, featok, fsub, nf, low_d,
 
 @njit(cache=True, nogil=True)
 def hyper_descent(a, b, I, nI, Xs, featok, low_d, up_d, fixlow, Z, kind, nmin, leaves, nl, stats, cnt,
-                  movers, vals, V, pen, cxc, tol, dest, lloss):
+                  movers, vals, V, pen, cxc, tol, dest, lloss, stop):
     """Algorithm 3.1: coordinate-wise perturbation and deletion of hyperplane coefficients (scaled units).
 
-    Modifies (a, b) in place; returns the subtree loss (leaf losses + pen * complexity).
+    Modifies (a, b) in place; returns the subtree loss (leaf losses + pen * complexity). Stops after the
+    current sweep when ``stop[0]`` is set (every accepted change keeps (a, b) and the loss consistent).
     """
     p = Xs.shape[1]
     # current loss
@@ -620,7 +621,9 @@ def hyper_descent(a, b, I, nI, Xs, featok, low_d, up_d, fixlow, Z, kind, nmin, l
     U = np.empty(nI)
     keys = np.empty(nI)
     vok = False
-    for sweep in range(100):
+    for _sweep in range(100):
+        if stop[0] != 0:
+            break
         improved = False
         perm = np.random.permutation(p)
         for kk in range(p):
@@ -809,7 +812,7 @@ def grow(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, Z, featok, kind, D, n
         if parent <= tol:
             continue
         if randsplit:
-            for attempt in range(8):
+            for _attempt in range(8):
                 j = okf[np.random.randint(nok)]
                 for r in range(nI):
                     vals[r] = X[I[r], j]
@@ -852,11 +855,15 @@ def grow(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, Z, featok, kind, D, n
 
 @njit(cache=True, nogil=True)
 def local_search(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, Z, featok, kind, D, nmin, pen, hyper, H, tol,
-                 max_moves, trace):
+                 max_moves, trace, stop):
     """Algorithm 2.1 with first-improvement (trick 4): returns the number of accepted moves.
 
     trace[k] receives the whole-tree raw objective recomputed from scratch before move k (and after the
     last), so callers can check that every accepted move strictly decreases it.
+
+    ``stop`` is a shared one-element array another thread sets (Ctrl-C, time limit): it is read before
+    every node visit and hyperplane start, so the search ends within one node visit and leaves the tree
+    valid (only whole moves are ever applied).
     """
     n, p = X.shape
     T = ntype.shape[0]
@@ -899,7 +906,7 @@ def local_search(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, Z, featok, ki
         perm = np.random.permutation(nn)
         improved = False
         for pi in range(nn):
-            if moves >= max_moves:
+            if moves >= max_moves or stop[0] != 0:
                 break
             t = nodes[perm[pi]]
             if ntype[t] == 0 or clean[t]:
@@ -965,6 +972,8 @@ def local_search(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, Z, featok, ki
             bb = 0.0
             if hyper:
                 for h in range(H + 2):
+                    if stop[0] != 0:
+                        break
                     if h == 0:
                         if pj < 0:
                             continue
@@ -984,7 +993,7 @@ def local_search(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, Z, featok, ki
                         for j in range(p):
                             b0 += a[j] * Xs[r0, j]
                     hl, hb = hyper_descent(a, b0, I, nI, Xs, featok, low_d, up_d, fixlow, Z, kind, nmin, cleaves,
-                                           ncl, stats, cnt, movers, vals, V, pen, cxc, tol, dest, lloss)
+                                           ncl, stats, cnt, movers, vals, V, pen, cxc, tol, dest, lloss, stop)
                     if hl < best - tol:
                         best = hl
                         move = 4
@@ -1026,15 +1035,21 @@ def local_search(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, Z, featok, ki
                                                cnt, leaves)
                 if moves < trace.shape[0]:
                     trace[moves] = tot
-        if not improved:
+        if not improved or stop[0] != 0:
             break
     return moves
 
 
 @njit(cache=True, nogil=True)
 def run_restarts(seeds, T, X, Xs, grp, orderT, grpT, Z, featok, kind, start_kind, D, nmin, pen, hyper, H, tol,
-                 mtry, max_moves, random_frac):
-    """R independent restarts: RF-style start tree (random mtry features per split), then local search."""
+                 mtry, max_moves, random_frac, stop, first_free):
+    """R independent restarts: RF-style start tree (random mtry features per split), then local search.
+
+    Returns (NT, FE, TH, CO, done): restarts 0..done-1 hold valid trees. ``stop[0]`` set by another thread
+    ends the run early: restarts from index ``first_free`` on are not started once it is set (so a caller
+    passing first_free=1 always gets at least one tree), and the running one ends within one node visit
+    with its tree so far (still valid: local search only applies whole improving moves).
+    """
     R = seeds.shape[0]
     p = X.shape[1]
     NT = np.zeros((R, T), np.int8)
@@ -1042,7 +1057,10 @@ def run_restarts(seeds, T, X, Xs, grp, orderT, grpT, Z, featok, kind, start_kind
     TH = np.zeros((R, T))
     CO = np.zeros((R, T, p))
     trace = np.zeros(1)
+    done = np.int64(0)
     for r in range(R):
+        if r >= first_free and stop[0] != 0:
+            break
         np.random.seed(seeds[r])
         ntype = np.zeros(T, np.int8)
         feat = np.zeros(T, np.int64)
@@ -1051,12 +1069,13 @@ def run_restarts(seeds, T, X, Xs, grp, orderT, grpT, Z, featok, kind, start_kind
         rs = np.random.random() < random_frac
         grow(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, Z, featok, start_kind, D, nmin, mtry, tol, rs)
         local_search(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, Z, featok, kind, D, nmin, pen, hyper, H, tol,
-                     max_moves, trace)
+                     max_moves, trace, stop)
         NT[r] = ntype
         FE[r] = feat
         TH[r] = thr
         CO[r] = coef
-    return NT, FE, TH, CO
+        done += 1
+    return NT, FE, TH, CO, done
 
 
 @njit(cache=True)

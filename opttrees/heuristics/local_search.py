@@ -6,20 +6,31 @@ fixed, replacement by the lower or upper child, and (``split_type="hyperplane"``
 search from the best parallel split plus H random hyperplanes — accepting only strict improvements of the
 shared objective (losses / L̂ + alpha * complexity) until no node improves. Restarts run in parallel threads
 (the numba kernels release the GIL); every restart seeds its own generator, so the result depends only on
-``random_state``, never on ``n_jobs``.
+``random_state``, never on ``n_jobs`` (unless the run is stopped early).
+
+Stopping (Ctrl-C, time limits): the kernels always run in worker threads, even with ``n_jobs=1``, while the
+calling thread waits in short slices and polls :data:`opttrees.interrupt.STOP` and an optional
+:class:`~opttrees.interrupt.Deadline`. When either fires it sets a one-element array the kernels read before
+every node visit; restarts not yet started are skipped and the running ones return their tree so far (always
+valid), so the best tree found so far comes back within about one node visit. Running the kernels off the
+main thread is also what keeps a Ctrl-C from crashing the process: a KeyboardInterrupt raised while numba
+boxes a kernel's result arrays (it calls back into Python for that) left an exception set inside numba's
+C code, which ended in ``SystemError`` or a segfault (exit 139). Signals are only delivered to the main
+thread, so a worker thread never sees one.
 """
 from __future__ import annotations
 
 import copy
 import math
 import os
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..data import PreparedData
 from ..errors import InputError
+from ..interrupt import STOP
 from ..tree import Tree
 from . import _kernels as K
 from .core import (KIND, check_alpha, check_depth, heap_to_tree, make_problem, objective,
@@ -30,13 +41,19 @@ SPLIT_TYPES = ("parallel", "hyperplane")
 
 @dataclass
 class LocalSearchResult:
-    """Best tree plus every restart's tree and objective (sorted best first, ties by restart index)."""
+    """Best tree plus every restart's tree and objective (sorted best first, ties by restart index).
+
+    ``stopped``: the run was cut short (Ctrl-C or the deadline); then only the ``n_done`` restarts that
+    started are listed (the last of them possibly not at a local optimum).
+    """
 
     tree: Tree
     objective: float
     trees: list = field(default_factory=list)
     objectives: np.ndarray = field(default_factory=lambda: np.zeros(0))
     seeds: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    stopped: bool = False
+    n_done: int = 0
 
 
 def _check_common(min_samples_leaf, split_type, n_restarts, n_hyperplane_restarts):
@@ -63,16 +80,52 @@ def _seeds(random_state, n: int) -> np.ndarray:
     return rs.randint(0, 2**31 - 1, size=n).astype(np.int64)
 
 
+def _stop_requested(deadline) -> bool:
+    return STOP.is_set() or (deadline is not None and deadline.stop())
+
+
+def _run_stoppable(tasks, jobs: int, deadline, stop: np.ndarray) -> list:
+    """Run ``tasks`` (callables) on ``jobs`` worker threads; set ``stop[0]`` on Ctrl-C or at the deadline.
+
+    Returns each task's result in order (None for a task cancelled before it started). Without
+    :func:`~opttrees.interrupt.stop_on_sigint` around the call, Ctrl-C raises KeyboardInterrupt here in the
+    main thread: the workers are stopped and joined first, then it is re-raised.
+    """
+    ex = ThreadPoolExecutor(max_workers=max(1, jobs))
+    futures = [ex.submit(t) for t in tasks]
+    interrupted = None
+    try:
+        pending = set(futures)
+        while pending:
+            if not stop[0] and _stop_requested(deadline):
+                stop[0] = 1
+            _, pending = wait(pending, timeout=0.02, return_when=FIRST_COMPLETED)
+    except KeyboardInterrupt as exc:
+        interrupted = exc
+    finally:
+        if interrupted is not None:
+            stop[0] = 1
+        ex.shutdown(wait=True, cancel_futures=True)
+    if interrupted is not None:
+        raise interrupted
+    return [None if f.cancelled() else f.result() for f in futures]
+
+
 def local_search(data: PreparedData, max_depth: int, alpha: float = 0.0, min_samples_leaf: int = 1,
                  n_restarts: int = 100, split_type: str = "parallel", random_state=None, n_jobs: int | None = 1,
                  n_hyperplane_restarts: int = 5, loss: str | None = None, return_all: bool = False,
-                 max_moves: int | None = None, random_starts: float = 0.25):
+                 max_moves: int | None = None, random_starts: float = 0.25, deadline=None):
     """Best tree over ``n_restarts`` local searches (a Tree, or a LocalSearchResult with ``return_all``).
 
     random_starts: fraction of restarts that start from a fully random tree (random feature and random
     feasible cut per split) instead of the thesis's RF-style tree. RF-style starts have almost no diversity
     when p is tiny (with p = 3 there are only a handful of distinct start trees), and on random tiny
     instances the mix reaches the brute-force optimum far more often (tests/test_heuristics_local_search.py).
+
+    deadline: an :class:`opttrees.interrupt.Deadline`; when it expires, or :data:`opttrees.interrupt.STOP`
+    is set (the first Ctrl-C inside :func:`~opttrees.interrupt.stop_on_sigint`), the search stops within
+    about one node visit and returns the best tree so far (at least one restart always runs: its start tree
+    is grown in full).
     """
     D = check_depth(max_depth)
     alpha = check_alpha(alpha)
@@ -89,20 +142,20 @@ def local_search(data: PreparedData, max_depth: int, alpha: float = 0.0, min_sam
             int(n_hyperplane_restarts), float(1e-9 * prob.baseline), int(mtry),
             2**62 if max_moves is None else int(max_moves), float(random_starts))
     jobs = min(_n_jobs(n_jobs), len(seeds))
-    if jobs == 1:
-        outs = [K.run_restarts(seeds, *args)]
-    else:
-        # dynamic dispatch: restart times vary a lot, so small chunks are handed to whichever thread is free
-        # (static halves can leave one thread idle at the end); each restart seeds itself, so chunking never
-        # changes results
-        size = max(1, len(seeds) // (8 * jobs))
-        chunks = [seeds[i:i + size] for i in range(0, len(seeds), size)]
-        with ThreadPoolExecutor(max_workers=jobs) as ex:
-            outs = list(ex.map(lambda c: K.run_restarts(c, *args), chunks))
-    NT = np.concatenate([o[0] for o in outs])
-    FE = np.concatenate([o[1] for o in outs])
-    TH = np.concatenate([o[2] for o in outs])
-    CO = np.concatenate([o[3] for o in outs])
+    # dynamic dispatch: restart times vary a lot, so small chunks are handed to whichever thread is free
+    # (static halves can leave one thread idle at the end); each restart seeds itself, so chunking never
+    # changes results. The first chunk always completes one restart, even when stopped before it starts.
+    size = len(seeds) if jobs == 1 else max(1, len(seeds) // (8 * jobs))
+    chunks = [seeds[i:i + size] for i in range(0, len(seeds), size)]
+    stop = np.zeros(1, np.int64)
+    tasks = [lambda c=c, k=k: K.run_restarts(c, *args, stop, 1 if k == 0 else 0) for k, c in enumerate(chunks)]
+    done = [(c, o) for c, o in zip(chunks, _run_stoppable(tasks, jobs, deadline, stop)) if o is not None]
+    stopped = bool(stop[0])
+    NT = np.concatenate([o[0][:o[4]] for _, o in done])
+    FE = np.concatenate([o[1][:o[4]] for _, o in done])
+    TH = np.concatenate([o[2][:o[4]] for _, o in done])
+    CO = np.concatenate([o[3][:o[4]] for _, o in done])
+    seeds = np.concatenate([c[:o[4]] for c, o in done])
     # many restarts converge to the same heap tree: build (and score) each distinct tree once
     built = {}
     trees, objs = [], np.empty(len(seeds))
@@ -120,29 +173,38 @@ def local_search(data: PreparedData, max_depth: int, alpha: float = 0.0, min_sam
     best = trees[rank[0]]
     if not return_all:
         return best
-    return LocalSearchResult(best, float(objs[rank[0]]), [trees[r] for r in rank], objs[rank], seeds[rank])
+    return LocalSearchResult(best, float(objs[rank[0]]), [trees[r] for r in rank], objs[rank], seeds[rank],
+                             stopped=stopped, n_done=len(seeds))
 
 
 def improve_tree(data: PreparedData, tree: Tree, max_depth: int, alpha: float = 0.0, min_samples_leaf: int = 1,
                  split_type: str = "parallel", random_state=None, n_hyperplane_restarts: int = 5,
-                 loss: str | None = None, max_moves: int | None = None, return_trace: bool = False):
+                 loss: str | None = None, max_moves: int | None = None, return_trace: bool = False,
+                 deadline=None):
     """Run the local search from a given start tree (e.g. CART, or the depth D-1 solution).
 
     With ``return_trace`` also returns the raw-objective trace (recomputed from scratch before each accepted
-    move and after the last), divided by L̂ so it is on the normalised scale.
+    move and after the last), divided by L̂ so it is on the normalised scale. Stops early (tree so far) on
+    Ctrl-C or at ``deadline``, as :func:`local_search`.
     """
     D = check_depth(max_depth)
     alpha = check_alpha(alpha)
     _check_common(min_samples_leaf, split_type, 1, n_hyperplane_restarts)
     prob = make_problem(data, loss)
     ntype, feat, thr, coef = tree_to_heap(tree, prob, D)
-    K.seed_numba(int(_seeds(random_state, 1)[0]))
+    seed = int(_seeds(random_state, 1)[0])
     mm = 10**9 if max_moves is None else int(max_moves)
     trace = np.full(min(mm, 100000) + 1, np.nan)
-    moves = K.local_search(ntype, feat, thr, coef, prob.X, prob.Xs, prob.grp, prob.orderT, prob.grpT, prob.Z,
-                           prob.featok, int(prob.kind), int(D), int(min_samples_leaf), float(alpha * prob.baseline),
-                           split_type == "hyperplane", int(n_hyperplane_restarts), float(1e-9 * prob.baseline), mm,
-                           trace)
+    stop = np.zeros(1, np.int64)
+
+    def run():  # in a worker thread (see the module docstring); numba's generator is per thread: seed it there
+        K.seed_numba(seed)
+        return K.local_search(ntype, feat, thr, coef, prob.X, prob.Xs, prob.grp, prob.orderT, prob.grpT, prob.Z,
+                              prob.featok, int(prob.kind), int(D), int(min_samples_leaf),
+                              float(alpha * prob.baseline), split_type == "hyperplane", int(n_hyperplane_restarts),
+                              float(1e-9 * prob.baseline), mm, trace, stop)
+
+    moves = _run_stoppable([run], 1, deadline, stop)[0]
     out = heap_to_tree(prob, ntype, feat, thr, coef)
     if return_trace:
         return out, trace[: moves + 1] / prob.baseline

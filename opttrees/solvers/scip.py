@@ -154,7 +154,8 @@ def solve_scip(cm: CompiledModel, opts: SolveOptions, x0: np.ndarray | None = No
     try:
         started = _set_start(m, xs, x0) if x0 is not None else False  # may presolve: part of the runtime
         if not prog.stop:
-            m.optimize()
+            # without the GIL, so the progress ticker (and Ctrl-C handling) run while SCIP works in C
+            (m.optimizeNogil if hasattr(m, "optimizeNogil") else m.optimize)()
     except Exception as exc:
         prog.close()
         if errors:

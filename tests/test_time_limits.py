@@ -1,0 +1,121 @@
+"""time_limit is the wall time of the whole fit (encoding, warm start, build, hand-off, solve, extraction).
+
+For every model type of the spec registry that uses a solver, a fit with a 3 s limit on data it could not
+finish in 3 s must end within max(2 s, 5 %) of the limit. Builds that would run past the limit are
+abandoned (the start tree is returned); local search stops starting restarts.
+"""
+import time
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+
+from opttrees.estimators import FlowOCTClassifier, OptimalTreeClassifier, OptimalTreeRegressor
+from opttrees.experiments.spo_data import shortest_path_data
+from opttrees.spec import MODELS, _register_builtin
+
+LIMIT = 3.0
+SLACK = max(2.0, 0.05 * LIMIT)
+
+
+def _noisy(n, p, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, p)).round(2)
+    y = (X[:, 0] + X[:, 1] * X[:, 2] + rng.normal(size=n) > 0).astype(int)
+    return X, y
+
+
+def _robust_data():
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 10, size=(300, 6)).astype(float)
+    y = (X[:, 0] + X[:, 1] * X[:, 2] / 5 + 2 * rng.normal(size=300) > 9).astype(int)
+    return X, y
+
+
+def _spo_data():
+    d = shortest_path_data(n=200, deg=4, noise=0.5, p=5, seed=0)
+    return d.X, d.C, d.problem
+
+
+# model type -> (model params, data); each runs well past 3 s without a limit (proofs take minutes)
+CASES = {
+    "oct": lambda: ({"max_depth": 2}, _noisy(300, 6)),
+    "flow-oct": lambda: ({"max_depth": 3}, _noisy(400, 8)),
+    "benders-oct": lambda: ({"max_depth": 3}, _noisy(1000, 10)),
+    "robust-oct": lambda: ({"max_depth": 2, "rho": 0.9, "lam": 0.9}, _robust_data()),
+    "spot-mio": lambda: ({"max_depth": 2, "min_samples_leaf": 5}, _spo_data()),
+}
+
+
+def _solver_models():
+    if not MODELS:
+        _register_builtin()
+    from opttrees.spec import _estimator_params
+    return sorted(name for name, e in MODELS.items()
+                  if "solver" in _estimator_params(e) and getattr(e.estimator, "__fixed__", {}).get("method", "mio")
+                  == "mio" and name not in ("oct-local-search", "cart", "spot"))
+
+
+def test_every_solver_model_type_has_a_case():
+    assert set(_solver_models()) == set(CASES)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_time_limit_covers_the_whole_fit(name):
+    if not MODELS:
+        _register_builtin()
+    params, data = CASES[name]()
+    entry = MODELS[name]
+    if name == "spot-mio":
+        X, C, problem = data
+        params = {**params, "decision_problem": problem}
+        data = (X, C)
+    est = entry.estimator(**params, time_limit=LIMIT)
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        entry.fit(est, *data)
+    wall = time.perf_counter() - t0
+    res = est.solve_result_
+    assert wall <= LIMIT + SLACK, f"{name}: {wall:.2f} s for time_limit={LIMIT} ({est.fit_timings_}, {res.timings})"
+    assert est.fit_status_ == "time_limit" and res.status == "time_limit", (est.fit_status_, res.status)
+    assert not res.proven_optimal
+    assert est.tree_.n_leaves >= 1
+    if name != "spot-mio":   # SPOT's result comes from fit_spot_mio, which times its own stages
+        assert "build" in res.timings and res.timings["n_nonzeros"] > 0
+
+
+def test_a_build_longer_than_the_limit_is_abandoned_for_the_start_tree():
+    X, y = _noisy(600, 8)
+    t0 = time.perf_counter()
+    with pytest.warns(UserWarning, match="no solution"):
+        est = FlowOCTClassifier(max_depth=2, binarization="midpoints", time_limit=1.0).fit(X, y)
+    wall = time.perf_counter() - t0
+    assert wall <= 1.0 + 2.0, est.fit_timings_
+    assert est.fit_status_ == "time_limit" and est.solve_result_.status == "time_limit"
+    assert not est.solve_result_.has_solution and est.tree_.n_splits >= 1      # the CART start tree
+    assert "during the model build" in est.solve_result_.message
+
+
+def test_huge_explicit_binarisation_warns_with_the_model_size():
+    X, y = _noisy(2000, 30)
+    with pytest.warns(UserWarning, match=r"rows x .* columns and .* nonzeros"):
+        FlowOCTClassifier(max_depth=2, binarization="midpoints", time_limit=0.5).fit(X, y)
+
+
+@pytest.mark.parametrize("est", [
+    OptimalTreeClassifier(max_depth=4, method="local-search", n_restarts=100000, time_limit=1.0),
+    OptimalTreeRegressor(max_depth=4, n_restarts=100000, time_limit=1.0),
+], ids=["classifier", "regressor"])
+def test_local_search_stops_at_the_time_limit(est):
+    X, y = _noisy(2000, 10)
+    if isinstance(est, OptimalTreeRegressor):
+        y = X[:, 0] + X[:, 1] * X[:, 2]
+    clone(est).set_params(n_restarts=2).fit(X[:50], y[:50])     # compile the kernels outside the timed fit
+    t0 = time.perf_counter()
+    with pytest.warns(UserWarning, match="time_limit"):
+        est.fit(X, y)
+    wall = time.perf_counter() - t0
+    assert wall <= 1.0 + 2.0
+    assert est.fit_status_ == "time_limit" and est.tree_.n_leaves >= 2
