@@ -213,7 +213,8 @@ class FitControl:
         build = self.timings.get("build", 0.0)
         left = self.deadline.time_limit - self.deadline.elapsed() if self.deadline.time_limit is not None else None
         if form is None:
-            res = stopped_result(self.reason(), solver, f"stopped during the model build ({build:.2f} s)")
+            res = stopped_result(self.reason(), solver, f"stopped during the model build ({build:.2f} s)"
+                                 if "build" in self.timings else "stopped before the model build")
         elif self.stop():
             self.mark_cut_short("solve")
             res = stopped_result(self.reason(), solver, "stopped before the solve started")
