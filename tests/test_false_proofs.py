@@ -12,21 +12,14 @@ import pytest
 
 from opttrees.estimators.flow import BendersOCTClassifier, FlowOCTClassifier, RobustTreeClassifier
 from opttrees.solvers.result import SolveResult
+from test_flow_formulations import brute_force as flow_brute_force
 
 SOLVERS = ["highs", "scip"]
 
 
 def brute_force(Z, y, depth, lam, K=2):
     """Best (1 - lam) * correct - lam * splits over every tree of depth <= depth on binary columns."""
-    def best(rows, d):
-        v = (1 - lam) * np.bincount(y[rows], minlength=K).max() if len(rows) else 0.0
-        if d == 0:
-            return v
-        for c in range(Z.shape[1]):
-            go = Z[rows, c] == 1
-            v = max(v, best(rows[~go], d - 1) + best(rows[go], d - 1) - lam)
-        return v
-    return best(np.arange(len(y)), depth)
+    return flow_brute_force(Z, y, K, depth, lam, np.ones(len(y)))
 
 
 def tiny(seed, n=20, C=4):
