@@ -1,0 +1,459 @@
+"""Public entry points of the dynamic program: raw data in, an opttrees Tree and a SolveResult out.
+
+- :func:`solve_dp`: binarises raw X with :class:`opttrees.encoding.Binarizer` (quantile thresholds or all
+  midpoints) and returns a Tree in original units (left iff x_j < t) that predicts raw X;
+- :func:`solve_dp_binary`: the same search on a matrix that is already 0/1 (a split on column c is
+  ``x_c < 0.5``, i.e. 0 goes left).
+
+Both run the numba search (:mod:`opttrees.dp.engine`) by iterative deepening (depth 1, 2, ..., max_depth,
+each optimum the next depth's upper bound, as pystreed does), in a worker thread while this thread polls the
+time limit and the Ctrl-C flag: when either fires, the best tree so far is returned with a valid lower bound
+and status "time_limit" / "interrupted". Every speed feature can be switched off (``use_*``) to measure it.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..data import _as_2d_float, check_sample_weight
+from ..encoding import Binarizer
+from ..errors import InputError, VerificationError
+from ..interrupt import STOP, Deadline, stop_on_sigint
+from ..solvers.result import Incumbent, finish, relative_gap
+from ..tree import LEAF, Tree
+from . import engine as E
+from .tasks import ClassificationTask, EngineData
+
+#: deepest tree the engine accepts (heap arrays of 2^(d+1) - 1 nodes; deeper trees are out of reach anyway)
+MAX_DEPTH = 12
+#: largest memory (bytes) the depth-two solver's frequency counts may take
+MAX_COUNT_BYTES = 2 * 1024 ** 3
+
+
+@dataclass
+class EngineResult:
+    heap: np.ndarray            # (2^(D+1)-1,) engine column per node, -1 leaf, -2 absent
+    cost: float                 # raw cost of the tree (inf if none)
+    bound: float                # raw lower bound
+    termination: str            # optimal / time_limit / interrupted
+    counters: dict
+    trace: list
+    runtime: float
+
+
+def check_binary_matrix(Xb, name: str = "Xb") -> np.ndarray:
+    """A 0/1 matrix as uint8; anything else is an InputError naming ``name``."""
+    arr, _ = _as_2d_float(Xb, name)
+    bad = (arr != 0) & (arr != 1)
+    if bad.any():
+        r, c = np.argwhere(bad)[0]
+        raise InputError(f"{name} must be a binary 0/1 matrix (the dynamic program splits on binary columns); "
+                         f"{name}[{r}, {c}] = {arr[r, c]:g}. Use solve_dp to binarise raw features.")
+    return arr.astype(np.uint8)
+
+
+def _check_int(name, v, lo, hi=None, none_ok=False):
+    if v is None and none_ok:
+        return None
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo or (hi is not None and v > hi):
+        rng = f">= {lo}" if hi is None else f"in {lo}..{hi}"
+        raise InputError(f"{name} must be an integer {rng}; got {v!r}")
+    return int(v)
+
+
+def _check_alpha(alpha):
+    try:
+        a = float(alpha)
+    except (TypeError, ValueError):
+        raise InputError(f"alpha must be a number >= 0; got {alpha!r}") from None
+    if not np.isfinite(a) or a < 0:
+        raise InputError(f"alpha must be a finite number >= 0; got {alpha!r}")
+    return a
+
+
+def _useful_columns(Xb: np.ndarray, dedupe: bool):
+    """Indices of the columns the search needs: not constant, and (``dedupe``) the first of identical ones."""
+    n = Xb.shape[0]
+    s = Xb.sum(axis=0)
+    keep = np.nonzero((s > 0) & (s < n))[0]
+    if dedupe and len(keep):
+        packed = np.packbits(Xb[:, keep], axis=0).T
+        _, first = np.unique(packed, axis=0, return_index=True)
+        keep = keep[np.sort(first)]
+    return keep
+
+
+def run_engine(Xb: np.ndarray, ed: EngineData, max_depth: int, max_num_nodes: int | None, min_samples_leaf: int,
+               alpha: float, deadline: Deadline, column_costs=None, use_dataset_cache: bool = True,
+               use_branch_cache: bool = False, use_depth_two: bool = True, use_upper_bound: bool = True,
+               use_lower_bound: bool = True, use_similarity_bound: bool = True, iterative_deepening: bool = True,
+               seed: int = 0) -> EngineResult:
+    """Run the numba search on a checked uint8 matrix; returns the heap tree over ``Xb``'s columns."""
+    t0 = time.perf_counter()
+    n, p = Xb.shape
+    D = max_depth
+    nmax = (1 << D) - 1 if max_num_nodes is None else min(int(max_num_nodes), (1 << D) - 1)
+    has_fc = column_costs is not None
+    cols = _useful_columns(Xb, dedupe=not has_fc)
+    XT = np.ascontiguousarray(Xb[:, cols].T)
+    m = len(cols)
+    pres = XT.T.astype(bool)
+    rowptr = np.zeros(n + 1, np.int64)
+    rowptr[1:] = np.cumsum(pres.sum(axis=1))
+    rowfeat = np.nonzero(pres)[1].astype(np.int64)
+    has_count = not np.all(ed.weights == 1.0)
+    S = ed.Z.shape[1]
+    SA = S + (1 if has_count else 0)
+    if use_depth_two and 2 * max(m, 1) ** 2 * SA * 8 > MAX_COUNT_BYTES:
+        raise InputError(f"the depth-two solver would need {2 * m * m * SA * 8 / 1e9:.1f} GB for {m} binary columns; "
+                         "use fewer thresholds (n_thresholds) or use_depth_two=False")
+    rng = np.random.default_rng(seed)
+    hashes = (rng.integers(0, 2 ** 63, n, dtype=np.uint64) * np.uint64(2) + np.uint64(1),
+              rng.integers(0, 2 ** 63, n, dtype=np.uint64) * np.uint64(2) + np.uint64(1),
+              rng.integers(0, 2 ** 63, (max(m, 1), 2), dtype=np.uint64),
+              rng.integers(0, 2 ** 63, (max(m, 1), 2), dtype=np.uint64))
+    pen = alpha * ed.baseline
+    if has_fc:
+        fc, fd, fg, fb = (np.asarray(a)[cols] for a in column_costs)
+        fc, fd = fc.astype(np.float64), fd.astype(np.float64)
+        fg, fb = fg.astype(np.int64), fb.astype(np.int64)
+    else:
+        fc = fd = np.zeros(max(m, 1))
+        fg = np.full(max(m, 1), -1, np.int64)
+        fb = np.arange(max(m, 1), dtype=np.int64)
+    task = (np.int64(ed.kind), np.int64(ed.K), np.ascontiguousarray(ed.M, dtype=np.float64), float(pen), fc, fd, fb, fg)
+    data = (XT, rowptr, rowfeat, np.ascontiguousarray(ed.Z, dtype=np.float64), ed.lab.astype(np.int64))
+    n_slots = 2
+    # the similarity bound needs per-row worst contributions: classification without min_samples_leaf or
+    # path-dependent costs (removing a row lowers a tree's cost by at most its worst contribution)
+    use_sim = bool(use_similarity_bound and ed.kind in (0, 1) and min_samples_leaf == 1 and not has_fc)
+    n_sim = 2
+    if ed.kind == 1:
+        worst = ed.weights * ed.M.max(axis=1)[ed.lab]
+    else:
+        worst = ed.weights.astype(np.float64).copy()
+    mm = m if use_depth_two else 1
+    ws = (np.zeros((n_slots, SA, mm, mm)), np.zeros((n_slots, n), np.int64), np.full(n_slots, -1, np.int64),
+          np.zeros((n_slots, n), np.uint8), np.zeros(n_slots + 1, np.int64), np.zeros(n, np.uint8),
+          np.zeros((D + 2, 2, n), np.int64), np.zeros((8, mm)), worst,
+          np.zeros((D + 2, n_sim, n if use_sim else 1), np.int64), np.zeros((D + 2, n_sim), np.int64),
+          np.full((D + 2, n_sim, 32), np.inf), np.zeros((D + 2, n_sim, 2), np.uint64), np.zeros(D + 2, np.int64))
+    ws[6][0, 0, :] = np.arange(n)
+    opt = np.zeros(E.N_OPTS, np.int64)
+    ctx_dep = has_fc
+    opt[E.O_USE_DATASET] = int(use_dataset_cache and not ctx_dep)
+    opt[E.O_USE_BRANCH] = int(use_branch_cache or (use_dataset_cache and ctx_dep))
+    opt[E.O_USE_D2] = int(use_depth_two)
+    opt[E.O_USE_UB] = int(use_upper_bound)
+    opt[E.O_USE_LB] = int(use_lower_bound)
+    opt[E.O_USE_SIM] = int(use_sim)
+    opt[E.O_MINLEAF] = int(min_samples_leaf)
+    opt[E.O_KIND] = ed.kind
+    opt[E.O_K] = ed.K
+    opt[E.O_HAS_FCOST] = int(has_fc)
+    opt[E.O_HAS_COUNT] = int(has_count)
+    opt[E.O_ONEHOT] = int(ed.onehot)
+    opt[E.O_S] = S
+    dset, br = E.new_cache(), E.new_cache()
+    stats = np.zeros(E.N_COUNTERS, np.int64)
+    stop = np.zeros(1, np.int64)
+    root = np.zeros(8)
+    blk = np.zeros(int(fb.max()) + 1, np.int64)
+    grp = np.zeros(max(int(fg.max()) + 1, 1), np.int64)
+    hd1 = np.uint64(hashes[0].sum(dtype=np.uint64))
+    hd2 = np.uint64(hashes[1].sum(dtype=np.uint64))
+    z = np.uint64(0)
+    hb0 = np.zeros(2, np.uint64)
+    hd0 = np.array([hd1, hd2], np.uint64)
+    size = 2 ** (D + 1) - 1
+    best_heap = np.full(size, -2, np.int64)
+    best_heap[0] = -1
+    tot = ed.Z.sum(axis=0)
+    leaf = E.leaf_cost(np.concatenate([tot, [n]]) if has_count else tot, ed.kind, ed.K, ed.M)
+    if n < min_samples_leaf:
+        raise InputError(f"min_samples_leaf={min_samples_leaf} exceeds the number of rows ({n}): no tree is feasible")
+    best = leaf
+    trace = [Incumbent(time.perf_counter() - t0, best / ed.baseline, 0.0, relative_gap(best, 0.0), 0)]
+    termination = "optimal"
+    bound = best if (D == 0 or nmax == 0 or m == 0) else 0.0
+    depths = range(1, D + 1) if iterative_deepening else [D]
+    if D == 0 or nmax == 0 or m == 0:
+        depths = []
+    for d in depths:
+        nn = min(nmax, (1 << d) - 1)
+        ub = best * (1 + 1e-12) + 1e-12 if use_upper_bound else np.inf
+        out = {}
+
+        def work(d=d, nn=nn, ub=ub, out=out):
+            out["c"] = E.search(n, d, nn, ub, hb0, hd0, blk, grp, data, task, ws, hashes, opt, dset, br,
+                                stats, stop, root)
+
+        th = threading.Thread(target=work, daemon=True)
+        th.start()
+        try:
+            while th.is_alive():
+                th.join(0.02)
+                if not stop[0] and deadline.stop():
+                    stop[0] = 1
+        except KeyboardInterrupt:
+            stop[0] = 1
+            th.join()
+            raise
+        stopped = bool(stop[0])
+        rc = root[0]
+        if root[1] >= 0 and rc < best * (1 - 1e-12) - 1e-12 or (not use_upper_bound and rc < best - 1e-12):
+            heap = np.full(size, -2, np.int64)
+            entry = (float(root[0]), float(root[0]), int(root[1]), int(root[2]), int(root[4]), int(root[5]),
+                     int(root[6]))
+            dn = E._norm(d, nn)
+            ok = E.rebuild(n, dn[0], dn[1], entry, hb0, data, ws, hashes, opt, dset, br, heap)
+            if not ok:
+                raise VerificationError("dynamic program: a cache entry of the optimal tree is missing")
+            best_heap = heap
+            best = rc
+        elif rc < best and root[1] < 0:
+            best = rc
+        if stopped:
+            termination = "interrupted" if STOP.is_set() else "time_limit"
+            first = int(root[3]) if d == D else 0
+            lb = E.root_lower_bound(n, D, nmax, z, z, first, data, task, ws, hashes, opt, dset, br, best)
+            bound = min(lb, best)
+            trace.append(Incumbent(time.perf_counter() - t0, best / ed.baseline, bound / ed.baseline,
+                                   relative_gap(best, bound), int(stats[0])))
+            break
+        if d == D:
+            bound = best
+        trace.append(Incumbent(time.perf_counter() - t0, best / ed.baseline,
+                               (best if d == D else 0.0) / ed.baseline, relative_gap(best, best if d == D else 0.0),
+                               int(stats[0])))
+    # heap over useful columns -> heap over Xb's columns
+    heap = best_heap.copy()
+    split = heap >= 0
+    heap[split] = cols[heap[split]]
+    counters = {"subproblems": int(stats[E.N_SUBPROBLEMS]), "cache_hits": int(stats[E.N_CACHE_HITS]),
+                "depth_two_calls": int(stats[E.N_D2_CALLS]), "bound_prunes": int(stats[E.N_BOUND_PRUNES]),
+                "depth_two_incremental": int(stats[E.N_D2_INCREMENTAL]),
+                "similarity_prunes": int(stats[E.N_SIM_PRUNES]),
+                "cache_entries": len(dset) + len(br), "binary_columns": int(m)}
+    return EngineResult(heap, float(best), float(bound), termination, counters, trace, time.perf_counter() - t0)
+
+
+def heap_to_tree(heap: np.ndarray, decode, n_features: int, tree_task: str, classes=None, feature_names=None) -> Tree:
+    """Compact heap arrays (column per node, -1 leaf, -2 absent) into a Tree; ``decode(col) -> (j, t)``."""
+    cl, cr, fe, th = [], [], [], []
+
+    def rec(u):
+        k = len(cl)
+        cl.append(LEAF), cr.append(LEAF), fe.append(LEAF), th.append(0.0)
+        if heap[u] >= 0:
+            j, t = decode(int(heap[u]))
+            fe[k], th[k] = j, t
+            left = rec(2 * u + 1)
+            right = rec(2 * u + 2)
+            cl[k], cr[k] = left, right
+        return k
+
+    rec(0)
+    m = len(cl)
+    return Tree(cl, cr, fe, th, np.zeros((m, 1)), task=tree_task, classes=classes,
+                feature_names=feature_names, n_features=n_features)
+
+
+def _fill_payload(tree: Tree, task, ed: EngineData, X) -> np.ndarray:
+    leaf = tree.apply(X)
+    value, label = task.leaf_payload(ed, leaf, tree.n_nodes)
+    tree.value = np.atleast_2d(value)
+    if label is not None:
+        tree.label = np.asarray(label, np.int64)
+    return leaf
+
+
+def _raw_cost(tree: Tree, task, ed: EngineData, leaf, column_costs_fn, Xb_path=None) -> float:
+    """The returned tree's own raw objective, recomputed by routing (leaf losses + feature costs + penalties)."""
+    if ed.kind == 2:
+        per = task.leaf_losses_of_tree(ed, leaf, tree.n_nodes)
+        loss = float(per[tree.leaves].sum())
+    else:
+        counts = np.zeros((tree.n_nodes, ed.K))
+        np.add.at(counts, (leaf, ed.y), ed.weights)
+        per = task.leaf_losses(ed, counts)
+        loss = float(per[tree.leaves].sum())
+    return loss + (column_costs_fn(tree) if column_costs_fn is not None else 0.0)
+
+
+def _feature_cost_of_tree(tree: Tree, X, w, costs_per_split):
+    """Sum over branch nodes of (weight reaching the node) x (test cost given the node's ancestors)."""
+    path = tree.decision_path(X)
+    reach = np.asarray(path.T @ w).ravel()
+    parents = tree.parents()
+    total = 0.0
+    for t in np.nonzero(tree.children_left != LEAF)[0]:
+        anc, u = [], parents[t]
+        while u >= 0:
+            anc.append(u)
+            u = parents[u]
+        total += reach[t] * costs_per_split(t, anc)
+    return total
+
+
+def _common_checks(max_depth, max_num_nodes, min_samples_leaf, alpha, time_limit):
+    D = _check_int("max_depth", max_depth, 0, MAX_DEPTH)
+    nn = _check_int("max_num_nodes", max_num_nodes, 0, none_ok=True)
+    ml = _check_int("min_samples_leaf", min_samples_leaf, 1)
+    a = _check_alpha(alpha)
+    if time_limit is not None:
+        try:
+            tl = float(time_limit)
+        except (TypeError, ValueError):
+            raise InputError(f"time_limit must be a number of seconds > 0 or None; got {time_limit!r}") from None
+        if not tl > 0:
+            raise InputError(f"time_limit must be > 0 seconds or None; got {time_limit!r}")
+    return D, nn, ml, a
+
+
+def _check_task(task):
+    if task is None:
+        return ClassificationTask()
+    if not hasattr(task, "prepare") or not hasattr(task, "leaf_payload"):
+        raise InputError(f"task must be a dynamic-programming task (ClassificationTask, CostSensitiveTask, "
+                         f"RegressionTask, ...); got {type(task).__name__}")
+    return task
+
+
+def _solve(Xb, X_route, decode, n_features, y, task, max_depth, max_num_nodes, min_samples_leaf, alpha,
+           sample_weight, deadline, column_info, feature_names, t_start, engine_kw, timings):
+    D, nn, ml, a = _common_checks(max_depth, max_num_nodes, min_samples_leaf, alpha, None)
+    task = _check_task(task)
+    n = Xb.shape[0]
+    w = check_sample_weight(sample_weight, n)
+    ed = task.prepare(y, n, w)
+    col_costs = None
+    cost_fn = None
+    if getattr(task, "feature_costs", None) is not None:
+        col_costs = task.column_costs(*column_info[:2])
+        fc, fd, fg, fb = col_costs
+        cost_fn = _make_feature_cost_fn(X_route, w, fc, fd, fg, fb, column_info[2])
+    with stop_on_sigint():
+        res = run_engine(Xb, ed, D, nn, ml, a, deadline, col_costs, **engine_kw)
+    tree = heap_to_tree(res.heap, decode, n_features, task.tree_task, ed.classes, feature_names)
+    leaf = _fill_payload(tree, task, ed, X_route)
+    raw = _raw_cost(tree, task, ed, leaf, cost_fn) + a * ed.baseline * tree.n_splits
+    if abs(raw - res.cost) > 1e-7 * max(1.0, abs(raw)):
+        raise VerificationError(f"dynamic program: the returned tree scores {raw:.12g} but the search reported "
+                                f"{res.cost:.12g}")
+    objective = raw / ed.baseline
+    bound = min(res.bound / ed.baseline, objective)
+    timings.update({"search": res.runtime, "total": time.perf_counter() - t_start, **res.counters})
+    result = finish("dp", "opttrees-dp", res.termination, objective, bound, time.perf_counter() - t_start,
+                    res.counters["subproblems"], res.trace, timings=timings)
+    result.dp_baseline = ed.baseline
+    return tree, result
+
+
+def _make_feature_cost_fn(X_route, w, fc, fd, fg, fb, column_of):
+    """Feature costs of a tree, as the engine charges them (see CostSensitiveTask)."""
+    def fn(tree):
+        cols = {}
+        for t in np.nonzero(tree.children_left != LEAF)[0]:
+            cols[t] = column_of(int(tree.feature[t]), float(tree.threshold[t]))
+
+        def cost(t, anc):
+            c = cols[t]
+            blocks = {fb[cols[u]] for u in anc}
+            groups = {fg[cols[u]] for u in anc if fg[cols[u]] >= 0}
+            if fb[c] in blocks:
+                return 0.0
+            if fg[c] >= 0 and fg[c] in groups:
+                return float(fd[c])
+            return float(fc[c])
+        return _feature_cost_of_tree(tree, X_route, w, cost)
+    return fn
+
+
+def solve_dp_binary(Xb, y, task=None, max_depth: int = 3, max_num_nodes: int | None = None, min_samples_leaf: int = 1,
+                    alpha: float = 0.0, sample_weight=None, time_limit: float | None = None, feature_costs_columns=None,
+                    feature_names=None, **engine_kw):
+    """Optimal tree on a binary matrix ``Xb`` (0 goes left): returns (Tree with splits ``x_c < 0.5``, SolveResult).
+
+    ``task``: ClassificationTask() (default), CostSensitiveTask, RegressionTask. With a CostSensitiveTask that has
+    feature costs, they are per column of ``Xb`` and ``feature_costs_columns`` (optional, one original-feature id
+    per column) says which columns test the same feature (free after the first); by default each column is its
+    own feature. Engine switches (``use_dataset_cache``, ``use_branch_cache``, ``use_depth_two``,
+    ``use_upper_bound``, ``use_lower_bound``, ``iterative_deepening``) are passed through.
+    """
+    t0 = time.perf_counter()
+    deadline = Deadline(time_limit)
+    _common_checks(max_depth, max_num_nodes, min_samples_leaf, alpha, time_limit)
+    Xb8 = check_binary_matrix(Xb, "Xb")
+    p = Xb8.shape[1]
+    _check_engine_kw(engine_kw)
+    if feature_costs_columns is None:
+        feature_costs_columns = np.arange(p)
+    blocks = np.asarray(feature_costs_columns, np.int64)
+    if blocks.shape != (p,):
+        raise InputError(f"feature_costs_columns must have one entry per column of Xb ({p}); got {blocks.shape}")
+    n_orig = int(blocks.max()) + 1 if p else 0
+    column_info = (n_orig, blocks, lambda j, t: j)
+    return _solve(Xb8, Xb8.astype(np.float64), lambda c: (c, 0.5), p, y, task, max_depth, max_num_nodes,
+                  min_samples_leaf, alpha, sample_weight, deadline, column_info, feature_names, t0, engine_kw, {})
+
+
+ENGINE_SWITCHES = ("use_dataset_cache", "use_branch_cache", "use_depth_two", "use_upper_bound", "use_lower_bound",
+                   "use_similarity_bound", "iterative_deepening")
+
+
+def _check_engine_kw(kw):
+    for k, v in kw.items():
+        if k not in ENGINE_SWITCHES:
+            raise InputError(f"unknown option {k!r}; the dynamic program accepts {', '.join(ENGINE_SWITCHES)}")
+        if not isinstance(v, (bool, np.bool_)):
+            raise InputError(f"{k} must be True or False; got {v!r}")
+
+
+def solve_dp(X, y, task=None, max_depth: int = 3, max_num_nodes: int | None = None, min_samples_leaf: int = 1,
+             alpha: float = 0.0, sample_weight=None, binarization: str = "quantile", n_thresholds: int = 10,
+             time_limit: float | None = None, binarizer: Binarizer | None = None, **engine_kw):
+    """Optimal tree over a binarisation of raw ``X``: returns (Tree in original units, SolveResult).
+
+    Parameters
+    ----------
+    X, y : raw features (n, p) and targets (class labels of any type, or numbers for RegressionTask).
+    task : ClassificationTask() (default), CostSensitiveTask(cost_matrix, feature_costs=...), RegressionTask().
+    max_depth : branching levels (0 = one leaf), at most ``MAX_DEPTH``.
+    max_num_nodes : optional limit on branching nodes.
+    min_samples_leaf : every leaf holds at least this many rows.
+    alpha : cost per split on the normalised scale: objective = loss / L̂ + alpha * splits.
+    binarization, n_thresholds : Binarizer strategy ("quantile": at most n_thresholds per feature, or
+        "midpoints": all of them, where the optimum equals the OCT optimum) or a fitted ``binarizer``.
+    time_limit : seconds for the whole call; on expiry the best tree so far, with a valid lower bound.
+    engine switches : see :func:`solve_dp_binary`.
+
+    The result's ``timings`` hold seconds ("binarize", "search", "total") and the search's counters
+    ("subproblems", "cache_hits", "depth_two_calls", "bound_prunes", "cache_entries", "binary_columns").
+    """
+    t0 = time.perf_counter()
+    deadline = Deadline(time_limit)
+    _common_checks(max_depth, max_num_nodes, min_samples_leaf, alpha, time_limit)
+    _check_engine_kw(engine_kw)
+    Xa, names = _as_2d_float(X, "X")
+    if binarizer is None:
+        if binarization not in ("quantile", "midpoints"):
+            raise InputError(f"binarization must be 'quantile' or 'midpoints'; got {binarization!r}")
+        binarizer = Binarizer(strategy=binarization, n_thresholds=n_thresholds).fit(Xa)
+    elif not hasattr(binarizer, "threshold_"):
+        binarizer = binarizer.fit(Xa)
+    Xb = binarizer.transform(Xa).astype(np.uint8)
+    t_bin = time.perf_counter() - t0
+    feat = binarizer.feature_
+
+    def column_of(j, t):
+        cols = np.nonzero((feat == j) & np.isclose(binarizer.threshold_, t))[0]
+        return int(cols[0])
+
+    column_info = (Xa.shape[1], feat, column_of)
+    feature_names = list(names) if names is not None else None
+    return _solve(Xb, Xa, binarizer.decode, Xa.shape[1], y, task, max_depth, max_num_nodes, min_samples_leaf,
+                  alpha, sample_weight, deadline, column_info, feature_names, t0, engine_kw, {"binarize": t_bin})
