@@ -84,7 +84,7 @@ def peak_mb() -> float:
 
 def run_ours(cfg):
     """One configuration in this process (called with --one)."""
-    from opttrees.estimators.flow import BendersOCTClassifier, FlowOCTClassifier, RobustTreeClassifier
+    from opttrees.estimators import BendersOCTClassifier, FlowOCTClassifier, RobustTreeClassifier
     t = time.perf_counter()
     if cfg["model"] == "robust":
         X, y, costs, eps = monk_robust(cfg["monk"], cfg["lam"], cfg["rho"])

@@ -22,7 +22,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from opttrees.estimators.flow import RobustTreeClassifier  # noqa: E402
+from opttrees.estimators import RobustTreeClassifier  # noqa: E402
 from opttrees.experiments.datasets_robust import load  # noqa: E402
 
 DATASETS = ["monk1", "monk2", "monk3", "balance-scale"]

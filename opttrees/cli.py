@@ -2,13 +2,13 @@
 from __future__ import annotations
 
 import json
-import math
 import sys
 from pathlib import Path
 
 import click
 
 from .errors import OptTreesError
+from .progress import fmt
 
 
 def _fail(exc: Exception) -> None:
@@ -28,13 +28,15 @@ def main():
       predict TREE    predict a CSV with a saved tree (no solver needed)
       models          list model types usable in specs
       datasets        list built-in datasets
+      compare GRID    run a comparison grid (resumable); --report DIR writes tables and plots
 
     \b
     Spec file (YAML or JSON):
       data:   {dataset: iris}  or  {csv: file.csv, target: column, features: [..]}
               optional: test_size: 0.25, split_seed: 0
       model:  {type: oct, max_depth: 2, min_samples_leaf: 1, alpha: 0.0, warm_start: greedy}
-      solver: {name: highs|scip, time_limit: 60, mip_gap: 1e-6, threads: 1, seed: 0, verbose: false}
+      solver: {name: highs|scip, time_limit: 60 (.inf: none), mip_gap: 1e-6, threads: 1, random_state: 0,
+               verbose: false}
       output: results/my-run
 
     \b
@@ -91,26 +93,19 @@ def _solve(spec, output, time_limit, solver, verbose, quiet) -> dict:
         report = run_spec(s)
     except OptTreesError as exc:
         _fail(exc)
-    fmt = lambda v: "-" if v is None or (isinstance(v, float) and not math.isfinite(v)) else f"{v:.6g}"
-    sol = report.get("solve")
     metric = next(k for k in report if k.startswith("train_"))
+    tree_text = report.pop("_tree_text")
     if not quiet:
-        click.echo(report.pop("_tree_text"))
+        click.echo(tree_text)
         click.echo("")
-    else:
-        report.pop("_tree_text")
-    if sol:
-        gap = "-" if sol["gap"] is None else f"{100 * sol['gap']:.3g}%"
-        click.echo(f"status={sol['status']} proven_optimal={sol['proven_optimal']} objective={fmt(sol['objective'])} "
-                   f"bound={fmt(sol['bound'])} gap={gap} runtime={sol['runtime']:.2f}s "
-                   f"fit_time={report['fit_time']:.2f}s {metric}={fmt(report[metric])}")
-    else:
-        click.echo(f"status={report['status']} objective={fmt(report['objective'])} "
-                   f"fit_time={report['fit_time']:.2f}s {metric}={fmt(report[metric])}")
+    if report.get("_solve_summary"):
+        click.echo(report["_solve_summary"])
+    click.echo(f"status={report['status']} objective={fmt(report['objective'])} fit_time={report['fit_time']:.2f}s "
+               f"{metric}={fmt(report[metric])}")
     for k in report:
         if k.startswith("test_"):
             click.echo(f"{k}={fmt(report[k])}")
-    tim = (sol or {}).get("timings") or {}
+    tim = (report.get("solve") or {}).get("timings") or {}
     if tim.get("n_nonzeros") is not None and not quiet:
         build = f", built in {tim['build']:.2f}s" if tim.get("build") is not None else ""
         click.echo(f"model: {tim['n_rows']:,} rows x {tim['n_cols']:,} columns, {tim['n_nonzeros']:,} nonzeros{build}")
@@ -163,22 +158,28 @@ def predict(tree, csv, output):
 
 
 @main.command()
-@click.option("--params", "show_params", is_flag=True, help="also list each model's spec parameters and defaults")
+@click.option("--params", "show_params", is_flag=True,
+              help="also list each model's parameters: what values they accept, and their defaults")
 def models(show_params):
-    """List the model types a spec can use (model.type); --params shows their model.* fields."""
-    from .spec import MODELS, SOLVER_KEYS, _estimator_params, _register_builtin, _solver_param
+    """List the model types a spec can use (model.type); --params shows their model.* and solver.* fields."""
+    from .params import describe
+    from .registry import models as registered
+    from .spec import SOLVER_TO_PARAM
 
-    if not MODELS:
-        _register_builtin()
-    for name, entry in sorted(MODELS.items()):
+    for name, entry in sorted(registered().items()):
         click.echo(f"{name:16s} {entry.description}")
-        if show_params:
-            allowed = _estimator_params(entry)
-            set_by_solver = {_solver_param(k, allowed) for k in SOLVER_KEYS} - {None}
-            fields = ", ".join(f"{k}={v!r}" for k, v in allowed.items() if k not in set_by_solver)
-            solver = ", ".join(k for k in SOLVER_KEYS if _solver_param(k, allowed) is not None) or "none"
-            click.echo(f"{'':16s}   model: {fields}")
-            click.echo(f"{'':16s}   solver: {solver}")
+        if not show_params:
+            continue
+        rules, defaults = entry.parameter_rules(), entry.defaults()
+        solver_keys = {p: k for k, p in SOLVER_TO_PARAM.items() if p in defaults}
+        fixed = ", ".join(f"{k}={v!r}" for k, v in entry.fixed.items())
+        click.echo(f"{'':18s}model:" + (f"  (fixed: {fixed})" if fixed else ""))
+        for pname, default in defaults.items():
+            if pname not in solver_keys:
+                click.echo(f"{'':20s}{pname}={default!r}: {describe(rules[pname]) if pname in rules else 'any value'}")
+        click.echo(f"{'':18s}solver: {', '.join(solver_keys.values()) or 'none'}")
+        for pname, key in solver_keys.items():
+            click.echo(f"{'':20s}{key}={defaults[pname]!r}: {describe(rules[pname])}")
 
 
 @main.command()
@@ -189,6 +190,14 @@ def datasets():
     for name in dataset_names():
         click.echo(name)
 
+
+def _attach_compare() -> None:
+    """The research harness's command (opttrees.experiments), defined there to keep this module small."""
+    from .experiments.compare_cli import compare
+    main.add_command(compare)
+
+
+_attach_compare()
 
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -4,107 +4,44 @@ A spec has four sections::
 
     data:   {dataset: iris}  or  {csv: path.csv, target: label, features: [...]}, optional test_size, split_seed
     model:  {type: oct, max_depth: 2, ...}     # type from the model registry, other keys are its parameters
-    solver: {name: highs, time_limit: 60, mip_gap: 1e-6, threads: 1, seed: 0, verbose: false}
+    solver: {name: highs, time_limit: 60, mip_gap: 1e-6, threads: 1, random_state: 0, verbose: false}
     output: results/iris                       # folder for tree.json, tree.dot, report.json
 
-Every unknown key, wrong type, missing file or unknown name raises SpecError naming the field.
+Every unknown key, wrong type, missing file or unknown name raises SpecError naming the field, before any
+data is loaded: ``model.*`` and ``solver.*`` are checked against the estimator's own parameter rules
+(:mod:`opttrees.params`), the same declarations its ``fit`` checks. ``solver.time_limit: .inf`` means no limit.
 """
 from __future__ import annotations
 
 import difflib
-import inspect
 import json
 import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import yaml
 
 from .errors import InputError, OptTreesError, SpecError
-
-
-@dataclass
-class ModelEntry:
-    """How the CLI builds, fits and scores one model type."""
-
-    name: str
-    estimator: type
-    description: str
-    fit: Callable[[Any, Any, Any], Any] = lambda est, X, y: est.fit(X, y)
-    metric: str = "accuracy"
-
-
-MODELS: dict[str, ModelEntry] = {}
-
-
-def register_model(name: str, estimator: type, description: str, fit=None, metric: str = "accuracy",
-                   **fixed) -> None:
-    """Register a spec ``model.type``; ``fixed`` parameters are always passed (e.g. method="mio")."""
-    if fixed:
-        def est(**kw):  # noqa: E306 - a small factory binding the fixed parameters
-            return estimator(**{**fixed, **kw})
-        est.__wrapped_estimator__ = estimator
-        est.__fixed__ = fixed
-    else:
-        est = estimator
-    MODELS[name] = ModelEntry(name, est, description, fit or (lambda e, X, y: e.fit(X, y)), metric)
-
-
-def _estimator_params(entry: ModelEntry) -> dict:
-    cls = getattr(entry.estimator, "__wrapped_estimator__", entry.estimator)
-    fixed = getattr(entry.estimator, "__fixed__", {})
-    sig = inspect.signature(cls.__init__)
-    return {k: p.default for k, p in sig.parameters.items() if k != "self" and k not in fixed}
-
-
-def _register_builtin() -> None:
-    from .estimators import OptimalTreeClassifier
-    register_model("oct", OptimalTreeClassifier, "Bertsimas–Dunn OCT MIO (parallel splits)", method="mio")
-    register_model("cart", OptimalTreeClassifier, "greedy CART tree pruned with alpha (no solver)",
-                   method="greedy")
-    register_model("oct-local-search", OptimalTreeClassifier, "OCT / OCT-H by Dunn's local search with restarts",
-                   method="local-search")
-    from .estimators import OptimalTreeRegressor
-    register_model("ort", OptimalTreeRegressor, "ORT / ORT-H regression tree by local search (or greedy)",
-                   metric="r2")
-    from .estimators.tuning import OptimalTreeCV
-    register_model("oct-cv", OptimalTreeCV, "OCT tuned by the thesis protocol (depth grid, alpha by batch pruning, "
-                   "validation split, refit)", task="classification")
-    register_model("ort-cv", OptimalTreeCV, "ORT tuned by the thesis protocol (as oct-cv; loss squared or absolute)",
-                   metric="r2", task="regression")
-    from .estimators.flow import BendersOCTClassifier, FlowOCTClassifier, RobustTreeClassifier
-    register_model("flow-oct", FlowOCTClassifier, "FlowOCT: strong max-flow MIO on binarised features")
-    register_model("benders-oct", BendersOCTClassifier, "BendersOCT: FlowOCT master with lazy min-cut cuts")
-    register_model("robust-oct", RobustTreeClassifier,
-                   "RobustOCT: robust to feature shifts, calibrated by rho and lam (cut generation)")
-    from .estimators.spo import register_spo_models
-    register_spo_models(register_model)
+from .params import describe, is_valid
+from .registry import MODELS, _register_builtin, models  # noqa: F401 (MODELS, _register_builtin: re-exported)
 
 
 SECTIONS = {"data", "model", "solver", "output"}
 DATA_KEYS = {"dataset": str, "csv": str, "target": (str, list), "features": list, "test_size": float,
              "split_seed": int, "params": dict}
-SOLVER_KEYS = {"name": str, "time_limit": float, "mip_gap": float, "threads": int, "seed": int, "verbose": bool}
-# the estimator parameter each solver.<key> sets, first match wins (estimators name their seed differently)
-SOLVER_TO_PARAM = {"name": ("solver",), "time_limit": ("time_limit",), "mip_gap": ("mip_gap",),
-                   "threads": ("threads",), "seed": ("random_state", "seed"), "verbose": ("verbose",)}
-# parameters whose default's type is narrower than what they accept
-PARAM_TYPES = {"max_features": (str, int, float)}
-
-
-def _solver_param(key: str, allowed) -> str | None:
-    """The estimator parameter a ``solver.<key>`` field sets, or None if this model has no such parameter."""
-    for name in SOLVER_TO_PARAM[key]:
-        if name in allowed:
-            return name
-    return None
+#: the estimator parameter each ``solver.<key>`` sets; the values are checked by that parameter's own rules
+SOLVER_TO_PARAM = {"name": "solver", "time_limit": "time_limit", "mip_gap": "mip_gap", "threads": "threads",
+                   "random_state": "random_state", "verbose": "verbose"}
+SOLVER_KEYS = tuple(SOLVER_TO_PARAM)
+#: old or other papers' names, pointed to the one vocabulary in "unknown field" errors
+RENAMED = {"seed": "random_state", "depth": "max_depth", "lambda": "regularization"}
 
 
 def _unknown(where: str, key: str, allowed) -> SpecError:
-    hint = difflib.get_close_matches(key, list(allowed), n=1)
+    hint = [RENAMED[key]] if RENAMED.get(key) in allowed else difflib.get_close_matches(key, list(allowed), n=1)
     return SpecError(f"{where}.{key}: unknown field" + (f" (did you mean {hint[0]!r}?)" if hint else "")
                      + f"; allowed: {sorted(allowed)}")
 
@@ -124,23 +61,10 @@ def _check_type(where: str, value, typ) -> Any:
     return value
 
 
-def _check_param(where: str, value, default):
-    """Type-check a model parameter against its default's type (None defaults accept anything)."""
-    name = where.rsplit(".", 1)[-1]
-    if name in PARAM_TYPES and value is not None:
-        return _check_type(where, value, PARAM_TYPES[name])
-    if default is None or value is None:
-        return value
-    if isinstance(default, bool):
-        return _check_type(where, value, bool)
-    if isinstance(default, int):
-        if isinstance(value, float) and value.is_integer() and not isinstance(default, bool):
-            return _check_type(where, value, float)
-        return _check_type(where, value, int)
-    if isinstance(default, float):
-        return _check_type(where, value, float)
-    if isinstance(default, str):
-        return _check_type(where, value, str)
+def _check_value(where: str, value, rules):
+    """A model or solver field against the estimator's own rules for that parameter (before any data loads)."""
+    if rules is not None and not is_valid(value, rules):
+        raise SpecError(f"{where}: expected {describe(rules)}; got {type(value).__name__} {value!r}")
     return value
 
 
@@ -155,22 +79,19 @@ class Spec:
     raw: dict = field(default_factory=dict)
 
     def build_estimator(self):
-        entry = MODELS[self.model_type]
-        allowed = _estimator_params(entry)
+        entry = models()[self.model_type]
         params = dict(self.model_params)
-        for key, value in self.solver.items():
-            pname = _solver_param(key, allowed)
-            if pname is not None:
-                params[pname] = value
+        params.update({SOLVER_TO_PARAM[key]: value for key, value in self.solver.items()})
         try:
-            return entry.estimator(**params)
+            return entry.make(**params)
         except OptTreesError as exc:
             raise SpecError(f"model: {exc}") from None
 
 
 def parse_spec(raw: Any, source: Path | None = None) -> Spec:
-    if not MODELS:
-        _register_builtin()
+    """Validate every section, including each model and solver field against the estimator's rules, without
+    loading any data; SpecError names the first bad field."""
+    registry = models()
     if not isinstance(raw, dict):
         raise SpecError("spec: the file must contain a mapping with sections data, model, solver, output")
     for key in raw:
@@ -217,50 +138,40 @@ def parse_spec(raw: Any, source: Path | None = None) -> Spec:
     model = dict(raw["model"])
     mtype = model.pop("type", None)
     if mtype is None:
-        raise SpecError(f"model.type: missing; choose one of {sorted(MODELS)}")
-    if mtype not in MODELS:
-        hint = difflib.get_close_matches(str(mtype), list(MODELS), n=1)
+        raise SpecError(f"model.type: missing; choose one of {sorted(registry)}")
+    if mtype not in registry:
+        hint = difflib.get_close_matches(str(mtype), list(registry), n=1)
         raise SpecError(f"model.type: unknown model {mtype!r}" + (f" (did you mean {hint[0]!r}?)" if hint else "")
-                        + f"; choose one of {sorted(MODELS)}")
-    allowed = _estimator_params(MODELS[mtype])
-    solver_params = {name for names in SOLVER_TO_PARAM.values() for name in names}
+                        + f"; choose one of {sorted(registry)}")
+    rules = registry[mtype].parameter_rules()
+    allowed = registry[mtype].defaults()
+    solver_params = set(SOLVER_TO_PARAM.values())
     params = {}
     for key, value in model.items():
         if key not in allowed or key in solver_params:
-            raise _unknown("model", key, set(allowed) - solver_params)
-        params[key] = _check_param(f"model.{key}", value, allowed[key])
+            raise _unknown("model", str(key), set(allowed) - solver_params)
+        params[key] = _check_value(f"model.{key}", value, rules.get(key))
     solver = {}
     sraw = raw.get("solver") or {}
     if not isinstance(sraw, dict):
         raise SpecError(f"solver: expected a mapping, got {type(sraw).__name__}")
     for key, value in sraw.items():
-        if key not in SOLVER_KEYS:
-            raise _unknown("solver", key, SOLVER_KEYS)
-        solver[key] = _check_type(f"solver.{key}", value, SOLVER_KEYS[key])
+        if key not in SOLVER_TO_PARAM:
+            raise _unknown("solver", str(key), SOLVER_KEYS)
+        pname = SOLVER_TO_PARAM[key]
+        if pname not in allowed:
+            raise SpecError(f"solver.{key}: model {mtype!r} has no such setting (it uses: "
+                            f"{[k for k, p in SOLVER_TO_PARAM.items() if p in allowed] or 'none'})")
+        solver[key] = _check_value(f"solver.{key}", value, rules.get(pname))
     if "name" in solver:
-        from .solvers import SOLVERS
         solver["name"] = solver["name"].lower()
-        if solver["name"] not in SOLVERS:
-            raise SpecError(f"solver.name: unknown solver {solver['name']!r}; choose one of {list(SOLVERS)}")
-    if "time_limit" in solver and not (solver["time_limit"] > 0 and math.isfinite(solver["time_limit"])):
-        raise SpecError(f"solver.time_limit: must be a positive number of seconds; got {solver['time_limit']}")
-    if "mip_gap" in solver and not 0 <= solver["mip_gap"] < 1:
-        raise SpecError(f"solver.mip_gap: must be in [0, 1) (a relative gap); got {solver['mip_gap']}")
-    if "threads" in solver and solver["threads"] < 1:
-        raise SpecError(f"solver.threads: must be >= 1; got {solver['threads']}")
-    if "seed" in solver and solver["seed"] < 0:
-        raise SpecError(f"solver.seed: must be >= 0; got {solver['seed']}")
-    unused = [k for k in solver if _solver_param(k, allowed) is None]
-    if unused:
-        raise SpecError(f"solver.{unused[0]}: model {mtype!r} has no such setting (it uses: "
-                        f"{sorted(k for k in SOLVER_KEYS if _solver_param(k, allowed) is not None) or 'none'})")
     out = raw.get("output")
     if out is None:
         out = f"results/{source.stem if source else 'run'}"
     if not isinstance(out, str):
         raise SpecError(f"output: expected a folder path string, got {type(out).__name__}")
     spec = Spec(data, mtype, params, solver, Path(out), source, raw)
-    spec.build_estimator()  # parameter values are checked by the estimator's own validation at fit time
+    spec.build_estimator()
     return spec
 
 
@@ -311,7 +222,7 @@ def run_spec(spec: Spec, write: bool = True) -> dict:
     """Fit the spec's model, write tree.json / tree.dot / report.json, and return the report."""
     X, y = load_spec_data(spec)
     est = spec.build_estimator()
-    entry = MODELS[spec.model_type]
+    entry = models()[spec.model_type]
     X_test = y_test = None
     if "test_size" in spec.data:
         from sklearn.model_selection import train_test_split
@@ -356,4 +267,5 @@ def run_spec(spec: Spec, write: bool = True) -> dict:
         report["output"] = str(out)
         report["_written"] = (["tree.json", "tree.dot"] if tree is not None else []) + ["report.json"]
     report["_tree_text"] = tree.export_text() if tree is not None else f"{type(est).__name__} (no single tree)"
+    report["_solve_summary"] = res.summary() if res is not None else None
     return report

@@ -69,7 +69,7 @@ def test_regression_spec_with_absolute_loss(tmp_path):
     assert tree.n_leaves >= 4 and np.isin(tree.value[tree.leaves, 0], y.to_numpy()).all()
     bad = write_spec(tmp_path, {"data": {"dataset": "diabetes"}, "model": {"type": "ort", "loss": "huber"}})
     r = run("solve", str(bad), "-o", str(tmp_path / "bad"))
-    assert r.returncode == 2 and "unknown loss 'huber'" in r.stderr
+    assert r.returncode == 2 and "model.loss: expected one of 'squared', 'absolute'; got str 'huber'" in r.stderr
 
 
 @pytest.mark.parametrize("mutate, field", [
@@ -77,20 +77,26 @@ def test_regression_spec_with_absolute_loss(tmp_path):
     (lambda s: s["model"].update(max_depth="two"), "model.max_depth: expected an integer"),
     (lambda s: s.update(data={"csv": "missing.csv", "target": "y"}), "data.csv: file not found"),
     (lambda s: s.update(data={"dataset": "irsi"}), "data.dataset: unknown dataset 'irsi'"),
-    (lambda s: s["solver"].update(name="gurobi"), "solver.name: unknown solver 'gurobi'"),
+    (lambda s: s["solver"].update(name="gurobi"), "solver.name: expected one of 'highs', 'scip' (any case); got str "
+                                                  "'gurobi'"),
     (lambda s: s["solver"].update(time_limit="fast"), "solver.time_limit: expected a number"),
     (lambda s: s["model"].update(type="xgboost"), "model.type: unknown model 'xgboost'"),
     (lambda s: s.update(extra=1), "spec.extra: unknown field"),
     (lambda s: s.pop("model"), "model: missing section"),
     (lambda s: s["data"].update(csv="x.csv"), "data: give exactly one of"),
-    (lambda s: s["model"].update(alpha=-1.0), "alpha must be a finite number >= 0"),
+    (lambda s: s["model"].update(alpha=-1.0), "model.alpha: expected a finite number >= 0; got float -1.0"),
     (lambda s: s["data"].update(target="species"), "data.target: only valid with data.csv"),
-    (lambda s: s["solver"].update(seed=-3), "solver.seed: must be >= 0"),
-    (lambda s: s["solver"].update(mip_gap=5), "solver.mip_gap: must be in [0, 1)"),
-    (lambda s: s["solver"].update(threads=0), "solver.threads: must be >= 1"),
+    (lambda s: s["solver"].update(random_state=-3), "solver.random_state: expected None, an integer >= 0"),
+    (lambda s: s["solver"].update(seed=3), "solver.seed: unknown field (did you mean 'random_state'?)"),
+    (lambda s: s["model"].update(depth=3), "model.depth: unknown field (did you mean 'max_depth'?)"),
+    (lambda s: s["solver"].update(mip_gap=5), "solver.mip_gap: expected a finite number in [0, 1)"),
+    (lambda s: s["solver"].update(threads=0), "solver.threads: expected an integer >= 1"),
+    (lambda s: s["model"].update(warm_start="cart"), "model.warm_start: expected one of 'greedy', 'local-search'"),
+    (lambda s: s.update(model={"type": "ort", "method": "foo"}), "model.method: expected one of 'local-search', "
+                                                                   "'greedy'; got str 'foo'"),
     (lambda s: s["data"].update(params={"n": 3}), "data.params"),
     (lambda s: s.update(model={"type": "robust-oct", "max_depth": 1, "rho": "high", "lam": 0.9},
-                        data={"dataset": "monk1"}), "model"),
+                        data={"dataset": "monk1"}), "model.rho: expected a number or an array-like of numbers"),
 ])
 def test_broken_specs_exit_nonzero_naming_the_field(tmp_path, mutate, field):
     spec = json.loads(json.dumps(BASE))
@@ -119,7 +125,7 @@ def test_spot_spec(tmp_path):
 
 def test_solver_name_is_case_insensitive_and_cv_model_runs(tmp_path):
     spec = {"data": {"dataset": "iris", "test_size": 0.3},
-            "model": {"type": "oct-cv", "max_depth": 2, "n_restarts": 4}, "solver": {"seed": 1}}
+            "model": {"type": "oct-cv", "max_depth": 2, "n_restarts": 4}, "solver": {"random_state": 1}}
     out = tmp_path / "cv"
     r = run("solve", str(write_spec(tmp_path, spec)), "-o", str(out), "-q")
     assert r.returncode == 0, r.stderr
@@ -138,11 +144,11 @@ def test_csv_target_cannot_also_be_a_feature(tmp_path):
     assert r.returncode == 2 and "data.features: ['target'] is also the target" in r.stderr, r.stderr
 
 
-def test_flow_models_take_the_solver_seed():
+def test_flow_models_take_the_solver_random_state():
     from opttrees.spec import parse_spec
     spec = parse_spec({"data": {"dataset": "monk1"}, "model": {"type": "benders-oct", "max_depth": 1},
-                       "solver": {"seed": 3}})
-    assert spec.build_estimator().get_params()["seed"] == 3
+                       "solver": {"random_state": 3}})
+    assert spec.build_estimator().get_params()["random_state"] == 3
 
 
 def test_spo_forest_spec_takes_an_integer_max_features(tmp_path):
@@ -166,3 +172,53 @@ def test_models_lists_parameters():
     r = run("models", "--params")
     assert r.returncode == 0
     assert "oct-cv" in r.stdout and "max_depth=2" in r.stdout and "solver: name, time_limit" in r.stdout
+    # each parameter with the description of its declared rules, the same text its errors use
+    assert "alpha=0.0: a finite number >= 0" in r.stdout
+    assert "warm_start='greedy': one of 'greedy', 'local-search', False or None" in r.stdout
+    assert "(fixed: method='mio')" in r.stdout and "regularization=0.0: a finite number in [0, 1)" in r.stdout
+
+
+def test_spec_fields_are_checked_before_any_data_loads(monkeypatch):
+    """model.* and solver.* are checked from the estimators' declarations in parse_spec; no data is read."""
+    import opttrees.experiments.datasets as datasets
+    from opttrees.errors import SpecError
+    from opttrees.spec import parse_spec
+
+    def boom(*a, **k):
+        raise AssertionError("data loaded before the spec was validated")
+
+    monkeypatch.setattr(datasets, "load_dataset", boom)
+    monkeypatch.setattr(datasets, "load_csv", boom)
+    for model, solver, field in [({"type": "ort", "method": "foo"}, {}, "model.method"),
+                                 ({"type": "flow-oct", "objective": "f1"}, {}, "model.objective"),
+                                 ({"type": "spo-forest", "max_features": "auto"}, {}, "model.max_features"),
+                                 ({"type": "oct"}, {"time_limit": 0}, "solver.time_limit"),
+                                 ({"type": "oct-cv"}, {"mip_gap": 0.1}, "solver.mip_gap: model 'oct-cv' has no")]:
+        with pytest.raises(SpecError, match=field):
+            parse_spec({"data": {"dataset": "iris"}, "model": model, "solver": solver})
+
+
+def test_time_limit_inf_means_no_limit_in_specs_and_estimators():
+    """The same rule everywhere: .inf is accepted by the spec, the estimators and solve() (no limit)."""
+    from sklearn.datasets import load_iris
+
+    from opttrees import OptimalTreeClassifier
+    from opttrees.spec import parse_spec
+    spec = parse_spec({"data": {"dataset": "iris"}, "model": {"type": "cart", "max_depth": 1},
+                       "solver": {"time_limit": float("inf")}})
+    est = spec.build_estimator()
+    assert est.time_limit == float("inf") and est.method == "greedy"
+    X, y = load_iris(return_X_y=True)
+    est.fit(X, y)
+    assert est.fit_status_ == "completed"
+    mio = OptimalTreeClassifier(max_depth=1, time_limit=float("inf")).fit(X, y)
+    assert mio.solve_result_.proven_optimal and mio.fit_status_ == "completed"
+
+
+def test_solve_prints_the_solve_result_summary(tmp_path):
+    r = run("solve", str(write_spec(tmp_path, BASE)), "-o", str(tmp_path / "o"), "-q")
+    assert r.returncode == 0, r.stderr
+    report = json.loads((tmp_path / "o" / "report.json").read_text())
+    assert report["solve"]["solver"] == "highs"
+    assert any(line.startswith("highs: optimal (proven optimal)  objective=") for line in r.stdout.splitlines())
+    assert "status=completed" in r.stdout and "train_accuracy=" in r.stdout

@@ -7,7 +7,7 @@ from sklearn.model_selection import GridSearchCV
 
 from opttrees import OptimalTreeClassifier, Tree
 from opttrees.estimators import OptimalTreeRegressor
-from opttrees.errors import InputError, SolverError
+from opttrees.errors import InputError
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +73,12 @@ def test_local_search_warm_start_for_mio(iris_small):
 
 @pytest.mark.parametrize("params, err, msg", [
     ({"method": "magic"}, InputError, "method='magic'"),
-    ({"solver": "cplex"}, SolverError, "unknown solver 'cplex'"),
+    ({"solver": "cplex"}, InputError, "solver='cplex' is not valid for OptimalTreeClassifier: expected one of "
+                                      "'highs', 'scip'"),
+    ({"time_limit": -np.inf}, InputError, "time_limit"),
+    ({"warm_start": True}, InputError, "warm_start=True is not valid"),   # one vocabulary: a name or None/False
+    ({"mip_gap": 1.0}, InputError, r"mip_gap=1.0 is not valid.*\[0, 1\)"),
+    ({"threads": 0}, InputError, "threads"),
     ({"max_depth": -1}, InputError, "max_depth"),
     ({"max_depth": 1.5}, InputError, "max_depth"),
     ({"alpha": -1}, InputError, "alpha"),

@@ -10,7 +10,7 @@ import logging
 import numpy as np
 import pytest
 
-from opttrees.estimators.flow import BendersOCTClassifier, FlowOCTClassifier, RobustTreeClassifier
+from opttrees.estimators import BendersOCTClassifier, FlowOCTClassifier, RobustTreeClassifier
 from opttrees.solvers.result import SolveResult
 from test_flow_formulations import brute_force as flow_brute_force
 
@@ -50,7 +50,7 @@ def _run(cls, seed, lam, solver, warm_start):
 def test_benders_never_claims_a_false_optimum(seed):
     """40 tiny instances, both solvers, warm start on and off, regularization 0.2 (where main failed most)."""
     for solver in SOLVERS:
-        for warm_start in (True, False):
+        for warm_start in ("greedy", None):
             _run(BendersOCTClassifier, seed, 0.2, solver, warm_start)
 
 
@@ -59,7 +59,7 @@ def test_benders_never_claims_a_false_optimum(seed):
 @pytest.mark.parametrize("lam", [0.0, 0.1, 0.3])
 def test_benders_and_robust_never_claim_a_false_optimum_more_regularizations(seed, lam):
     for solver in SOLVERS:
-        for warm_start in (True, False):
+        for warm_start in ("greedy", None):
             _run(BendersOCTClassifier, seed, lam, solver, warm_start)
             _run(RobustTreeClassifier, seed, lam, solver, warm_start)   # budget 0: the nominal problem
 
@@ -67,7 +67,7 @@ def test_benders_and_robust_never_claim_a_false_optimum_more_regularizations(see
 @pytest.mark.parametrize("seed", range(10))
 @pytest.mark.parametrize("solver", SOLVERS)
 def test_robust_loop_with_regularization_is_honest(seed, solver):
-    for warm_start in (True, False):
+    for warm_start in ("greedy", None):
         _run(RobustTreeClassifier, seed, 0.2, solver, warm_start)
 
 
@@ -76,7 +76,7 @@ def test_robust_thirteen_row_toy_from_the_issue():
     for seed in range(5):
         X, y = tiny(100 + seed, n=13, C=3)
         ref = brute_force(X.astype(int), y, 2, 0.2)
-        for ws in (True, False):
+        for ws in ("greedy", None):
             est = RobustTreeClassifier(max_depth=2, solver="highs", regularization=0.2, warm_start=ws).fit(X, y)
             check_honest(est, ref)
 

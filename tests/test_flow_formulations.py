@@ -4,9 +4,11 @@ import pytest
 from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV
 
+from cutloop_reference import solve_loop_reference
+from opttrees.binarized import BinarizedData
 from opttrees.errors import InputError
 from opttrees.estimators.flow import BendersOCTClassifier, FlowOCTClassifier
-from opttrees.formulations.benders import BendersOCT, solve_loop_reference
+from opttrees.formulations.benders import BendersOCT
 from opttrees.formulations.flow import FlowOCT, objective_weights
 from opttrees.solvers import solve
 
@@ -43,7 +45,7 @@ def test_flow_and_benders_equal_brute_force(solver, seed, depth, lam, objective,
     ref = brute_force(Z, y, K, depth, lam, s)
     vals = []
     for cls in (FlowOCT, BendersOCT):
-        f = cls(Z, y, K, depth, regularization=lam, objective=objective)
+        f = cls(BinarizedData.from_binary(Z, y, K), depth, regularization=lam, objective=objective)
         res = solve(f, solver=solver)
         assert res.proven_optimal, res.status
         tree = f.extract()     # re-routes and verifies the objective
@@ -58,13 +60,13 @@ def test_sample_weights_and_benders_reference_loop():
     Z, y = instance(7, n=20)
     w = np.random.default_rng(7).integers(1, 4, len(y)).astype(float)
     ref = brute_force(Z, y, 2, 2, 0.0, w)
-    f = FlowOCT(Z, y, 2, 2, sample_weight=w)
+    f = FlowOCT(BinarizedData.from_binary(Z, y, 2, sample_weight=w), 2)
     assert abs(solve(f, "highs").objective - ref) < 1e-6
     # duplicating rows == integer weights
     Zd, yd = np.repeat(Z, w.astype(int), axis=0), np.repeat(y, w.astype(int))
-    assert abs(solve(FlowOCT(Zd, yd, 2, 2), "highs").objective - ref) < 1e-6
+    assert abs(solve(FlowOCT(BinarizedData.from_binary(Zd, yd, 2), 2), "highs").objective - ref) < 1e-6
     # an independent plain-Pyomo loop agrees with the solver layer's lazy machinery
-    b = BendersOCT(Z, y, 2, 2, sample_weight=w)
+    b = BendersOCT(BinarizedData.from_binary(Z, y, 2, sample_weight=w), 2)
     solve_loop_reference(b)
     assert abs(b.model_objective() - ref) < 1e-6
 
@@ -72,10 +74,10 @@ def test_sample_weights_and_benders_reference_loop():
 @pytest.mark.parametrize("cls", [FlowOCT, BendersOCT])
 def test_warm_start_is_feasible_with_the_same_objective(cls):
     Z, y = instance(11, n=30, C=5)
-    f = cls(Z, y, 2, 2)
+    f = cls(BinarizedData.from_binary(Z, y, 2), 2)
     solve(f, "highs")
     tree = f.extract()
-    g = cls(Z, y, 2, 2)
+    g = cls(BinarizedData.from_binary(Z, y, 2), 2)
     res = solve(g, "scip", warm_start=tree)
     assert res.start_objective is not None and abs(res.start_objective - g.tree_objective(tree)) < 1e-6
     assert abs(res.objective - res.start_objective) < 1e-6

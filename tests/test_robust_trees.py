@@ -5,8 +5,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from opttrees.binarized import BinarizedData, ThermometerData
 from opttrees.errors import InputError
-from opttrees.estimators.flow import RobustTreeClassifier
+from opttrees.estimators.robust import RobustTreeClassifier
 from opttrees.formulations.flow import FlowOCT
 from opttrees.formulations.robust import RobustOCT
 from opttrees.robust import (ShiftSet, attack, budget, calibrate, gamma_binary, gamma_bounded, gamma_categorical,
@@ -81,7 +82,7 @@ def test_robust_optimum_equals_best_depth1_tree_under_exhaustive_adversary(solve
     y = (X[:, 0] >= 2).astype(int)
     y[rng.integers(n)] ^= 1
     S = ShiftSet(rng.uniform(1, 2, (n, F)), [1.2, 2.1, 3.3][seed])
-    f = RobustOCT(X, y, K, 1, S)
+    f = RobustOCT(ThermometerData.from_integer(X, y, K), 1, S)
     res = solve(f, solver=solver)
     assert res.proven_optimal
     f.extract()
@@ -98,9 +99,9 @@ def test_zero_budget_equals_nominal_flow_model(solver, depth):
     X = rng.integers(0, 4, (n, F)).astype(float)
     y = np.where(X[:, 0] + X[:, 1] > 3, 1, np.where(X[:, 2] > 1, 2, 0))
     y[rng.random(n) < 0.2] = 0
-    f = RobustOCT(X, y, K, depth, ShiftSet(np.ones((n, F)), 0.0))
+    f = RobustOCT(ThermometerData.from_integer(X, y, K), depth, ShiftSet(np.ones((n, F)), 0.0))
     r = solve(f, solver=solver)
-    nominal = FlowOCT(f.Z, y, K, depth)
+    nominal = FlowOCT(BinarizedData.from_binary(f.Z, y, K), depth)
     rn = solve(nominal, solver="highs")
     assert r.proven_optimal and rn.proven_optimal
     assert abs(r.objective - rn.objective) < 1e-6
@@ -196,7 +197,7 @@ def test_one_sided_and_categorical_models_solve_and_verify():
     y = ((a == 0) | (X[:, 3] >= 3)).astype(int)
     for S in (ShiftSet(np.full((n, 4), 1.0), 3.0, groups=[[0, 1, 2]]),
               ShiftSet(np.full((n, 4), 1.0), 3.0, direction=[0, 0, 0, 1], groups=[[0, 1, 2]])):
-        f = RobustOCT(X, y, 2, 2, S)
+        f = RobustOCT(ThermometerData.from_integer(X, y, 2), 2, S)
         r = solve(f, "scip")
         f.extract()
         assert r.proven_optimal and f.worst_case_correct == int(round(r.objective))

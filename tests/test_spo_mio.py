@@ -4,7 +4,8 @@ import pytest
 
 from opttrees.estimators.spo import SPOTree
 from opttrees.experiments.spo_data import shortest_path_data
-from opttrees.formulations.spot import SPOTFormulation, fit_spot_mio
+from opttrees.estimators.spot_mio import fit_spot_mio
+from opttrees.formulations.spot import SPOTFormulation, prepare_costs
 from opttrees.oracles import NewsRecommendation
 from opttrees.spo import grow_spo_tree
 
@@ -94,7 +95,7 @@ def test_mio_maximisation_news():
 def test_warm_start_objective_matches_greedy_tree():
     pr, X, C, w = tiny(7, n=16)
     g = grow_spo_tree(pr, X, C, w, max_depth=2, min_samples_leaf=2, quantile_step=None)
-    form = SPOTFormulation(pr, X, C, w, max_depth=2, min_samples_leaf=2, alpha=ALPHA)
+    form = SPOTFormulation(prepare_costs(pr, X, C, w), pr, max_depth=2, min_samples_leaf=2, alpha=ALPHA)
     form.warm_start(g)
     from pyomo.environ import value
     assert value(form.model.objective) == pytest.approx(form.tree_objective(g), abs=1e-9)
@@ -213,7 +214,7 @@ def test_greedy_pruning_and_milp_objectives_agree_on_the_greedy_tree(alpha):
         + alpha * g.n_splits
     assert pruning_obj == pytest.approx(by_hand, abs=1e-9)
     assert spot_objective(pr, g, X, C, w, alpha=alpha) == pytest.approx(pruning_obj, abs=1e-9)
-    form = SPOTFormulation(pr, X, C, w, max_depth=2, min_samples_leaf=2, alpha=alpha)
+    form = SPOTFormulation(prepare_costs(pr, X, C, w), pr, max_depth=2, min_samples_leaf=2, alpha=alpha)
     assert form.norm == pytest.approx(norm, rel=1e-12)
     res = solve(form, solver="highs", time_limit=20, warm_start=g)
     assert form.tree_objective(g) == pytest.approx(pruning_obj, abs=1e-9)
@@ -244,7 +245,7 @@ def test_pruning_and_milp_objectives_agree_on_random_trees_property(seed, depth,
         pr, X, C, w = tiny(seed % 1000, n=10)
     norm = spot_norm(pr, C, w)
     assert norm == pytest.approx(by_hand_norm(pr, C, w), rel=1e-12)
-    form = SPOTFormulation(pr, X, C, w, max_depth=depth, min_samples_leaf=1, alpha=alpha)
+    form = SPOTFormulation(prepare_costs(pr, X, C, w), pr, max_depth=depth, min_samples_leaf=1, alpha=alpha)
     for _ in range(3):
         t = random_tree(pr, X, C, w, depth, rng)
         f_prune = stored_objective(t, alpha, norm)

@@ -52,10 +52,9 @@ CASES = {
 def _solver_models():
     if not MODELS:
         _register_builtin()
-    from opttrees.spec import _estimator_params
     return sorted(name for name, e in MODELS.items()
-                  if "solver" in _estimator_params(e) and getattr(e.estimator, "__fixed__", {}).get("method", "mio")
-                  == "mio" and name not in ("oct-local-search", "cart", "spot"))
+                  if "solver" in e.defaults() and e.fixed.get("method", "mio") == "mio"
+                  and name not in ("oct-local-search", "cart", "spot"))
 
 
 def test_every_solver_model_type_has_a_case():
@@ -72,7 +71,7 @@ def test_time_limit_covers_the_whole_fit(name):
         X, C, problem = data
         params = {**params, "decision_problem": problem}
         data = (X, C)
-    est = entry.estimator(**params, time_limit=LIMIT)
+    est = entry.make(**params, time_limit=LIMIT)
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

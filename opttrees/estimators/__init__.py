@@ -1,8 +1,9 @@
-"""scikit-learn compatible estimators."""
+"""scikit-learn compatible estimators (parameter rules: :mod:`opttrees.estimators.base`)."""
 from .classifier import OptimalTreeClassifier
-from .flow import BendersOCTClassifier, FlowOCTClassifier, RobustTreeClassifier
-from .spo import SPOForest, SPOTree
+from .flow import BendersOCTClassifier, FlowOCTClassifier
 from .regressor import OptimalTreeRegressor
+from .robust import RobustTreeClassifier
+from .spo import SPOForest, SPOTree
 from .tuning import OptimalTreeCV
 
 __all__ = ["OptimalTreeClassifier", "OptimalTreeRegressor", "OptimalTreeCV", "FlowOCTClassifier",

@@ -1,55 +1,28 @@
-"""Parameter checks shared by the estimators (clear errors at fit time, sklearn style)."""
-from __future__ import annotations
+"""Helpers shared by the estimators: the solver seed, feature names, and prediction from one fitted Tree.
 
-import numbers
+Parameter rules live in :mod:`opttrees.params` and :mod:`opttrees.estimators.base`, not here.
+"""
+from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 from sklearn.utils.validation import check_is_fitted
 
-from ..errors import InputError
 from ..data import check_X
-from ..solvers import check_solver
-
-
-def check_choice(name: str, value, choices) -> str:
-    if value not in choices:
-        raise InputError(f"{name}={value!r} is not valid; choose one of {list(choices)}")
-    return value
-
-
-def check_int(name: str, value, low: int = 0) -> int:
-    if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < low:
-        raise InputError(f"{name} must be an integer >= {low}; got {value!r}")
-    return int(value)
-
-
-def check_time_limit(value):
-    if value is None:
-        return None
-    if not isinstance(value, numbers.Real) or isinstance(value, bool) or not value > 0:
-        raise InputError(f"time_limit must be a positive number of seconds or None; got {value!r}")
-    return float(value)
+from ..errors import InputError
+from ..params import check_param
 
 
 def solver_seed(random_state) -> int:
     """An integer seed for the solver from any sklearn-style ``random_state`` (None, int, RandomState, Generator)."""
+    check_param("random_state", random_state)
     if random_state is None:
         return 0
-    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
-        if random_state < 0:
-            raise InputError(f"random_state must be >= 0; got {random_state!r}")
-        return int(random_state) % (2 ** 31)
     if isinstance(random_state, np.random.RandomState):
         return int(random_state.randint(2 ** 31))
     if isinstance(random_state, np.random.Generator):
         return int(random_state.integers(2 ** 31))
-    raise InputError(f"random_state must be None, a non-negative integer, a numpy RandomState or Generator; "
-                     f"got {random_state!r}")
-
-
-def check_solver_param(value) -> str:
-    return check_solver(value)
+    return int(random_state) % (2 ** 31)
 
 
 def feature_names_in(X):

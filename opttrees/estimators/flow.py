@@ -1,27 +1,21 @@
-"""scikit-learn estimators for the flow-based trees: FlowOCT, BendersOCT and the robust tree.
-
-All follow sklearn's rules: ``__init__`` only stores parameters, ``fit`` validates and sets ``*_``
-attributes, so they clone and work in ``GridSearchCV``. Fitted attributes: ``tree_`` (an opttrees Tree in
-original units), ``solve_result_`` (the solver's SolveResult), ``classes_``, ``n_features_in_``.
+"""scikit-learn estimators for the flow-based trees FlowOCT and BendersOCT, and the flow family's shared
+helpers (model-size estimate and warning, start-tree fallback warning) that the robust tree reuses.
 """
 from __future__ import annotations
 
 import warnings
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.validation import check_is_fitted
+from sklearn.base import ClassifierMixin
 
+from ..binarized import BinarizedData
 from ..data import prepare
-from ..encoding import Binarizer, IntegerEncoder
-from ..errors import InputError
+from ..encoding import Binarizer
 from ..formulations.benders import BendersOCT
 from ..formulations.flow import FlowOCT, FlowStructure, check_depth, greedy_incumbent
-from ..formulations.robust import RobustOCT, thermometer, thermometer_columns
-from ..robust.adversary import ShiftSet, worst_case_accuracy
-from ..robust.calibration import calibrate
-from ..robust.shift import shifted_accuracy
-from .common import FittedTreeMixin, check_X_fitted, check_time_limit
+from ..params import Interval, Options
+from .base import OptTreesEstimator, SolverMixin, warm_start_rules
+from .common import FittedTreeMixin
 from .fitcontrol import controlled_fit
 
 #: a model above either size gets a warning before it is built (minutes of Pyomo build, GBs in SCIP)
@@ -82,36 +76,87 @@ class _TreeClassifierMixin(FittedTreeMixin, ClassifierMixin):
     """Tree prediction plus sklearn's accuracy ``score``."""
 
 
-class FlowOCTClassifier(_TreeClassifierMixin, BaseEstimator):
-    """Optimal classification tree by the FlowOCT max-flow MIO on binarised features.
+class FlowOCTClassifier(_TreeClassifierMixin, SolverMixin, OptTreesEstimator):
+    """Optimal classification tree by the FlowOCT max-flow MIO on binarised features (Aghaei et al. 2021).
+
+    Objective, as in the paper: maximise ``(1 - regularization) * correct - regularization * splits``.
 
     Parameters
     ----------
-    max_depth : depth of the complete tree the model chooses from.
-    regularization : lam in [0, 1); objective ``(1 - lam) * correct - lam * splits`` (as in the paper).
-    objective : "accuracy" or "balanced_accuracy" (class-reweighted samples).
-    binarization, n_thresholds : passed to :class:`~opttrees.encoding.Binarizer`. The default, "quantile"
-        with 10 thresholds per feature, keeps every midpoint of a feature with at most 11 distinct values and
-        10 quantile midpoints of a continuous one, plus the thresholds of CART of depth ``max_depth`` on the
-        raw features (so the start tree, and hence the result, is at least as good as CART); "midpoints" (all
-        of them) on continuous data makes the model grow with n x (number of distinct values): a warning
-        gives the size when it will be huge.
-    solver : "highs" or "scip"; mip_gap, threads, seed, verbose go to the solver.
-    time_limit : seconds for the whole fit (binarisation, warm start, model build, hand-off, solve,
-        extraction). Ctrl-C stops the fit and keeps the best tree so far (``fit_status_``).
-    warm_start : start from a CART tree on the binary columns (also the fallback tree when the fit is
-        stopped before the solver has a solution).
+    max_depth : int, default=2
+        Depth of the complete tree the model chooses from (at most 8).
+    regularization : float in [0, 1), default=0.0
+        The paper's lambda: the weight of the split count against the correct classifications.
+    objective : {"accuracy", "balanced_accuracy"}, default="accuracy"
+        Correct classifications counted per sample, or class-reweighted so every class weighs the same.
+    binarization : {"quantile", "midpoints"}, default="quantile"
+        How features become binary columns (:class:`~opttrees.encoding.Binarizer`). "quantile" keeps every
+        midpoint of a feature with at most ``n_thresholds + 1`` distinct values and ``n_thresholds``
+        quantile midpoints of a continuous one, plus the thresholds of CART of depth ``max_depth`` on the raw
+        features (so the start tree, and hence the result, is at least as good as CART); "midpoints" (all
+        of them) on continuous data makes the model grow with n x (distinct values): a warning gives the
+        size when it will be huge.
+    n_thresholds : int, default=10
+        Thresholds per feature for "quantile".
+    solver : {"highs", "scip"}, default="highs"
+        MIO solver.
+    time_limit : float or None, default=None
+        Seconds for the whole fit (binarisation, warm start, model build, hand-off, solve, extraction);
+        None or ``inf``: no limit. Ctrl-C stops the fit and keeps the best tree so far (``fit_status_``).
+    mip_gap : float, default=1e-6
+        Relative gap at which the solver stops.
+    threads : int, default=1
+        Solver threads.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the solver (its own seed is derived from it).
+    warm_start : "greedy" or None, default="greedy"
+        "greedy" starts the solver from CART on the binary columns (that tree is also the fallback when the
+        fit stops before the solver has a solution); None starts from nothing.
+    verbose : bool or int, default=False
+        Show live solver progress.
 
-    After ``fit``: ``fit_status_`` ("completed", "time_limit", "interrupted"), ``fit_timings_`` and
-    ``solve_result_.timings`` ("build" seconds, "n_rows", "n_cols", "n_nonzeros" of the model).
+    Attributes
+    ----------
+    tree_ : Tree
+        The fitted tree, thresholds in the original feature units.
+    solve_result_ : SolveResult
+        Status, objective, bound, gap; ``timings`` has "build" seconds and the model's "n_rows", "n_cols",
+        "n_nonzeros".
+    formulation_ : FlowOCT or None
+        The Pyomo model (None when the fit stopped during its build).
+    binarizer_ : Binarizer
+        The fitted feature binariser.
+    classes_ : ndarray
+        The class labels.
+    n_features_in_ : int
+        Number of features seen in ``fit``.
+    feature_names_in_ : ndarray of str
+        Feature names.
+    fit_status_, fit_timings_ : str, dict
+        "completed", "time_limit" or "interrupted"; seconds per stage.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from opttrees import FlowOCTClassifier
+    >>> X, y = load_iris(return_X_y=True)
+    >>> clf = FlowOCTClassifier(max_depth=1, time_limit=30).fit(X, y)
+    >>> clf.solve_result_.proven_optimal, round(clf.score(X, y), 3)
+    (True, 0.667)
     """
 
     _formulation = FlowOCT
     _kind = "flow"
+    _parameter_rules = {   # plus SHARED_RULES (max_depth, regularization, solver settings) for the others
+        "objective": [Options("accuracy", "balanced_accuracy")],
+        "binarization": [Options("quantile", "midpoints")],
+        "n_thresholds": [Interval("int", 1)],
+        "warm_start": warm_start_rules("greedy"),
+    }
 
-    def __init__(self, max_depth=2, regularization=0.0, objective="accuracy", binarization="quantile",
-                 n_thresholds=10, solver="highs", time_limit=None, mip_gap=1e-6, threads=1, seed=0,
-                 warm_start=True, verbose=False):
+    def __init__(self, *, max_depth=2, regularization=0.0, objective="accuracy", binarization="quantile",
+                 n_thresholds=10, solver="highs", time_limit=None, mip_gap=1e-6, threads=1, random_state=None,
+                 warm_start="greedy", verbose=False):
         self.max_depth = max_depth
         self.regularization = regularization
         self.objective = objective
@@ -121,14 +166,14 @@ class FlowOCTClassifier(_TreeClassifierMixin, BaseEstimator):
         self.time_limit = time_limit
         self.mip_gap = mip_gap
         self.threads = threads
-        self.seed = seed
+        self.random_state = random_state
         self.warm_start = warm_start
         self.verbose = verbose
 
     def fit(self, X, y, sample_weight=None):
-        time_limit = check_time_limit(self.time_limit)
+        self._check_params()
         self.solve_result_ = None
-        with controlled_fit(self, time_limit) as ctl:
+        with controlled_fit(self, self._time_limit()) as ctl:
             depth = check_depth(self.max_depth)
             with ctl.stage("encode"):
                 data = prepare(X, y, sample_weight=sample_weight)
@@ -137,13 +182,13 @@ class FlowOCTClassifier(_TreeClassifierMixin, BaseEstimator):
                     # plus the thresholds of CART on the raw features: the start tree is then as good as CART
                     # with every midpoint available, so coarser columns never make the fit worse than CART
                     self.binarizer_.add_thresholds(data.X, *_cart_splits(data, depth))
-                Z = self.binarizer_.transform(data.X)
-            sw = None if sample_weight is None else data.sample_weight
+                bdata = BinarizedData.from_prepared(data, self.binarizer_)
+                Z = bdata.Z
 
             def start_tree(d):   # CART on the binary columns (d = 0: the majority class, instant)
                 inc = greedy_incumbent(Z, data.y, d, data.n_classes, data.sample_weight)
                 return FlowStructure(d, Z.shape[1], data.n_classes).to_tree(
-                    inc, self.binarizer_.decode, data.X, data.y, data.n_classes, data.sample_weight,
+                    inc, bdata.split_of_col, data.X, data.y, data.n_classes, data.sample_weight,
                     data.codec.classes, data.feature_names)
 
             warm = ctl.run("warm_start", start_tree, depth, fallback=lambda: start_tree(0), threaded=True)
@@ -152,13 +197,9 @@ class FlowOCTClassifier(_TreeClassifierMixin, BaseEstimator):
             warn_if_huge(type(self).__name__, size,
                          f"{Z.shape[1]:,} binary columns from binarization={self.binarization!r}; "
                          "binarization='quantile' with a small n_thresholds keeps it small")
-            form = ctl.build(self._formulation, Z, data.y, data.n_classes, depth, X=data.X,
-                             split_of_col=self.binarizer_.decode,
-                             col_of_split=lambda j, t: self.binarizer_.encode_split(j, t, data.X),
-                             regularization=self.regularization, objective=self.objective,
-                             sample_weight=sw, classes=data.codec.classes, feature_names=data.feature_names)
-            res = ctl.solve(form, warm if self.warm_start else None, solver=self.solver, mip_gap=self.mip_gap,
-                            threads=self.threads, seed=self.seed, verbose=self.verbose)
+            form = ctl.build(self._formulation, bdata, depth, regularization=self.regularization,
+                             objective=self.objective)
+            res = ctl.solve(form, warm if self.warm_start == "greedy" else None, **self._solver_options())
             res.timings.setdefault("estimated_size", size)
             self.formulation_ = form
             self.solve_result_ = res
@@ -180,201 +221,38 @@ class BendersOCTClassifier(FlowOCTClassifier):
 
     Defaults to SCIP, whose constraint handler adds the cuts inside one branch and bound; with
     ``solver="highs"`` the cuts are added by solve–separate–resolve rounds under one time limit.
+
+    Parameters
+    ----------
+    max_depth, regularization, objective, binarization, n_thresholds, time_limit, mip_gap, threads, \
+random_state, warm_start, verbose
+        As for :class:`FlowOCTClassifier` (``regularization`` is the paper's lambda).
+    solver : {"highs", "scip"}, default="scip"
+        MIO solver.
+
+    Attributes
+    ----------
+    tree_, solve_result_, formulation_, binarizer_, classes_, n_features_in_, feature_names_in_, \
+fit_status_, fit_timings_
+        As for :class:`FlowOCTClassifier`; ``solve_result_.n_lazy_cuts`` counts the cuts added.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from opttrees import BendersOCTClassifier
+    >>> X, y = load_iris(return_X_y=True)
+    >>> clf = BendersOCTClassifier(max_depth=1, time_limit=30).fit(X, y)
+    >>> clf.solve_result_.proven_optimal, round(clf.score(X, y), 3)
+    (True, 0.667)
     """
 
     _formulation = BendersOCT
     _kind = "benders"
 
-    def __init__(self, max_depth=2, regularization=0.0, objective="accuracy", binarization="quantile",
-                 n_thresholds=10, solver="scip", time_limit=None, mip_gap=1e-6, threads=1, seed=0,
-                 warm_start=True, verbose=False):
+    def __init__(self, *, max_depth=2, regularization=0.0, objective="accuracy", binarization="quantile",
+                 n_thresholds=10, solver="scip", time_limit=None, mip_gap=1e-6, threads=1, random_state=None,
+                 warm_start="greedy", verbose=False):
         super().__init__(max_depth=max_depth, regularization=regularization, objective=objective,
                          binarization=binarization, n_thresholds=n_thresholds, solver=solver,
-                         time_limit=time_limit, mip_gap=mip_gap, threads=threads, seed=seed,
+                         time_limit=time_limit, mip_gap=mip_gap, threads=threads, random_state=random_state,
                          warm_start=warm_start, verbose=verbose)
-
-
-class RobustTreeClassifier(_TreeClassifierMixin, BaseEstimator):
-    """Classification tree maximising the worst-case number of correct samples under integer shifts.
-
-    ``fit(X, y, costs=gamma, budget=epsilon)`` uses the uncertainty set
-    ``sum_i sum_f gamma_if |xi_if| <= epsilon`` directly; or give ``rho`` (probability of certainty: scalar,
-    per feature, or per entry) and ``lam`` in (0, 1] and the set is calibrated (paper §4) at fit time.
-    With neither, the budget is 0: the nominal (non-robust) integer-threshold tree.
-
-    feature_kinds : per feature "unbounded" (default), "bounded", "binary" (calibration and test shifts).
-    lower, upper : domain bounds per feature in the encoded integer units (NaN = none).
-    direction : per feature 0 (two-sided), +1 (only increases), -1 (only decreases) — set (27).
-    categorical_groups : lists of column indices forming one-hot blocks — set (28).
-    encoding : IntegerEncoder mode ("auto", "identity", "rank", "quantile"). "auto" keeps integer-valued
-        features as they are (the paper's data model: one unit of shift is one unit of the feature) and puts
-        other features on a grid of at most ``n_thresholds`` quantile cut points (one unit of shift = one
-        quantile bin); "rank" uses every distinct value (n - 1 thresholds per continuous feature: a warning
-        gives the model size when it will be huge).
-    time_limit : seconds for the whole fit; Ctrl-C keeps the best tree so far (see FlowOCTClassifier).
-    """
-
-    def __init__(self, max_depth=2, solver="scip", time_limit=None, mip_gap=1e-6, regularization=0.0,
-                 rho=None, lam=None, feature_kinds=None, lower=None, upper=None, direction=None,
-                 categorical_groups=None, encoding="auto", n_thresholds=10, threads=1, seed=0, warm_start=True,
-                 verbose=False):
-        self.max_depth = max_depth
-        self.solver = solver
-        self.time_limit = time_limit
-        self.mip_gap = mip_gap
-        self.regularization = regularization
-        self.rho = rho
-        self.lam = lam
-        self.feature_kinds = feature_kinds
-        self.lower = lower
-        self.upper = upper
-        self.direction = direction
-        self.categorical_groups = categorical_groups
-        self.encoding = encoding
-        self.n_thresholds = n_thresholds
-        self.threads = threads
-        self.seed = seed
-        self.warm_start = warm_start
-        self.verbose = verbose
-
-    # -------------------------------------------------------------------------------- calibration
-    def calibrated_costs(self, X_int):
-        """(costs, budget) from ``rho`` and ``lam`` for integer data (the calibration entry point)."""
-        if self.rho is None or self.lam is None:
-            raise InputError("calibration needs both rho and lam")
-        X_int = np.asarray(X_int, dtype=np.float64)
-        rho = self._rho_for(*X_int.shape) if X_int.ndim == 2 else self.rho
-        return calibrate(X_int, rho, self.lam, kinds=self.feature_kinds, lower=self.lower, upper=self.upper,
-                         direction=self.direction, groups=self.categorical_groups)
-
-    def _shift_set(self, Xi, costs, budget):
-        n, F = Xi.shape
-        if costs is None and budget is None:
-            if self.rho is not None or self.lam is not None:
-                costs, budget = self.calibrated_costs(Xi)
-            else:
-                costs, budget = np.ones((n, F)), 0.0
-        elif costs is None:
-            costs = np.ones((n, F))
-        elif budget is None:
-            raise InputError("costs were given without a budget; pass budget= (epsilon) as well")
-        costs = np.asarray(costs, dtype=np.float64)
-        if costs.ndim == 1:
-            costs = np.broadcast_to(costs, (n, F)).copy()
-        if costs.shape != (n, F):
-            raise InputError(f"costs must have shape (n, F) = {(n, F)} or (F,); got {costs.shape}")
-        S = ShiftSet(costs, budget, lower=self.lower, upper=self.upper, direction=self.direction,
-                     groups=self.categorical_groups, kinds=self.feature_kinds)
-        S.check_data(Xi)
-        return S
-
-    def _rho_for(self, n, F, rho=None):
-        """rho for a data set of n rows; a per-entry (n_train, F) rho does not transfer to other data."""
-        rho = self.rho if rho is None else rho
-        if rho is not None and np.ndim(rho) == 2 and np.shape(rho)[0] != n:
-            raise InputError(f"rho has shape {np.shape(rho)} (one entry per training sample) but this data has {n} "
-                             f"rows; pass a scalar, per-feature ({F},) or ({n}, {F}) rho for it (shift_score(rho=...)),"
-                             " or costs=/budget= to worst_case_score")
-        return rho
-
-    def fit(self, X, y, costs=None, budget=None):
-        time_limit = check_time_limit(self.time_limit)
-        self.solve_result_ = None
-        with controlled_fit(self, time_limit) as ctl:
-            with ctl.stage("encode"):
-                data = prepare(X, y)
-                if self.solver not in ("scip", "highs"):
-                    raise InputError(f"solver must be 'scip' or 'highs'; got {self.solver!r}")
-                enc = IntegerEncoder(self.encoding, self.n_thresholds).fit(data.X)
-                Xi = enc.transform(data.X).astype(np.float64)
-                S = self._shift_set(Xi, costs, budget)
-                cols = thermometer_columns(Xi)
-            lookup = {(f, round(enc.decode_threshold(f, th), 9)): (f, th) for f, th in cols}
-
-            def col_of_split(j, t):
-                key = (j, round(float(t), 9))
-                if key not in lookup:
-                    raise InputError(f"split x{j} < {t:g} is not an integer threshold of the training range")
-                return lookup[key]
-
-            def split_of_col(f, th):
-                return f, enc.decode_threshold(f, th)
-
-            depth = check_depth(self.max_depth) if cols else 0
-
-            def start(d):   # CART on the thermometer columns (d = 0: the majority class, instant)
-                Zt = thermometer(Xi, cols) if cols and d else np.zeros((data.n, 0), dtype=np.int8)
-                inc = greedy_incumbent(Zt, data.y, d, data.n_classes)
-                struct = FlowStructure(d, len(cols), data.n_classes)
-                return inc, struct, struct.to_tree(inc, lambda c: split_of_col(*cols[c]), data.X, data.y,
-                                                   data.n_classes, None, data.codec.classes, data.feature_names)
-
-            inc, struct, warm = ctl.run("warm_start", start, depth, fallback=lambda: start(0), threaded=True)
-            size = model_size("robust", data.n, len(cols), depth, data.n_classes)
-            warn_if_huge(type(self).__name__, size,
-                         f"{len(cols):,} integer thresholds from encoding={self.encoding!r} (mode "
-                         f"{enc.mode_!r}); encoding='quantile' with a small n_thresholds keeps it small")
-            form = ctl.build(RobustOCT, Xi, data.y, data.n_classes, self.max_depth, S,
-                             regularization=self.regularization, X_original=data.X, split_of_col=split_of_col,
-                             col_of_split=col_of_split, classes=data.codec.classes, feature_names=data.feature_names)
-            res = ctl.solve(form, warm if self.warm_start else None, solver=self.solver, mip_gap=self.mip_gap,
-                            threads=self.threads, seed=self.seed, verbose=self.verbose)
-            res.timings.setdefault("estimated_size", size)
-            self.encoder_ = enc
-            self.shift_set_ = S
-            self.formulation_ = form
-            self.solve_result_ = res
-            if form is not None and res.has_solution:
-                with ctl.stage("extract"):
-                    self.tree_ = form.extract()
-                self.worst_case_train_accuracy_ = form.worst_case_correct / data.n
-            else:
-                if ctl.reason() != "interrupted":
-                    _fallback_warning(self, res)
-                self.tree_ = warm
-                # the start tree's exact worst case, in the encoded units the set is defined in
-                t_int = struct.to_tree(inc, lambda c: (cols[c][0], cols[c][1] + 0.5), Xi, data.y, data.n_classes)
-                self.worst_case_train_accuracy_ = worst_case_accuracy(t_int, Xi, data.y, S).worst_case_correct / data.n
-            self.classes_ = data.codec.classes
-            self.n_features_in_ = data.p
-            self.feature_names_in_ = np.asarray(data.feature_names, dtype=object)
-        return self
-
-    # -------------------------------------------------------------------------------- evaluation
-    def worst_case_score(self, X, y, costs=None, budget=None) -> float:
-        """Exact worst-case accuracy on (X, y) under a set (default: calibrated from rho/lam for X)."""
-        check_is_fitted(self, "tree_")
-        Xa = check_X_fitted(self, X)
-        Xi = self.encoder_.transform(Xa).astype(np.float64)
-        S = self._shift_set(Xi, costs, budget)
-        codes = np.searchsorted(self.classes_, np.asarray(y))
-        if not np.array_equal(self.classes_[np.clip(codes, 0, len(self.classes_) - 1)], np.asarray(y)):
-            raise InputError("y contains labels not seen during fit")
-        if self.encoder_.mode_ != "identity":
-            raise InputError("worst_case_score needs identity integer encoding (integer-valued features)")
-        res = worst_case_accuracy(self.tree_, Xa, codes, S)
-        return res.worst_case_correct / len(codes)
-
-    def shift_score(self, X, y, rho=None, n_sets=5000, random_state=0) -> dict:
-        """Worst-case and average accuracy over perturbed copies of (X, y) drawn with certainty ``rho``.
-
-        Shifts are drawn in the encoded integer units the uncertainty set is defined in (the encoder's
-        ranks for ``encoding="rank"``, the values themselves for identity encoding), with the same
-        ``feature_kinds``/``lower``/``upper``/``direction``/``categorical_groups``; the shifted ranks are mapped
-        back to training values (out-of-range ranks to the extreme values, which route identically) and
-        classified by the tree.
-        """
-        check_is_fitted(self, "tree_")
-        Xa = check_X_fitted(self, X)
-        rho = self._rho_for(*Xa.shape, rho=rho)
-        if rho is None:
-            raise InputError("shift_score needs rho")
-        Xi = self.encoder_.transform(Xa).astype(np.float64)
-        enc = self.encoder_
-
-        def predict_encoded(Z):
-            return self.predict(enc.inverse_transform(np.rint(Z).astype(np.int64)))
-
-        return shifted_accuracy(predict_encoded, Xi, np.asarray(y), rho, n_sets=n_sets,
-                                rng=random_state, kinds=self.feature_kinds, lower=self.lower, upper=self.upper,
-                                direction=self.direction, groups=self.categorical_groups)

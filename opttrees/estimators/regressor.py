@@ -1,38 +1,88 @@
-"""OptimalTreeRegressor: ORT / ORT-H trees with constant leaves, found by Dunn's local search or greedily.
-
-scikit-learn compatible (get_params/set_params, clone, GridSearchCV); the fitted tree is ``tree_``, an
-:class:`opttrees.tree.Tree` with thresholds in the user's units.
-"""
+"""OptimalTreeRegressor: ORT / ORT-H trees with constant leaves, found by Dunn's local search or greedily."""
 from __future__ import annotations
 
 import numpy as np
-from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.base import RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ..data import prepare
 from ..errors import InputError
-from .common import check_X_fitted, check_time_limit
+from ..params import Options
+from .base import OptTreesEstimator
+from .common import check_X_fitted
 from .fitcontrol import controlled_fit, warn_time_limit
 from ..heuristics import greedy_tree, local_search
 from ..heuristics.core import make_problem, objective
+from ..progress import fmt
 
-METHODS = ("local-search", "greedy")
 
+class OptimalTreeRegressor(RegressorMixin, OptTreesEstimator):
+    """Regression tree (ORT / ORT-H) with constant leaves, minimising loss / L̂ + alpha * splits (thesis ch. 4).
 
-class OptimalTreeRegressor(RegressorMixin, BaseEstimator):
-    """Regression tree minimising loss/L̂ + alpha * complexity (thesis ch. 4).
+    L̂ is the same loss of the root-only tree, so ``alpha`` means the same thing on every data set.
 
-    loss: "squared" (SSE, mean leaves; the default) or "absolute" (sum of absolute errors, weighted-median
-    leaves: robust to outliers in y); L̂ is the same loss of the root-only tree.
+    Parameters
+    ----------
+    max_depth : int, default=2
+        Maximum depth of the tree (at most 12).
+    min_samples_leaf : int, default=1
+        Minimum number of training samples in every leaf.
+    alpha : float, default=0.0
+        Complexity penalty per split on the normalised objective's scale.
+    method : {"local-search", "greedy"}, default="local-search"
+        ``"local-search"``: best of ``n_restarts`` restarts of Dunn's local search (the thesis's method);
+        ``"greedy"``: CART-like, then pruned with alpha (parallel splits only).
+    n_restarts : int, default=100
+        Local-search restarts.
+    split_type : {"parallel", "hyperplane"}, default="parallel"
+        ORT or ORT-H (hyperplanes: local search only).
+    n_hyperplane_restarts : int, default=5
+        Restarts of each hyperplane-split search.
+    loss : {"squared", "absolute"}, default="squared"
+        SSE with mean leaves, or the sum of absolute errors with weighted-median leaves (robust to outliers
+        in y).
+    random_state : int, RandomState instance or None, default=None
+        Seeds the local search.
+    n_jobs : int or None, default=1
+        Threads for the restarts (-1: all cores).
+    verbose : bool or int, default=False
+        Print the objective and tree size after fitting.
+    time_limit : float or None, default=None
+        Seconds for the whole fit (None or ``inf``: no limit): the local search stops starting restarts and
+        returns the best tree so far. Ctrl-C does the same (``fit_status_ == "interrupted"``, a warning).
 
-    method: "local-search" (best of ``n_restarts`` restarts, the thesis's method) or "greedy" (CART-like
-    then pruned with alpha). split_type: "parallel" (ORT) or "hyperplane" (ORT-H, local search only).
+    Attributes
+    ----------
+    tree_ : Tree
+        The fitted tree, thresholds in the original feature units.
+    objective_ : float
+        The tree's objective.
+    n_features_in_ : int
+        Number of features seen in ``fit``.
+    feature_names_in_ : ndarray of str
+        Column names, when X was a DataFrame.
+    fit_status_ : str
+        "completed", "time_limit" or "interrupted".
+    fit_timings_ : dict
+        Seconds per stage of the fit, plus "total".
 
-    time_limit: seconds for the whole fit (None = none): the local search stops starting restarts and
-    returns the best tree so far. Ctrl-C does the same (``fit_status_ == "interrupted"``, a warning).
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from opttrees import OptimalTreeRegressor
+    >>> X = np.arange(20.0).reshape(-1, 1)
+    >>> y = np.where(X[:, 0] < 10, 1.0, 5.0)
+    >>> reg = OptimalTreeRegressor(max_depth=1, n_restarts=5, random_state=0).fit(X, y)
+    >>> reg.predict([[3.0], [15.0]]).tolist()
+    [1.0, 5.0]
     """
 
-    def __init__(self, max_depth=2, min_samples_leaf=1, alpha=0.0, method="local-search", n_restarts=100,
+    _parameter_rules = {   # plus SHARED_RULES for the others
+        "method": [Options("local-search", "greedy")],
+        "loss": [Options("squared", "absolute")],
+    }
+
+    def __init__(self, *, max_depth=2, min_samples_leaf=1, alpha=0.0, method="local-search", n_restarts=100,
                  split_type="parallel", n_hyperplane_restarts=5, loss="squared", random_state=None, n_jobs=1,
                  verbose=False, time_limit=None):
         self.max_depth = max_depth
@@ -49,13 +99,10 @@ class OptimalTreeRegressor(RegressorMixin, BaseEstimator):
         self.time_limit = time_limit
 
     def fit(self, X, y, sample_weight=None):
-        if self.method not in METHODS:
-            raise InputError(f"method must be one of {METHODS} for OptimalTreeRegressor; got {self.method!r} "
-                             "(the ORT MIO is not available yet)")
+        self._check_params()
         if self.method == "greedy" and self.split_type != "parallel":
             raise InputError("method='greedy' builds parallel splits only; use method='local-search' for hyperplanes")
-        time_limit = check_time_limit(self.time_limit)
-        with controlled_fit(self, time_limit) as ctl:
+        with controlled_fit(self, self._time_limit()) as ctl:
             with ctl.stage("prepare"):
                 data = prepare(X, y, task="regression", sample_weight=sample_weight,
                                min_samples_leaf=self.min_samples_leaf)
@@ -76,7 +123,7 @@ class OptimalTreeRegressor(RegressorMixin, BaseEstimator):
                 self.feature_names_in_ = np.asarray([str(c) for c in X.columns], dtype=object)
             self.objective_ = objective(tree, make_problem(data, self.loss), float(self.alpha))
         if self.verbose:
-            print(f"OptimalTreeRegressor: objective {self.objective_:.6g}, depth {tree.depth}, "
+            print(f"OptimalTreeRegressor: objective {fmt(self.objective_)}, depth {tree.depth}, "
                   f"{tree.n_splits} splits")
         return self
 

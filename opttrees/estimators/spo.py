@@ -8,52 +8,57 @@ standing assumption — this is exactly the negative normalised SPO loss.
 from __future__ import annotations
 
 import numpy as np
-from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 
 from ..data import check_sample_weight
 from ..errors import InputError
 from ..oracles.registry import make_decision_problem
+from ..params import BOOLEAN, DEPTH, NONE, InstanceOf, Interval, Options, Satisfies, describe
 from ..spo.forest import fit_forest, forest_mean_cost
 from ..spo.greedy import check_costs_fit, grow_spo_tree
 from ..spo.loss import decision_regret, normalized_extra_cost
 from ..spo.objective import spot_norm
 from ..spo.pruning import prune_alpha, prune_on_validation, prune_zero_gain
+from .base import OptTreesEstimator, SolverMixin
 from .common import check_X_fitted
+from .fitcontrol import controlled_fit
 
 
 class SPONotFittedError(NotFittedError, InputError):
     """sklearn's NotFittedError that is also an opttrees InputError (either ``except`` catches it)."""
 
 
-MAX_FEATURES_HELP = ('max_features must be an int >= 1 (at most the number of features), a float in (0, 1] '
-                     '(that fraction of the features), "sqrt", "log2" or None (all features)')
-
-
 def resolve_max_features(mf, p: int):
-    """Number of features tried per node (None = all) from the ``max_features`` parameter."""
+    """Number of features tried per node (None = all) from a ``max_features`` that passed its rules."""
     if mf is None:
         return None
-    if isinstance(mf, str):
-        if mf == "sqrt":
-            return max(1, int(np.sqrt(p)))
-        if mf == "log2":
-            return max(1, int(np.log2(p)))
-        raise InputError(f"{MAX_FEATURES_HELP}; got {mf!r}")
-    if isinstance(mf, (bool, np.bool_)):
-        raise InputError(f"{MAX_FEATURES_HELP}; got {mf!r}")
+    if mf == "sqrt":
+        return max(1, int(np.sqrt(p)))
+    if mf == "log2":
+        return max(1, int(np.log2(p)))
     if isinstance(mf, (int, np.integer)):
-        if not 1 <= mf <= p:
-            raise InputError(f"{MAX_FEATURES_HELP}; got {mf!r} with {p} features")
+        if mf > p:
+            raise InputError(f"max_features={mf!r} is above the number of features ({p}): expected "
+                             f"{describe(SPOForest.parameter_rules()['max_features'])}")
         return int(mf)
-    if isinstance(mf, (float, np.floating)):
-        if not 0.0 < mf <= 1.0:
-            raise InputError(f"{MAX_FEATURES_HELP}; got {mf!r}")
-        return max(1, int(mf * p))
-    raise InputError(f"{MAX_FEATURES_HELP}; got {mf!r}")
+    return max(1, int(mf * p))
 
 
-class _SPOBase(BaseEstimator):
+#: what ``decision_problem`` accepts (:func:`opttrees.oracles.make_decision_problem` checks the protocol)
+DECISION_PROBLEM = Satisfies(lambda v: isinstance(v, (str, dict)) or hasattr(v, "solve"),
+                             "a DecisionProblem, a problem name or a {type: ...} mapping")
+SPO_SHARED_RULES = {
+    "decision_problem": [DECISION_PROBLEM, NONE],
+    "max_depth": [DEPTH, NONE],
+    "min_samples_leaf": [Interval("real", 0, closed="neither")],
+    "criterion": [Options("spo", "mse")],
+    "quantile_step": [Interval("real", 0, 1, closed="right"), NONE],
+}
+
+
+class _SPOBase(OptTreesEstimator):
+    _parameter_rules = SPO_SHARED_RULES
+
     def _check_fitted(self):
         if not hasattr(self, "n_features_in_"):
             raise SPONotFittedError(f"This {type(self).__name__} instance is not fitted yet (not fitted); call "
@@ -75,37 +80,89 @@ def _split_validation(X, C, w, frac, random_state):
     return (X[tr], C[tr], w[tr]), (X[va], C[va], w[va])
 
 
-class SPOTree(_SPOBase):
-    """A decision tree trained on the SPO loss (SPOT).
+class SPOTree(SolverMixin, _SPOBase):
+    """A decision tree trained on the SPO loss (SPOT, Elmachtoub et al.): leaves hold cost vectors whose
+    decisions minimise the regret of the decisions they induce.
 
     Parameters
     ----------
-    decision_problem : a :class:`opttrees.oracles.DecisionProblem` (e.g. ``GridShortestPath(4, 4)``), or a
-        name / dict such as ``{"type": "news", "seed": 10}`` (see :func:`opttrees.oracles.make_decision_problem`).
-    max_depth : int or None (unrestricted; the MILP needs an int).
-    min_samples_leaf : minimum total sample weight per leaf.
-    method : ``"greedy"`` (recursive partitioning) or ``"mio"`` (the SPOT MILP warm-started by greedy and
-        run as a solution improver under ``time_limit``; never worse than greedy on the training loss).
-    criterion : ``"spo"`` (SPOT) or ``"mse"`` (the paper's CART baseline on the same engine).
-    quantile_step : candidate thresholds at these quantiles of a node's unique values (None = all values).
-    prune : prune by cost complexity on validation data (``X_val``/``C_val`` given to fit, or a random
+    decision_problem : DecisionProblem, str or dict
+        The optimisation problem, e.g. ``GridShortestPath(4, 4)``, or a name / mapping such as
+        ``{"type": "news", "seed": 10}`` (:func:`opttrees.oracles.make_decision_problem`). Required; the
+        only parameter that may be given by position (like GridSearchCV's ``estimator``).
+    max_depth : int or None, default=None
+        Maximum depth (None: unrestricted; the MILP needs an int).
+    min_samples_leaf : float, default=20
+        Minimum total sample weight per leaf.
+    method : {"greedy", "mio"}, default="greedy"
+        ``"greedy"``: recursive partitioning; ``"mio"``: the SPOT MILP warm-started by greedy and run as a
+        solution improver under ``time_limit`` (never worse than greedy on the training loss).
+    criterion : {"spo", "mse"}, default="spo"
+        SPOT, or the paper's CART baseline on the same engine.
+    quantile_step : float in (0, 1] or None, default=0.01
+        Candidate thresholds at these quantiles of a node's unique values (None: all values).
+    prune : bool, default=True
+        Prune by cost complexity on validation data (``X_val``/``C_val`` given to fit, or a random
         ``validation_fraction`` of the training rows); without validation data the tree is pruned at
         ``alpha`` (``criterion="mse"``: only splits that do not lower the training loss are removed).
-    alpha : cost per split in the SPOT objective, on the **normalised** scale:
+    validation_fraction : float in [0, 1), default=0.0
+        Share of the training rows held out for pruning when no validation data is given.
+    alpha : float, default=1e-4
+        Cost per split in the SPOT objective, on the **normalised** scale:
         F(T) = Σ ω (c·w_T(x) − z*(c)) / Σ ω |z*(c)|  +  alpha · splits(T)
         (training normalised SPO loss, the unit of ``score``; :func:`opttrees.spo.spot_objective`). The MILP
-        minimises F, and greedy trees without validation data are pruned to minimise F
-        (:func:`opttrees.spo.prune_alpha`). The default 1e-4 is a small pooling term: a split must lower the
-        training regret by 0.01% of the total optimal cost. The paper's code uses α_p = 1e-4 in mean-regret
-        units (``Σy − Σz* + α_p·n·splits``); α_p = alpha · Σω|z*| / Σω, so on its shortest-path data
-        (mean |z*| ≈ 12.5 at deg 2, ≈ 730 at deg 10) its 1e-4 is alpha ≈ 8e-6 (deg 2) to ≈ 1.4e-7 (deg 10);
+        minimises F, and greedy trees without validation data are pruned to minimise F. The default is a
+        small pooling term: a split must lower the training regret by 0.01% of the total optimal cost. The
+        paper's code uses α_p = 1e-4 in mean-regret units (``Σy − Σz* + α_p·n·splits``); α_p = alpha ·
+        Σω|z*| / Σω, so on its shortest-path data its 1e-4 is alpha ≈ 8e-6 (deg 2) to ≈ 1.4e-7 (deg 10);
         :func:`opttrees.spo.alpha_from_paper` converts.
-    solver, time_limit, mip_gap : MILP settings.
-    x_precision : the MILP sees features rounded to this many decimals on the [0, 1] scale (keeps the
-        strict-inequality epsilons far above solver tolerances, as the paper's code does); None = exact.
+    solver : {"highs", "scip"}, default="highs"
+        MILP solver (``method="mio"``).
+    time_limit : float or None, default=60.0
+        Seconds for the whole ``method="mio"`` fit (None or ``inf``: no limit).
+    mip_gap : float, default=1e-6
+        Relative gap at which the solver stops.
+    x_precision : int or None, default=3
+        The MILP sees features rounded to this many decimals on the [0, 1] scale (keeps the strict-inequality
+        epsilons far above solver tolerances, as the paper's code does); None: exact.
+    random_state : int, numpy Generator or None, default=None
+        Seeds the validation split.
+    verbose : bool or int, default=False
+        Show live solver progress.
+
+    Attributes
+    ----------
+    tree_ : Tree
+        The fitted (pruned) tree; leaves hold mean cost vectors and their decisions.
+    problem_ : DecisionProblem
+        The decision problem built from ``decision_problem``.
+    unpruned_tree_ : Tree
+        The greedy tree before pruning (``method="greedy"``).
+    greedy_tree_, solve_result_, mio_info_
+        The greedy start, the MILP's SolveResult and details (``method="mio"``; ``solve_result_`` is None for
+        greedy).
+    n_features_in_ : int
+        Number of features seen in ``fit``.
+
+    Examples
+    --------
+    >>> from opttrees import SPOTree
+    >>> from opttrees.experiments.spo_data import shortest_path_data
+    >>> D = shortest_path_data(200, deg=2, noise=0.25, grid=(3, 3), n_test=100, seed=0)
+    >>> spot = SPOTree(D.problem, max_depth=2, min_samples_leaf=10).fit(D.X, D.C)
+    >>> spot.predict(D.X_test).shape == (100, D.problem.n_decisions), -spot.score(D.X_test, D.C_test) < 0.5
+    (True, True)
     """
 
-    def __init__(self, decision_problem=None, max_depth=None, min_samples_leaf=20, method="greedy",
+    _parameter_rules = {   # plus SPO_SHARED_RULES and SOLVER_RULES for the others
+        "method": [Options("greedy", "mio")],
+        "prune": [BOOLEAN],
+        "validation_fraction": [Interval("real", 0, 1, closed="left")],
+        "x_precision": [Interval("int", 0), NONE],
+        "random_state": [Interval("int", 0), InstanceOf(np.random.Generator, "a numpy Generator"), NONE],
+    }
+
+    def __init__(self, decision_problem=None, *, max_depth=None, min_samples_leaf=20, method="greedy",
                  criterion="spo", quantile_step=0.01, prune=True, validation_fraction=0.0, alpha=1e-4,
                  solver="highs", time_limit=60.0, mip_gap=1e-6, x_precision=3, random_state=None, verbose=False):
         self.decision_problem = decision_problem
@@ -130,9 +187,8 @@ class SPOTree(_SPOBase):
         ``method="mio"``: ``time_limit`` covers the whole fit; Ctrl-C returns the best tree so far (the greedy
         start at worst). ``method="greedy"`` has no partial tree: Ctrl-C raises KeyboardInterrupt at once.
         """
-        from .common import check_time_limit
-        from .fitcontrol import controlled_fit
-        with controlled_fit(self, check_time_limit(self.time_limit) if self.method == "mio" else None) as ctl:
+        self._check_params()
+        with controlled_fit(self, self._time_limit() if self.method == "mio" else None) as ctl:
             return self._fit(ctl, X, C, sample_weight, X_val, C_val, sample_weight_val)
 
     def _fit(self, ctl, X, C, sample_weight=None, X_val=None, C_val=None, sample_weight_val=None):
@@ -140,8 +196,6 @@ class SPOTree(_SPOBase):
         if self.decision_problem is None:
             raise InputError("SPOTree needs decision_problem=<a DecisionProblem>, e.g. GridShortestPath(4, 4)")
         pr = self.problem_ = make_decision_problem(self.decision_problem)
-        if self.method not in ("greedy", "mio"):
-            raise InputError(f"method must be 'greedy' or 'mio'; got {self.method!r}")
         if self.method == "mio" and self.criterion != "spo":
             raise InputError("method='mio' optimises the SPO loss; use criterion='spo'")
         feature_names = list(map(str, X.columns)) if hasattr(X, "columns") else None
@@ -178,14 +232,14 @@ class SPOTree(_SPOBase):
     def _fit_mio(self, X, C, w, feature_names, ctl):
         import inspect
 
-        from ..formulations.spot import fit_spot_mio
+        from .spot_mio import fit_spot_mio
         if self.max_depth is None:
             raise InputError("method='mio' needs an integer max_depth (the MILP has a fixed depth)")
         # the whole fit's deadline when fit_spot_mio takes one, else the time left now
         extra = {"deadline": ctl.deadline} if "deadline" in inspect.signature(fit_spot_mio).parameters else {}
         with ctl.stage("mio"):
             tree, info = fit_spot_mio(self.problem_, X, C, w, depth=int(self.max_depth),
-                                      min_samples_leaf=self.min_samples_leaf, alpha=self.alpha, solver=self.solver,
+                                      min_samples_leaf=self.min_samples_leaf, alpha=self.alpha, solver=self.solver.lower(),
                                       time_limit=ctl.remaining(), mip_gap=self.mip_gap,
                                       quantile_step=self.quantile_step, x_precision=self.x_precision,
                                       verbose=self.verbose,
@@ -230,13 +284,60 @@ class SPOTree(_SPOBase):
 
 
 class SPOForest(_SPOBase):
-    """Bagged greedy SPO (or MSE with ``criterion="mse"``: the CART forest) trees, mean-cost aggregation.
+    """Bagged greedy SPO trees (or, with ``criterion="mse"``, the CART forest), aggregated by mean cost.
 
-    ``max_features``: features tried at each node — an int >= 1, a float in (0, 1] (fraction of the
-    features), ``"sqrt"``, ``"log2"``, or None (all).
+    Parameters
+    ----------
+    decision_problem : DecisionProblem, str or dict
+        As for :class:`SPOTree` (required; may be given by position).
+    n_estimators : int, default=100
+        Number of trees.
+    max_depth : int or None, default=None
+        Maximum depth of each tree (None: unrestricted).
+    min_samples_leaf : float, default=20
+        Minimum total sample weight per leaf.
+    max_features : int, float, {"sqrt", "log2"} or None, default="sqrt"
+        Features tried at each node: an int >= 1, a float in (0, 1] (that fraction of the features),
+        "sqrt", "log2", or None (all).
+    criterion : {"spo", "mse"}, default="spo"
+        Split criterion of each tree.
+    quantile_step : float in (0, 1] or None, default=0.01
+        Candidate thresholds at these quantiles of a node's unique values (None: all values).
+    bootstrap : bool, default=True
+        Train each tree on a bootstrap sample (counts become sample weights).
+    n_jobs : int or None, default=None
+        Parallel jobs for the trees (joblib; -1: all cores).
+    random_state : int or None, default=0
+        Seeds the bootstrap samples and feature draws.
+
+    Attributes
+    ----------
+    estimators_ : list of Tree
+        The fitted trees.
+    problem_ : DecisionProblem
+        The decision problem built from ``decision_problem``.
+    n_features_in_ : int
+        Number of features seen in ``fit``.
+
+    Examples
+    --------
+    >>> from opttrees import SPOForest
+    >>> from opttrees.experiments.spo_data import shortest_path_data
+    >>> D = shortest_path_data(200, deg=2, noise=0.25, grid=(3, 3), n_test=100, seed=0)
+    >>> forest = SPOForest(D.problem, n_estimators=5, max_depth=3, n_jobs=1).fit(D.X, D.C)
+    >>> len(forest.estimators_), forest.predict(D.X_test).shape == (100, D.problem.n_decisions)
+    (5, True)
     """
 
-    def __init__(self, decision_problem=None, n_estimators=100, max_depth=None, min_samples_leaf=20,
+    _parameter_rules = {   # plus SPO_SHARED_RULES for the others
+        "n_estimators": [Interval("int", 1)],
+        "max_features": [Interval("int", 1), Interval("real", 0, 1, closed="right"), Options("sqrt", "log2"),
+                         NONE],
+        "bootstrap": [BOOLEAN],
+        "random_state": [Interval("int", 0), NONE],
+    }
+
+    def __init__(self, decision_problem=None, *, n_estimators=100, max_depth=None, min_samples_leaf=20,
                  max_features="sqrt", criterion="spo", quantile_step=0.01, bootstrap=True, n_jobs=None,
                  random_state=0):
         self.decision_problem = decision_problem
@@ -251,13 +352,10 @@ class SPOForest(_SPOBase):
         self.random_state = random_state
 
     def fit(self, X, C, sample_weight=None):
+        self._check_params()
         if self.decision_problem is None:
             raise InputError("SPOForest needs decision_problem=<a DecisionProblem>")
         pr = self.problem_ = make_decision_problem(self.decision_problem)
-        if int(self.n_estimators) != self.n_estimators or self.n_estimators < 1:
-            raise InputError(f"n_estimators must be a positive integer; got {self.n_estimators!r}")
-        if self.criterion not in ("spo", "mse"):
-            raise InputError(f"criterion must be 'spo' or 'mse'; got {self.criterion!r}")
         X, C, w = check_costs_fit(pr, X, C, sample_weight)
         p = X.shape[1]
         mf = resolve_max_features(self.max_features, p)
@@ -276,19 +374,3 @@ class SPOForest(_SPOBase):
         """One oracle call on the averaged predicted cost vectors."""
         self._check_fitted()
         return self.problem_.solve(self.predict_cost(X))[0]
-
-
-def register_spo_models(register_model) -> None:
-    """Register the SPO model types with the spec/CLI registry (``opttrees.spec.register_model``).
-
-    Spec usage: ``model: {type: spot, decision_problem: {type: shortest_path}, max_depth: 3}``; the data's
-    targets are the cost columns (one per decision).
-    """
-    def fit(est, X, C):
-        return est.fit(X, C)
-    register_model("spot", SPOTree, "greedy SPO tree (SPOT), pruned on validation if given", fit=fit,
-                   metric="normalised_spo_loss", method="greedy")
-    register_model("spot-mio", SPOTree, "SPOT MILP warm-started by greedy SPOT (time-limited improver)", fit=fit,
-                   metric="normalised_spo_loss", method="mio")
-    register_model("spo-forest", SPOForest, "SPO forest: bagged greedy SPO trees, mean-cost aggregation", fit=fit,
-                   metric="normalised_spo_loss")

@@ -7,7 +7,6 @@ on train + validation with the tuned (depth, alpha) — L̂ is recomputed on the
 from __future__ import annotations
 
 import numpy as np
-from sklearn.base import BaseEstimator
 from sklearn.metrics import accuracy_score, r2_score
 from sklearn.model_selection import train_test_split
 
@@ -17,24 +16,84 @@ from ..heuristics import local_search
 from ..heuristics import tune as _tune
 from ..heuristics.local_search import _seeds
 from ..heuristics.tuning import check_depth_grid
-from .common import FittedTreeMixin, check_time_limit
+from ..params import NONE, InstanceOf, Interval, Options
+from .base import OptTreesEstimator
+from .common import FittedTreeMixin
 from .fitcontrol import controlled_fit, warn_time_limit
 
 
-class OptimalTreeCV(FittedTreeMixin, BaseEstimator):
+class OptimalTreeCV(FittedTreeMixin, OptTreesEstimator):
     """Tuned optimal tree (classification or regression) following the thesis's validation protocol.
 
-    validation_fraction: share of the data held out for tuning when no X_val is given (1/3 turns the thesis's
-    75% train+validation into its 50/25 split). Attributes after fit: ``tree_``, ``best_depth_``,
-    ``best_alpha_``, ``val_error_``, ``tuning_table_``. loss: None (misclassification / squared), or
-    "absolute" for regression (median leaves; validation error is then the mean absolute error).
+    Parameters
+    ----------
+    task : {"classification", "regression"}, default="classification"
+        What y is.
+    max_depth : int, default=10
+        Largest depth tried (the grid is 1..max_depth unless ``depths`` is given).
+    depths : list of int or None, default=None
+        The depth grid, instead of 1..max_depth.
+    n_restarts : int, default=100
+        Local-search restarts per depth (and in the refit).
+    min_samples_leaf : int, default=1
+        Minimum number of training samples in every leaf.
+    split_type : {"parallel", "hyperplane"}, default="parallel"
+        Parallel (OCT / ORT) or hyperplane (OCT-H / ORT-H) splits.
+    n_hyperplane_restarts : int, default=5
+        Restarts of each hyperplane-split search.
+    validation_fraction : float, default=1/3
+        Share of the data held out for tuning when no X_val is given (1/3 turns the thesis's 75%
+        train+validation into its 50/25 split).
+    batch_fraction : float, default=0.1
+        Share of the restarts (the best ones) pruned at each depth.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the split, the tuning and the refit.
+    n_jobs : int or None, default=1
+        Threads for the restarts (-1: all cores).
+    loss : {"squared", "absolute"} or None, default=None
+        None: misclassification (classification) or squared error (regression); "absolute" for regression
+        (median leaves; the validation error is then the mean absolute error).
+    time_limit : float or None, default=None
+        Seconds for the whole fit (None or ``inf``: no limit). When it runs out, or on Ctrl-C, the depths not
+        yet tried are skipped, the running local search returns its best tree so far, and the refit on train
+        + validation is the quick start tree of one restart (``fit_status_`` says why).
 
-    time_limit: seconds for the whole fit (None = none). When it runs out, or on Ctrl-C, the depths not yet
-    tried are skipped, the running local search returns its best tree so far, and the refit on train +
-    validation is the quick start tree of one restart (``fit_status_`` says why).
+    Attributes
+    ----------
+    tree_ : Tree
+        The tree refitted on train + validation with the tuned depth and alpha.
+    best_depth_, best_alpha_ : int, float
+        The tuned depth and complexity penalty.
+    val_error_ : float
+        Validation error of the tuned tree.
+    tuning_table_ : list of dict
+        One row per (depth, alpha) candidate.
+    classes_ : ndarray
+        Class labels (classification).
+    n_features_in_ : int
+        Number of features seen in ``fit``.
+    fit_status_, fit_timings_ : str, dict
+        As for :class:`OptimalTreeClassifier`.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from opttrees import OptimalTreeCV
+    >>> X, y = load_iris(return_X_y=True)
+    >>> cv = OptimalTreeCV(max_depth=2, n_restarts=5, random_state=0).fit(X, y)
+    >>> cv.best_depth_ in (1, 2), cv.score(X, y) > 0.9
+    (True, True)
     """
 
-    def __init__(self, task="classification", max_depth=10, depths=None, n_restarts=100, min_samples_leaf=1,
+    _parameter_rules = {   # plus SHARED_RULES for the others
+        "task": [Options("classification", "regression")],
+        "depths": [InstanceOf((list, tuple, np.ndarray), "a non-empty list of integers >= 0"), NONE],
+        "validation_fraction": [Interval("real", 0, 1, closed="neither")],
+        "batch_fraction": [Interval("real", 0, 1, closed="right")],
+        "loss": [Options("squared", "absolute"), NONE],
+    }
+
+    def __init__(self, *, task="classification", max_depth=10, depths=None, n_restarts=100, min_samples_leaf=1,
                  split_type="parallel", n_hyperplane_restarts=5, validation_fraction=1 / 3, batch_fraction=0.1,
                  random_state=None, n_jobs=1, loss=None, time_limit=None):
         self.task = task
@@ -52,8 +111,7 @@ class OptimalTreeCV(FittedTreeMixin, BaseEstimator):
         self.time_limit = time_limit
 
     def fit(self, X, y, X_val=None, y_val=None):
-        if self.task not in ("classification", "regression"):
-            raise InputError(f"task must be 'classification' or 'regression'; got {self.task!r}")
+        self._check_params()
         # validate the depth grid and the validation set before any tuning work
         check_depth_grid(self.max_depth, self.depths)
         if (X_val is None) != (y_val is None):
@@ -62,8 +120,7 @@ class OptimalTreeCV(FittedTreeMixin, BaseEstimator):
                              "(a validation split is then held out)")
         if X_val is not None and len(X_val) != len(y_val):
             raise InputError(f"X_val and y_val have different lengths ({len(X_val)} vs {len(y_val)})")
-        time_limit = check_time_limit(self.time_limit)
-        with controlled_fit(self, time_limit) as ctl:
+        with controlled_fit(self, self._time_limit()) as ctl:
             self._fit(ctl, X, y, X_val, y_val)
             warn_time_limit(self, ctl, "the tuning (depths not reached were skipped)")
         return self
@@ -72,8 +129,6 @@ class OptimalTreeCV(FittedTreeMixin, BaseEstimator):
         s_split, s_tune, s_refit = _seeds(self.random_state, 3)
         X = np.asarray(X) if not hasattr(X, "columns") else X
         if X_val is None:
-            if not 0 < self.validation_fraction < 1:
-                raise InputError(f"validation_fraction must be in (0, 1); got {self.validation_fraction!r}")
             strat = y if self.task == "classification" else None
             try:
                 Xt, Xv, yt, yv = train_test_split(X, y, test_size=self.validation_fraction, random_state=int(s_split),

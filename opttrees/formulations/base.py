@@ -1,9 +1,39 @@
-"""What every formulation object provides (see DESIGN.md, 'Formulations')."""
+"""The formulation contract every model builder in :mod:`opttrees.formulations` follows (DESIGN.md, 'Formulations').
+
+A formulation takes **one prepared-data object** (:class:`opttrees.data.PreparedData`, or
+:class:`opttrees.binarized.BinarizedData` for the flow family) plus its parameters, and exposes:
+
+- ``model`` — the Pyomo block it built, with readable component names users can extend;
+- ``warm_start(tree)`` — set every variable from a :class:`~opttrees.tree.Tree`;
+- ``extract()`` — decode the solution into a Tree, re-route the training data through it and insist the
+  recomputed objective equals the solver's (a mismatch is a formulation bug, never silently accepted);
+- ``separator`` — for decomposition models (BendersOCT, RobustOCT) the object returning violated cuts; None
+  elsewhere.
+
+**Blocks (OMLT style).** ``block=None`` (default): the formulation owns a fresh ``ConcreteModel`` and adds its
+``Objective``. ``block=<a Pyomo block inside your model>``: it builds onto that block and adds **no**
+Objective, so several formulations (or your own variables and constraints) can share one model. Either way the
+block holds ``objective_expr``, a Pyomo ``Expression`` of the formulation's objective, and ``sense``
+(``pyo.minimize`` = 1 or ``pyo.maximize`` = -1) says which way it wants to go. Combine several on one model
+by minimising the sum of ``sense * objective_expr`` (each term positively weighted), e.g.::
+
+    m = pyo.ConcreteModel(); m.a = pyo.Block(); m.b = pyo.Block()
+    fa = OCT(prepare(Xa, ya), 2, block=m.a)                                # minimises
+    fb = FlowOCT(BinarizedData.from_binary(Z, y), 2, block=m.b)           # maximises
+    m.obj = pyo.Objective(expr=fa.sense * m.a.objective_expr + fb.sense * m.b.objective_expr)
+    solve(m, "highs"); ta, tb = fa.extract(), fb.extract()                  # each re-verified on its own
+
+``extract()`` verifies each formulation against its own ``objective_expr``; a part pushed the wrong way by the
+combined objective (a negative weight) can leave its auxiliary variables slack and fails that check.
+"""
 from __future__ import annotations
 
-import pyomo.environ as pyo
+from abc import ABC, abstractmethod
 
-from ..errors import VerificationError
+import pyomo.environ as pyo
+from pyomo.core.base.block import BlockData
+
+from ..errors import InputError, VerificationError
 
 #: objective agreement required between the solver and the re-routed tree
 VERIFY_ATOL = 1e-5
@@ -16,30 +46,60 @@ def reconcile(form, tree_objective: float) -> None:
         form.last_result.reconcile(tree_objective)
 
 
-class Formulation:
-    """A Pyomo model plus the glue between it and Tree objects.
+class Formulation(ABC):
+    """A Pyomo model (or block) plus the glue between it and Tree objects; see the module docstring.
 
-    Subclasses build ``self.model`` and implement ``warm_start(tree)`` (set every variable from a Tree) and
-    ``_decode()`` (Pyomo values -> Tree). ``extract()`` decodes, then re-routes the training data through the
-    tree and insists the recomputed objective equals the solver's: a mismatch is a formulation bug.
+    Subclasses call :meth:`_new_block` then :meth:`_set_objective` while building, and implement
+    ``warm_start(tree)``, ``_decode()`` (Pyomo values -> Tree) and ``tree_objective(tree)`` (the objective
+    recomputed by routing the training data through a tree). ``extract()`` decodes and verifies.
     """
 
-    model: pyo.ConcreteModel
+    model: pyo.Block
+    #: True when the formulation created ``model`` itself (and so added its Objective)
+    owns_model: bool = True
+    #: ``pyo.minimize`` (1) or ``pyo.maximize`` (-1)
+    sense: int = pyo.minimize
     separator = None
     last_result = None
 
-    def warm_start(self, tree) -> None:  # pragma: no cover - abstract
-        raise NotImplementedError
+    # ------------------------------------------------------------------ building
+    def _new_block(self, block, name: str) -> pyo.Block:
+        """The block to build on: the caller's (checked) or a fresh ConcreteModel this formulation owns."""
+        if block is None:
+            self.owns_model = True
+            return pyo.ConcreteModel(name=name)
+        if not isinstance(block, BlockData):
+            raise InputError(f"block must be a constructed Pyomo block (e.g. model.part = pyo.Block()); got "
+                             f"{type(block).__name__}")
+        if block.component("objective_expr") is not None:
+            raise InputError(f"block {block.name!r} already holds a formulation; give each formulation its own block")
+        self.owns_model = False
+        return block
 
-    def _decode(self):  # pragma: no cover - abstract
-        raise NotImplementedError
+    def _set_objective(self, expr, sense: int) -> None:
+        """``model.objective_expr`` always; ``model.objective`` (the Objective) only on an owned model."""
+        m = self.model
+        self.sense = sense
+        m.objective_expr = pyo.Expression(expr=expr)
+        if self.owns_model:
+            m.objective = pyo.Objective(expr=m.objective_expr, sense=sense)
 
-    def tree_objective(self, tree) -> float:  # pragma: no cover - abstract
+    # ------------------------------------------------------------------ contract
+    @abstractmethod
+    def warm_start(self, tree) -> None:
+        """Set every variable of the formulation from ``tree``."""
+
+    @abstractmethod
+    def _decode(self):
+        """The solution in the Pyomo variables as a Tree (no verification)."""
+
+    @abstractmethod
+    def tree_objective(self, tree) -> float:
         """The formulation's objective recomputed by routing the training data through ``tree``."""
-        raise NotImplementedError
 
     def model_objective(self) -> float:
-        return float(pyo.value(self.model.objective))
+        """The solver's value of this formulation's own objective (its part of a shared model)."""
+        return float(pyo.value(self.model.objective_expr))
 
     def extract(self, verify: bool = True):
         """The solution as a Tree; with ``verify``, re-routed and checked, and the last SolveResult's objective

@@ -69,27 +69,42 @@ class BendersSeparator:
 
 
 class BendersOCT(FlowOCT):
-    """Master problem: tree block + g; cuts come from :attr:`separator` (same arguments as FlowOCT)."""
+    r"""BendersOCT: FlowOCT's master problem on :class:`~opttrees.binarized.BinarizedData`; cuts from :attr:`separator`.
 
-    def __init__(self, *args, **kw):
-        super().__init__(*args, **kw)
+    Same arguments as :class:`~opttrees.formulations.flow.FlowOCT`. Numbers refer to the robust-trees paper
+    (digest ``seed-003-robust-trees.md``): the master is (15) at zero shift, with per-sample min-cut cuts (16)
+    separated at integer incumbents (for binary columns these are exactly the BendersOCT cuts of Aghaei et al.).
+
+    .. math::
+
+        \max\; & (1 - \lambda) \sum_i s_i\, g_i - \lambda \sum_{n \in \mathcal N} \sum_c b_{nc}
+            && (15a)\\
+        \text{s.t.}\; & (b, p, w) \text{ a tree: (2a)–(2f) as in FlowOCT},\quad 0 \le g_i \le 1
+            && (15c), (15d)\\
+        & g_i \le \sum_{n \in P_i} w_{n,y_i} + \sum_{n \in P_i \setminus \{n_i\}} \sum_{c:\, Z_{ic} \ne
+            \mathrm{dir}_i(n)} b_{nc} + \mathbb 1[n_i \in \mathcal N] \sum_c b_{n_i c}
+            && \text{(16), lazily, } \forall i
+
+    where :math:`P_i` is sample i's decision path at the incumbent, :math:`n_i` its last node and
+    :math:`\mathrm{dir}_i(n)` the side it takes at n. Model components: the FlowOCT tree block, ``g[i]``,
+    ``cuts`` (a ConstraintList for cuts added by hand; lazy ones go through the solver layer),
+    ``objective_expr``.
+    """
+
+    def __init__(self, data, max_depth: int = 2, regularization: float = 0.0, objective: str = "accuracy",
+                 aggregate: bool = True, block=None):
+        super().__init__(data, max_depth, regularization=regularization, objective=objective,
+                         aggregate=aggregate, block=block)
         self.separator = BendersSeparator(self)
 
-    def _build(self) -> pyo.ConcreteModel:
-        st = self.struct
-        m = pyo.ConcreteModel(name="BendersOCT")
+    def _build(self) -> None:
+        st, m = self.struct, self.model
         st.build(m)
         rows = list(range(self.Zu.shape[0]))
         m.I = pyo.Set(initialize=rows, ordered=True)
         m.g = pyo.Var(m.I, bounds=(0.0, 1.0))
-        lam, su = self.lam, self.su.tolist()
-        m.objective = pyo.Objective(
-            expr=LinearExpression(constant=0.0,
-                                  linear_coefs=[(1 - lam) * su[i] for i in rows] + [-lam] * (len(st.internal) * len(st.cols)),
-                                  linear_vars=[m.g[i] for i in rows] + [m.b[n, c] for n in st.internal for c in st.cols]),
-            sense=pyo.maximize)
+        self._set_objective(self._accuracy_objective([m.g[i] for i in rows], self.su.tolist()), pyo.maximize)
         m.cuts = pyo.ConstraintList()   # a home for cuts added by hand (research use); lazy ones go via the solver
-        return m
 
     def _set_flows(self, inc: Incumbent) -> None:
         node, _ = self.struct.route(inc, self.Zu)
@@ -101,16 +116,3 @@ class BendersOCT(FlowOCT):
         inc = self.struct.from_tree(tree, self.col_of_split)
         self.struct.set_values(self.model, inc)
         self._set_flows(inc)
-
-
-def solve_loop_reference(f, solver_name="appsi_highs", max_rounds=500):
-    """Independent reference for tests: plain Pyomo solve–separate–resolve (no opttrees.solvers)."""
-    opt = pyo.SolverFactory(solver_name)
-    for _ in range(max_rounds):
-        opt.solve(f.model)
-        cuts = f.separator.separate(pyo.value)
-        if not cuts:
-            return
-        for c in cuts:
-            f.model.cuts.add(c)
-    raise RuntimeError("no convergence")

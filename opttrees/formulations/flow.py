@@ -3,7 +3,8 @@
 Each sample sends at most one unit of flow from a source through the tree to a sink; an arc to a child is
 open only if the node's chosen column sends the sample that way, and the arc to the sink only if the node
 predicts the sample's label. The flow equals 1 iff the sample is classified correctly, and the LP
-relaxation is much tighter than big-M routing (no big-M at all).
+relaxation is much tighter than big-M routing (no big-M at all). The model is written out in
+:class:`FlowOCT`'s docstring.
 
 Shared pieces used by BendersOCT and RobustOCT live here too:
 
@@ -12,12 +13,8 @@ Shared pieces used by BendersOCT and RobustOCT live here too:
 - routing of binary rows through an incumbent, and min-cut expressions (the Benders cut);
 - decoding to a :class:`~opttrees.tree.Tree` in original units.
 
-Columns: ``Z[i, c] = 1`` means sample i goes **right** on column c. A column decodes to a split
-``x_j < t`` (left iff true), so ``Z[i, c] = 1[x_ij >= t]``.
-
-Objective, as in the paper: ``max (1 - lam) * sum_i s_i * correct_i - lam * (number of branching nodes)``
-with ``s_i`` the sample weights (accuracy) or class-balanced weights summing to the same total (balanced
-accuracy).
+Columns (:mod:`opttrees.binarized`): ``Z[i, c] = 1`` means sample i goes **right** on column c. A column
+decodes to a split ``x_j < t`` (left iff true), so ``Z[i, c] = 1[x_ij >= t]``.
 """
 from __future__ import annotations
 
@@ -28,11 +25,11 @@ import pyomo.environ as pyo
 from pyomo.common.gc_manager import PauseGC
 from pyomo.core.expr.numeric_expr import LinearExpression
 
-from ..params import check_depth as _check_depth
+from ..binarized import BinarizedData
 from ..errors import InputError, VerificationError
 from ..objectives import class_counts
+from ..params import check_depth as _check_depth
 from ..tree import LEAF, Tree
-
 from .base import Formulation
 
 VERIFY_TOL = 1e-5
@@ -99,8 +96,8 @@ class FlowStructure:
             out.append(n)
         return out
 
-    def build(self, m: pyo.ConcreteModel) -> None:
-        """Add b, p, w and the structure rows to model ``m``."""
+    def build(self, m: pyo.Block) -> None:
+        """Add b, p, w and the structure rows to block ``m`` (a formulation's model or a block of a bigger one)."""
         m.N = pyo.Set(initialize=self.internal, ordered=True)
         m.L = pyo.Set(initialize=self.leaves, ordered=True)
         m.NODES = pyo.Set(initialize=self.nodes, ordered=True)
@@ -283,45 +280,72 @@ def aggregate_rows(Z: np.ndarray, y: np.ndarray, s: np.ndarray):
 
 # ---------------------------------------------------------------------------------------------- FlowOCT
 class FlowOCT(Formulation):
-    """The FlowOCT model on a binary matrix ``Z`` (n, C) with labels ``y`` in 0..K-1.
+    r"""FlowOCT (Aghaei, Gómez, Vayanos 2021) on :class:`~opttrees.binarized.BinarizedData`.
 
-    ``split_of_col(c) -> (j, t)`` decodes column c to the original-units split ``x_j < t``;
-    ``col_of_split(j, t) -> c`` maps back (for warm starts). ``X`` (original units) is used to build
-    the Tree and re-verify it. Identical rows are merged (``aggregate=True``) without changing the optimum.
+    Build with ``FlowOCT(BinarizedData.from_prepared(data, binarizer), max_depth, regularization)`` (or
+    ``BinarizedData.from_binary(Z, y)`` on a raw 0/1 matrix). Numbers refer to the robust-trees paper
+    (Justin et al.), whose tree block (2) and flow graph (4)–(5) at zero shift are this model (digest
+    ``seed-003-robust-trees.md`` §13); :math:`\lambda` is ``regularization`` (the paper's :math:`R = 1 - \lambda`),
+    :math:`s_i` the sample weights (accuracy) or class-balanced ones with the same total.
+
+    .. math::
+
+        \max\; & (1 - \lambda) \sum_i s_i\, z^i_{s,1} - \lambda \sum_{n \in \mathcal N} \sum_c b_{nc}
+            && \text{(4) with the regulariser of §7.1.3}\\
+        \text{s.t.}\; & \textstyle\sum_c b_{nc} + p_n + \sum_{m \in \mathcal A(n)} p_m = 1
+            && \forall n \in \mathcal N \quad (2a)\\
+        & \textstyle p_n + \sum_{m \in \mathcal A(n)} p_m = 1 && \forall n \in \mathcal L \quad (2b)\\
+        & \textstyle\sum_k w_{nk} = p_n && \forall n \in \mathcal N \cup \mathcal L \quad (2c)\\
+        & z^i_{n,l(n)} \le \textstyle\sum_{c: Z_{ic} = 0} b_{nc},\quad
+            z^i_{n,r(n)} \le \sum_{c: Z_{ic} = 1} b_{nc} && \forall i, n \in \mathcal N \quad (5a), (5b)\\
+        & z^i_{a(n),n} = z^i_{n,l(n)} + z^i_{n,r(n)} + z^i_{n,t} && \forall i, n \in \mathcal N \quad (5c)\\
+        & z^i_{a(n),n} \le w_{n,y_i} \;(n \in \mathcal L),\quad z^i_{n,t} \le w_{n,y_i} \;(n \in \mathcal N)
+            && (5d), (5e)\\
+        & b, p, w \in \{0, 1\},\; z \in [0, 1] && (2d)\text{–}(2f)
+
+    Model components: the tree block ``b[n, c]``, ``p[n]``, ``w[n, k]`` (:class:`FlowStructure`), the in-flows
+    ``z[i, n]`` (``z[i, 1]`` is the source arc), the sink flows ``zt[i, n]`` of internal nodes (a leaf's sink
+    flow is its in-flow), ``objective_expr``. Identical (row, label) pairs are merged with summed weights
+    (``aggregate=True``) without changing the optimum.
     """
 
-    separator = None
-
-    def __init__(self, Z, y, n_classes: int, depth: int, X=None, split_of_col=None, col_of_split=None,
-                 regularization: float = 0.0, objective: str = "accuracy", sample_weight=None,
-                 classes=None, feature_names=None, aggregate: bool = True):
-        self.depth = check_depth(depth)
+    def __init__(self, data: BinarizedData, max_depth: int = 2, regularization: float = 0.0,
+                 objective: str = "accuracy", aggregate: bool = True, block=None):
+        if not isinstance(data, BinarizedData):
+            raise InputError(f"{type(self).__name__} needs a BinarizedData (BinarizedData.from_prepared(data, "
+                             f"binarizer) or BinarizedData.from_binary(Z, y)); got {type(data).__name__}")
+        self.data = data
+        self.depth = check_depth(max_depth)
         self.lam = check_regularization(regularization)
-        self.Z = np.asarray(Z, dtype=np.int8)
-        self.y = np.asarray(y, dtype=np.int64)
-        if self.Z.ndim != 2 or len(self.y) != self.Z.shape[0]:
-            raise InputError(f"Z must be (n, C) with n = len(y); got {self.Z.shape} and {self.y.shape}")
-        if not np.isin(self.Z, (0, 1)).all():
-            raise InputError("Z must be binary (0/1)")
-        self.n_classes = int(n_classes)
-        self.X = self.Z.astype(np.float64) if X is None else np.asarray(X, dtype=np.float64)
-        self.split_of_col = split_of_col or (lambda c: (c, 0.5))
-        self.col_of_split = col_of_split or (lambda j, t: j)
-        self.sample_weight = sample_weight
-        self.s = objective_weights(self.y, self.n_classes, sample_weight, objective)
-        self.classes, self.feature_names = classes, feature_names
-        self.data = self
+        self.s = objective_weights(data.y, data.n_classes, data.sample_weight, objective)
         if aggregate:
             self.Zu, self.yu, self.su, self.inverse = aggregate_rows(self.Z, self.y, self.s)
         else:
             self.Zu, self.yu, self.su, self.inverse = self.Z, self.y, self.s, np.arange(len(self.y))
         self.struct = FlowStructure(self.depth, self.Z.shape[1], self.n_classes)
+        self.model = self._new_block(block, type(self).__name__)
         with PauseGC():
-            self.model = self._build()
+            self._build()
 
-    def _build(self) -> pyo.ConcreteModel:
-        st, Z, y = self.struct, self.Zu, self.yu
-        m = pyo.ConcreteModel(name="FlowOCT")
+    # the data, under the names the separators and research code use
+    Z = property(lambda self: self.data.Z, doc="binary split columns (n, C); 1 = right")
+    y = property(lambda self: self.data.y, doc="labels 0..K-1")
+    X = property(lambda self: self.data.X, doc="original-units features (trees are decoded and re-verified on them)")
+    n_classes = property(lambda self: self.data.n_classes)
+    sample_weight = property(lambda self: self.data.sample_weight)
+
+    @property
+    def max_depth(self) -> int:
+        return self.depth
+
+    def split_of_col(self, c: int) -> tuple[int, float]:
+        return self.data.split_of_col(c)
+
+    def col_of_split(self, j: int, t: float) -> int:
+        return self.data.col_of_split(j, t)
+
+    def _build(self) -> None:
+        st, Z, y, m = self.struct, self.Zu, self.yu, self.model
         st.build(m)
         rows = list(range(Z.shape[0]))
         m.I = pyo.Set(initialize=rows, ordered=True)
@@ -340,14 +364,14 @@ class FlowOCT(Formulation):
             [m.b[n, c] for c in right_cols[i]]))
         m.sink_internal = pyo.Constraint(idx_n, rule=lambda m, i, n: m.zt[i, n] <= m.w[n, yl[i]])
         m.sink_leaf = pyo.Constraint(idx_l, rule=lambda m, i, n: m.z[i, n] <= m.w[n, yl[i]])
-        su = self.su.tolist()
-        lam = self.lam
-        m.objective = pyo.Objective(
-            expr=LinearExpression(constant=0.0,
-                                  linear_coefs=[(1 - lam) * su[i] for i in rows] + [-lam] * (len(st.internal) * len(st.cols)),
-                                  linear_vars=[m.z[i, 1] for i in rows] + [m.b[n, c] for n in st.internal for c in st.cols]),
-            sense=pyo.maximize)
-        return m
+        self._set_objective(self._accuracy_objective([m.z[i, 1] for i in rows], self.su.tolist()), pyo.maximize)
+
+    def _accuracy_objective(self, correct_vars, weights) -> LinearExpression:
+        """(1 - lam) * sum_i weights_i correct_i - lam * sum_{n, c} b[n, c]."""
+        st, m, lam = self.struct, self.model, self.lam
+        return LinearExpression(constant=0.0,
+                                linear_coefs=[(1 - lam) * s for s in weights] + [-lam] * (len(st.internal) * len(st.cols)),
+                                linear_vars=list(correct_vars) + [m.b[n, c] for n in st.internal for c in st.cols])
 
     # ---------------------------------------------------------------------------------------- API
     def incumbent(self, value=pyo.value) -> Incumbent:
@@ -382,8 +406,9 @@ class FlowOCT(Formulation):
 
     def _decode(self) -> Tree:
         inc = self.incumbent()
-        tree = self.struct.to_tree(inc, self.split_of_col, self.X, self.y, self.n_classes, self.sample_weight,
-                                   self.classes, self.feature_names)
+        d = self.data
+        tree = self.struct.to_tree(inc, self.split_of_col, d.X, d.y, d.n_classes, d.sample_weight, d.classes,
+                                   d.feature_names)
         node, _ = self.struct.route(inc, self.Z)
         if not np.array_equal(tree.label[tree.apply(self.X)], inc.predict[node]):
             raise VerificationError("decoded tree routes the training data differently from the binary columns")

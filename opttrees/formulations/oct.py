@@ -1,9 +1,4 @@
-"""OCT: Bertsimas–Dunn optimal classification tree with parallel splits, model (2.24).
-
-Objective: (1/L̂) Σ_t L_t + α Σ_t d_t, with L̂ the root-only (majority-class) loss, so α means the same as in
-every heuristic. Class counts use sample weights; the minimum leaf size counts points. The left-branch row is
-the corrected one from :mod:`opttrees.formulations.structure`.
-"""
+"""OCT: the Bertsimas–Dunn optimal classification tree with parallel splits, thesis model (2.24)."""
 from __future__ import annotations
 
 import numpy as np
@@ -12,29 +7,55 @@ from pyomo.common.gc_manager import PauseGC
 
 from ..data import PreparedData
 from ..errors import InputError
-from ..params import check_alpha  # noqa: F401 (re-exported)
 from ..objectives import class_counts, classification_objective, majority_label, misclassification_baseline
+from ..params import check_alpha  # noqa: F401 (re-exported)
 from ..tree import Tree
 from .base import Formulation
 from .structure import BDStructure
 
 
-
 class OCT(Formulation):
-    """Build with ``OCT(prepare(X, y), max_depth, min_samples_leaf, alpha)``; solve with ``opttrees.solvers.solve``.
+    r"""Optimal classification tree (Dunn thesis ch. 2, model (2.24)) on :class:`~opttrees.data.PreparedData`.
 
-    ``routing="thesis"`` and ``loss="thesis"`` give model (2.24) literally (plus the corrected left row). The
-    defaults replace those rows by equivalent tighter ones with the same integer solutions: one routing row
-    per (point, ancestor, side) with z summed over the leaves on that side, and the loss as
-    ``L_t = N_t - sum_i w_i u_it`` with ``u_it <= z_it``, ``u_it <= c_{y_i,t}``. On iris depth 2 this took
-    HiGHS from no bound after 400 s to a proof in 159 s (benchmarks/README.md).
+    Build with ``OCT(prepare(X, y), max_depth, min_samples_leaf, alpha)``, solve with
+    :func:`opttrees.solvers.solve`, read the tree with :meth:`extract`. ``block=`` builds onto a block of a
+    bigger model (see :mod:`opttrees.formulations.base`).
+
+    .. math::
+
+        \min\; & \frac{1}{\hat L} \sum_{t \in \mathcal T_L} L_t + \alpha \sum_{t \in \mathcal T_B} d_t
+            && (2.23)\\
+        \text{s.t.}\; & L_t \ge N_t - N_{kt} - n(1 - c_{kt}),\quad
+            L_t \le N_t - N_{kt} + n\,c_{kt},\quad L_t \ge 0
+            && \forall k, t \in \mathcal T_L \quad (2.20)\text{–}(2.22)\\
+        & N_{kt} = \textstyle\sum_{i: y_i = k} w_i z_{it},\quad N_t = \sum_i w_i z_{it},\quad
+            \sum_k c_{kt} = l_t && \forall t \in \mathcal T_L \quad (2.15), (2.16), (2.18)\\
+        & \mathbf a_m^\top(\mathbf x_i + \boldsymbol\epsilon - \epsilon_{\min}) + \epsilon_{\min}
+            \le b_m + (1 + \epsilon_{\max})(1 - z_{it}) && \forall i, t, m \in A_L(t) \quad (2.13)^*\\
+        & \mathbf a_m^\top \mathbf x_i \ge b_m - (1 - z_{it}) && \forall i, t, m \in A_R(t) \quad (2.14)\\
+        & \textstyle\sum_t z_{it} = 1,\quad z_{it} \le l_t,\quad \sum_i z_{it} \ge N_{\min} l_t
+            && (2.8), (2.6), (2.7)\\
+        & \textstyle\sum_j a_{jt} = d_t,\quad 0 \le b_t \le d_t,\quad d_t \le d_{p(t)}
+            && \forall t \in \mathcal T_B \quad (2.2), (2.3), (2.5)\\
+        & a, d, z, l, c \in \{0, 1\}
+
+    :math:`\hat L` is the root-only (majority-class) loss, so ``alpha`` means the same as in every heuristic;
+    class counts use the sample weights :math:`w_i`, the minimum leaf size counts points. (2.13)* is the
+    corrected left-branch row (the thesis's is wrong at a node that does not split; see
+    :mod:`opttrees.formulations.structure`).
+
+    ``routing="thesis"`` and ``loss="thesis"`` give (2.24) literally (plus the corrected row). The defaults
+    replace those rows by equivalent tighter ones with the same integer solutions: one routing row per
+    (point, ancestor, side) with :math:`z` summed over the leaves on that side, and the loss as
+    :math:`L_t = N_t - \sum_i w_i u_{it}` with :math:`u_{it} \le z_{it}`, :math:`u_{it} \le c_{y_i t}`. On
+    iris depth 2 this took HiGHS from no bound after 400 s to a proof in 159 s (benchmarks/README.md).
 
     Components users can extend: ``model.tree`` (structure block: a, b, d, z, l), ``model.N``, ``model.Nk``,
-    ``model.c``, ``model.L``, ``model.objective``.
+    ``model.c``, ``model.L``, ``model.objective_expr`` (and ``model.objective`` on an owned model).
     """
 
     def __init__(self, data: PreparedData, max_depth: int = 2, min_samples_leaf: int = 1, alpha: float = 0.0,
-                 routing: str = "aggregated", loss: str = "tight"):
+                 routing: str = "aggregated", loss: str = "tight", block=None):
         if loss not in ("thesis", "tight"):
             raise InputError(f"loss must be 'thesis' or 'tight'; got {loss!r}")
         self.loss = loss
@@ -44,20 +65,20 @@ class OCT(Formulation):
         self.alpha = check_alpha(alpha)
         self.structure = BDStructure(data, max_depth, min_samples_leaf, routing)
         self.baseline = misclassification_baseline(data.y, data.n_classes, data.sample_weight)
-        self.model = self._build()
+        self.model = self._new_block(block, "OCT")
+        self._build()
 
     @property
     def max_depth(self) -> int:
         return self.structure.D
 
-    def _build(self) -> pyo.ConcreteModel:
-        d, S = self.data, self.structure
+    def _build(self) -> None:
+        d, S, m = self.data, self.structure, self.model
         n, K, TL = d.n, d.n_classes, S.leaves
         w = d.sample_weight.tolist()
         y = d.y.tolist()
         big = float(d.sample_weight.sum())
         by_class = [[i for i in range(n) if y[i] == k] for k in range(K)]
-        m = pyo.ConcreteModel(name="OCT")
         with PauseGC():
             m.tree = pyo.Block()
             S.build(m.tree)
@@ -83,10 +104,8 @@ class OCT(Formulation):
                 m.u_label = pyo.Constraint(range(n), TL, rule=lambda m, i, t: m.u[i, t] <= m.c[y[i], t])
                 m.loss_def = pyo.Constraint(TL, rule=lambda m, t:
                                             m.L[t] == m.N[t] - sum(w[i] * m.u[i, t] for i in range(n)))
-            m.objective = pyo.Objective(
-                expr=(1.0 / self.baseline) * sum(m.L[t] for t in TL)
-                + self.alpha * sum(m.tree.d[t] for t in S.branch), sense=pyo.minimize)
-        return m
+            self._set_objective((1.0 / self.baseline) * sum(m.L[t] for t in TL)
+                                + self.alpha * sum(m.tree.d[t] for t in S.branch), pyo.minimize)
 
     # ------------------------------------------------------------------ Tree <-> model
     def warm_start(self, tree: Tree) -> None:

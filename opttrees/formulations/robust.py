@@ -21,28 +21,13 @@ import pyomo.environ as pyo
 from pyomo.common.gc_manager import PauseGC
 from pyomo.core.expr.numeric_expr import LinearExpression
 
+from ..binarized import ThermometerData, thermometer, thermometer_columns  # noqa: F401 (re-exported)
 from ..errors import InputError, VerificationError
 from ..robust.adversary import Path, ShiftSet, attack
 from ..tree import Tree
-from .benders import CUT_TOL, path_cut_terms
-from .flow import FlowStructure, verify_at_most_as_good, Incumbent, check_depth, check_regularization
-
 from .base import Formulation
-
-
-def thermometer_columns(X: np.ndarray) -> list[tuple[int, int]]:
-    """(f, theta) for theta in [min_f, max_f) — the threshold set Theta(f) of the paper."""
-    cols = []
-    for f in range(X.shape[1]):
-        lo, hi = int(X[:, f].min()), int(X[:, f].max())
-        cols.extend((f, th) for th in range(lo, hi))
-    return cols
-
-
-def thermometer(X: np.ndarray, cols) -> np.ndarray:
-    f = np.array([c[0] for c in cols], dtype=np.int64)
-    th = np.array([c[1] for c in cols], dtype=np.float64)
-    return (X[:, f] >= th + 1).astype(np.int8)
+from .benders import CUT_TOL, path_cut_terms
+from .flow import FlowStructure, Incumbent, check_depth, check_regularization, verify_at_most_as_good
 
 
 class RobustSeparator:
@@ -83,56 +68,82 @@ class RobustSeparator:
 
 
 class RobustOCT(Formulation):
-    """RobustOCT on integer data ``X`` (n, F) with labels y in 0..K-1 and the uncertainty set ``shift``.
+    r"""RobustOCT on :class:`~opttrees.binarized.ThermometerData` (integer features) with the uncertainty set ``shift``.
 
-    ``split_of_col(f, theta) -> (j, t)`` decodes an integer split to original units (default t = theta+0.5
-    on feature f); ``col_of_split(j, t) -> (f, theta)`` maps back for warm starts. ``X_original`` (same rows)
-    builds and re-verifies the Tree.
+    Build with ``RobustOCT(ThermometerData.from_prepared(data, encoder), max_depth, shift)`` (or
+    ``ThermometerData.from_integer(X_int, y)``). Numbers are the robust-trees paper's (Justin et al.; digest
+    ``seed-003-robust-trees.md``): the extended main problem (15) with cuts (16) and (14) separated at integer
+    incumbents by :attr:`separator`, over the uncertainty set (3) (or (27), (28) via ``ShiftSet.direction`` /
+    ``ShiftSet.groups``). Column :math:`(f, \theta)` sends x right iff :math:`x_f \ge \theta + 1`, so the tree
+    block :math:`b_{nf\theta}, p_n, w_{nk}` is FlowOCT's on the thermometer columns (the paper calls :math:`p_n`
+    :math:`v_n`). :math:`\lambda` is ``regularization`` (0 in the paper's robust model; its nominal baseline uses
+    :math:`R = 1 - \lambda`).
+
+    .. math::
+
+        \max\; & (1 - \lambda) \sum_i t_i - \lambda \sum_{n, f, \theta} b_{nf\theta} && (15a)\\
+        \text{s.t.}\; & (b, p, w) \text{ a tree: (2a)–(2f)},\quad 0 \le t_i \le 1 && (15c), (15d)\\
+        & t_i \le \sum_{n \in \mathcal N \cup \mathcal L} \tilde q^i_{n,t} w_{n,y^i} + \tilde q^i_{s,1}
+            + \sum_{n, f, \theta} \big(\mathbb I[x^i_f \le \theta]\, \tilde q^i_{n,l(n)}
+            + \mathbb I[x^i_f \ge \theta + 1]\, \tilde q^i_{n,r(n)}\big) b_{nf\theta}
+            && \text{(16) for nominally misclassified } i\\
+        & \sum_i t_i \le \sum_i \Big[\sum_n \tilde q^i_{n,t} w_{n,y^i} + \tilde q^i_{s,1}
+            + \sum_{n, f, \theta} \big(\mathbb I[x^i_f + \tilde\xi^i_f \le \theta]\, \tilde q^i_{n,l(n)}
+            + \mathbb I[x^i_f + \tilde\xi^i_f \ge \theta + 1]\, \tilde q^i_{n,r(n)}\big) b_{nf\theta}\Big]
+            && (14)\\
+        & \Xi = \Big\{\xi \in \mathbb Z^{|\mathcal I| \times |\mathcal F|}:
+            \sum_i \sum_f \gamma^i_f |\xi^i_f| \le \epsilon\Big\} && (3)
+
+    with :math:`\tilde\xi` the worst-case shift from Algorithm 1 (:mod:`opttrees.robust.adversary`) and
+    :math:`\tilde q` the min-cut of each sample's (shifted) decision path. The optimum is the best worst-case
+    number of correct samples. Model components: the tree block (``b``, ``p``, ``w``), ``t[i]``, ``cuts``,
+    ``objective_expr``.
     """
 
-    def __init__(self, X, y, n_classes: int, depth: int, shift: ShiftSet, regularization: float = 0.0,
-                 X_original=None, split_of_col=None, col_of_split=None, classes=None, feature_names=None):
-        self.depth = check_depth(depth)
+    def __init__(self, data: ThermometerData, max_depth: int, shift: ShiftSet, regularization: float = 0.0,
+                 block=None):
+        if not isinstance(data, ThermometerData):
+            raise InputError("RobustOCT needs a ThermometerData (ThermometerData.from_prepared(data, encoder) or "
+                             f"ThermometerData.from_integer(X_int, y)); got {type(data).__name__}")
+        if not np.allclose(data.sample_weight, data.sample_weight[0]):
+            raise InputError("RobustOCT counts samples: sample weights are not supported")
+        self.data = data
+        self.depth = check_depth(max_depth)
         self.lam = check_regularization(regularization)
-        X = np.asarray(X, dtype=np.float64)
-        if X.ndim != 2 or not np.all(X == np.round(X)):
-            raise InputError("RobustOCT needs integer-valued features (encode them with IntegerEncoder)")
-        self.X = X
-        self.y = np.asarray(y, dtype=np.int64)
-        self.n = X.shape[0]
-        self.n_classes = int(n_classes)
         self.S = shift
-        if shift.gamma.shape != X.shape:
-            raise InputError(f"costs have shape {shift.gamma.shape} but X has shape {X.shape}")
-        self.cols = thermometer_columns(X)
+        if shift.gamma.shape != data.X_int.shape:
+            raise InputError(f"costs have shape {shift.gamma.shape} but X has shape {data.X_int.shape}")
         if not self.cols and self.depth > 0:
             self.depth = 0   # every feature constant: only a root prediction is possible
-        self.col_index = {c: k for k, c in enumerate(self.cols)}
-        self.Z = thermometer(X, self.cols) if self.cols else np.zeros((self.n, 0), dtype=np.int8)
-        self.X_original = X if X_original is None else np.asarray(X_original, dtype=np.float64)
-        self._split_of_col = split_of_col or (lambda f, th: (f, th + 0.5))
-        self._col_of_split = col_of_split or (lambda j, t: (j, int(np.ceil(t)) - 1))
-        self.classes, self.feature_names = classes, feature_names
-        self.data = self
         self.struct = FlowStructure(self.depth, len(self.cols), self.n_classes)
+        self.model = self._new_block(block, "RobustOCT")
         with PauseGC():
-            self.model = self._build()
+            self._build()
         self.separator = RobustSeparator(self)
 
-    def _build(self) -> pyo.ConcreteModel:
-        st = self.struct
-        m = pyo.ConcreteModel(name="RobustOCT")
+    # the data, under the names the separator and research code use
+    X = property(lambda self: self.data.X_int, doc="integer features (the units the shift set lives in)")
+    X_original = property(lambda self: self.data.X, doc="original-units features (trees are returned in them)")
+    Z = property(lambda self: self.data.Z, doc="thermometer columns (n, C); 1 = right")
+    y = property(lambda self: self.data.y)
+    n = property(lambda self: self.data.n)
+    n_classes = property(lambda self: self.data.n_classes)
+    cols = property(lambda self: self.data.cols, doc="(feature, theta) of every column")
+
+    @property
+    def max_depth(self) -> int:
+        return self.depth
+
+    def _build(self) -> None:
+        st, m, lam = self.struct, self.model, self.lam
         st.build(m)
         m.I = pyo.Set(initialize=list(range(self.n)), ordered=True)
         m.t = pyo.Var(m.I, bounds=(0.0, 1.0))
-        lam = self.lam
-        m.objective = pyo.Objective(
-            expr=LinearExpression(constant=0.0,
-                                  linear_coefs=[1 - lam] * self.n + [-lam] * (len(st.internal) * len(st.cols)),
-                                  linear_vars=[m.t[i] for i in range(self.n)] + [m.b[n, c] for n in st.internal for c in st.cols]),
-            sense=pyo.maximize)
+        self._set_objective(LinearExpression(
+            constant=0.0, linear_coefs=[1 - lam] * self.n + [-lam] * (len(st.internal) * len(st.cols)),
+            linear_vars=[m.t[i] for i in range(self.n)] + [m.b[n, c] for n in st.internal for c in st.cols]),
+            pyo.maximize)
         m.cuts = pyo.ConstraintList()
-        return m
 
     # ------------------------------------------------------------------------------------ pieces
     def paths(self, inc: Incumbent) -> list[Path]:
@@ -168,14 +179,11 @@ class RobustOCT(Formulation):
         inc = self.struct.from_tree(tree, self.col_of_split)
         return self.incumbent_objective(inc)
 
-    def split_of_col(self, c: int):
-        return self._split_of_col(*self.cols[c])
+    def split_of_col(self, c: int) -> tuple[int, float]:
+        return self.data.split_of_col(c)
 
     def col_of_split(self, j: int, t: float) -> int:
-        key = self._col_of_split(j, t)
-        if key not in self.col_index:
-            raise InputError(f"split on feature {j} at {t:g} is not an integer threshold of the training range")
-        return self.col_index[key]
+        return self.data.col_of_split(j, t)
 
     # ------------------------------------------------------------------------------------ API
     def warm_start(self, tree: Tree) -> None:
@@ -188,8 +196,8 @@ class RobustOCT(Formulation):
 
     def _decode(self) -> Tree:
         inc = self.incumbent()
-        tree = self.struct.to_tree(inc, self.split_of_col, self.X_original, self.y, self.n_classes, None,
-                                   self.classes, self.feature_names)
+        d = self.data
+        tree = self.struct.to_tree(inc, self.split_of_col, d.X, d.y, d.n_classes, None, d.classes, d.feature_names)
         node, _ = self.struct.route(inc, self.Z)
         if not np.array_equal(tree.label[tree.apply(self.X_original)], inc.predict[node]):
             raise VerificationError("decoded robust tree routes the training data differently")

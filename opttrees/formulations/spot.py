@@ -1,27 +1,19 @@
-"""The SPOT MILP (SPOT paper Theorem 2) on the Bertsimas–Dunn tree structure shared with OCT.
+"""The SPOT MILP (Elmachtoub, Liang, McNellis 2020, Theorem 2) on the Bertsimas–Dunn tree shared with OCT.
 
-    min  [ Σ_i ω_i Σ_t y_it − Σ_i ω_i z*(c_i) ] / N  +  alpha · Σ_m d_m ,        N = Σ_i ω_i |z*(c_i)|
-    s.t. y_it >= c_i·w_t − M1_i (1 − z_it)      (y = realised cost of i's leaf decision, 0 elsewhere)
-         y_it >= −M2_i z_it
-         Σ_t y_it >= z*(c_i)                    (valid inequality (7l): LP bound >= 0)
-         w_t in S for every leaf t              (a copy of the decision problem's Pyomo block per leaf)
-         (a, b, d, z, l) a depth-D Bertsimas–Dunn tree; Σ_i ω_i z_it >= N_min l_t (weighted min leaf)
-
-At any integer point the objective is the SPOT objective of :mod:`opttrees.spo.objective` — training
-**normalised** SPO loss + alpha · splits — the function greedy pruning (:func:`opttrees.spo.prune_alpha`)
-minimises too; :meth:`SPOTFormulation.tree_objective` evaluates it with
-:func:`opttrees.spo.spot_objective` and ``verify`` checks the solver's value against it. ``alpha`` is thus
-on the normalised scale: a split must lower the training regret by ``alpha · N``. The reference code's
-pooling parameter α_p (``Σy − Σz* + α_p·n·Σd``, mean-regret units, 1e-4 for shortest path) is
-``alpha · N / Σω``; see :func:`opttrees.spo.alpha_from_paper`.
+The model is written out in :class:`SPOTFormulation`'s docstring. At any integer point its objective is the
+SPOT objective of :mod:`opttrees.spo.objective` — training **normalised** SPO loss + alpha · splits — the
+function greedy pruning (:func:`opttrees.spo.prune_alpha`) minimises too; ``alpha`` is thus on the normalised
+scale: a split must lower the training regret by ``alpha · N``. The reference code's pooling parameter α_p
+(``Σy − Σz* + α_p·n·Σd``, mean-regret units, 1e-4 for shortest path) is ``alpha · N / Σω``; see
+:func:`opttrees.spo.alpha_from_paper`.
 
 Costs are in min-cost form (sign·c, so maximisation problems work unchanged). Per-row big-Ms come from the
 oracle: M1_i = max(0, max_S c_i·w), M2_i = max(0, −min_S c_i·w). w is continuous when S has an integral LP
 description (shortest path); otherwise S's own integer variables carry over.
 
 The greedy tree is a complete warm start: a, b, d, z, l from the structure, w_t = the greedy leaf decision,
-y from the first row. The solve is a time-limited solution improver; :func:`fit_spot_mio` returns the
-greedy tree whenever the MILP does not beat it.
+y from the first row. The estimator layer (:func:`opttrees.estimators.spot_mio.fit_spot_mio`) runs the MILP
+as a time-limited improver of the greedy tree.
 """
 from __future__ import annotations
 
@@ -29,43 +21,94 @@ import numpy as np
 import pyomo.environ as pyo
 from pyomo.core.expr.numeric_expr import LinearExpression
 
-from ..data import prepare
+from ..data import PreparedData, prepare
 from ..errors import InputError, VerificationError
-from ..spo.greedy import check_costs_fit, grow_spo_tree
+from ..spo.greedy import check_costs_fit
 from ..spo.objective import spot_norm, spot_objective
-from ..spo.pruning import prune_alpha, refit_nodes
+from ..spo.pruning import refit_nodes
 from ..tree import Tree
 from .base import VERIFY_ATOL, VERIFY_RTOL, Formulation
 from .structure import BDStructure
 
 
+def prepare_costs(problem, X, C, sample_weight=None, feature_names=None) -> PreparedData:
+    """SPO training data: validated features (scaled, with epsilons) plus the cost vectors in ``extra["costs"]``."""
+    X, C, w = check_costs_fit(problem, X, C, sample_weight)
+    data = prepare(X, task="none", sample_weight=w)
+    if feature_names is not None:
+        data.feature_names = [str(f) for f in feature_names]
+    data.extra["costs"] = C
+    return data
+
+
 class SPOTFormulation(Formulation):
-    def __init__(self, problem, X, C, sample_weight=None, max_depth: int = 2, min_samples_leaf: float = 1,
-                 alpha: float = 1e-4, valid_inequality: bool = True, feature_names=None, routing: str = "thesis"):
+    r"""The SPOT MILP (SPOT paper Theorem 2, model (6)) on :class:`~opttrees.data.PreparedData` with costs.
+
+    Build with ``SPOTFormulation(prepare_costs(problem, X, C, w), problem, max_depth, min_samples_leaf, alpha)``;
+    ``problem`` is the :class:`~opttrees.oracles.DecisionProblem` whose feasible region S is copied into
+    every leaf. The tree encoding is the paper's Appendix C (its equations (7b)–(7l), recovered from the
+    authors' code; digest ``seed-000-spot.md`` §9.6) with Bertsimas–Dunn's non-splitting convention and the
+    corrected left row of :class:`~opttrees.formulations.structure.BDStructure`:
+
+    .. math::
+
+        \min\; & \frac{1}{N} \Big(\sum_i \omega_i \sum_{t \in \mathcal T_L} y_{it} - \sum_i \omega_i z^*(c_i)\Big)
+            + \alpha \sum_{m \in \mathcal T_B} d_m,\qquad N = \sum_i \omega_i |z^*(c_i)| && (6)\\
+        \text{s.t.}\; & y_{it} \ge c_i^\top w_t - M_{1,i} (1 - z_{it}) && \forall i, t \quad (7b)\\
+        & y_{it} \ge -M_{2,i}\, z_{it} && \forall i, t \quad (6)\\
+        & w_t \in S && \forall t \in \mathcal T_L \quad (7c)\\
+        & \textstyle\sum_t z_{it} = 1,\quad z_{it} \le l_t,\quad \sum_i \omega_i z_{it} \ge N_{\min} l_t
+            && (7d), (7e), (7f)\\
+        & \mathbf a_m^\top \mathbf x_i \ge b_m - (1 - z_{it}) && \forall i, t, m \in A_R(t) \quad (7g)\\
+        & \mathbf a_m^\top(\mathbf x_i + \boldsymbol\epsilon - \epsilon_{\min}) + \epsilon_{\min}
+            \le b_m + (1 + \epsilon_{\max})(1 - z_{it}) && \forall i, t, m \in A_L(t) \quad (7h)^*\\
+        & \textstyle\sum_p a_{pm} = d_m,\quad 0 \le b_m \le d_m,\quad d_m \le d_{p(m)}
+            && (7i), (7j)^*, (7k)\\
+        & \textstyle\sum_t y_{it} \ge z^*(c_i) && \forall i \quad (7l), \text{ optional}\\
+        & a, d, z, l \in \{0, 1\}
+
+    :math:`M_{1,i} = \max(0, \max_{w \in S} c_i^\top w)`, :math:`M_{2,i} = \max(0, -\min_{w \in S} c_i^\top w)`
+    (per row, tighter than the paper's global ones). (7j)* is Bertsimas–Dunn's :math:`b_m \le d_m` (a
+    non-splitting node sends every point right) instead of the code's :math:`b_m \ge 1 - d_m`; (7h)* is the
+    corrected left row. Components: ``model.tree`` (a, b, d, z, l), ``model.leaf[t]`` (the copies of S),
+    ``model.y``, ``model.cost_link``, ``model.cost_floor``, ``model.regret_nonneg``, ``model.objective_expr``.
+    """
+
+    def __init__(self, data: PreparedData, problem, max_depth: int = 2, min_samples_leaf: float = 1,
+                 alpha: float = 1e-4, valid_inequality: bool = True, routing: str = "thesis", block=None):
+        if not isinstance(data, PreparedData) or "costs" not in data.extra:
+            raise InputError("SPOTFormulation needs SPO data with costs: prepare_costs(problem, X, C, sample_weight)")
         if not alpha >= 0:
             raise InputError(f"alpha must be >= 0; got {alpha!r}")
-        X, C, w = check_costs_fit(problem, X, C, sample_weight)
+        C = data.extra["costs"]
+        if C.ndim != 2 or C.shape != (data.n, problem.n_decisions):
+            raise InputError(f"costs must have shape (n, {problem.n_decisions}) = ({data.n}, {problem.n_decisions});"
+                             f" got {C.shape} (build the data with prepare_costs for this problem)")
         self.problem = problem
+        self.data = data
         self.C = C
         self.Cm = problem.sign * C
-        self.w = w
+        self.w = data.sample_weight
         self.alpha = float(alpha)
         self.min_samples_leaf = float(min_samples_leaf)
-        self.feature_names = feature_names
-        self.data = prepare(X, task="none", sample_weight=w)
-        self.structure = BDStructure(self.data, max_depth, min_samples_leaf=1, routing=routing)
+        self.feature_names = data.feature_names
+        self.structure = BDStructure(data, max_depth, min_samples_leaf=1, routing=routing)
         lo, hi = problem.cost_bounds(C)          # min / max of sign*c_i·w over S
         self.zstar = lo
         self.M1 = np.maximum(hi, 0.0)
         self.M2 = np.maximum(-lo, 0.0)
-        self.norm = spot_norm(problem, C, w, z=lo)   # N of the SPOT objective
+        self.norm = spot_norm(problem, C, self.w, z=lo)   # N of the SPOT objective
+        self.model = self._new_block(block, "SPOT")
         self._build(valid_inequality)
+
+    @property
+    def max_depth(self) -> int:
+        return self.structure.D
 
     # ------------------------------------------------------------------ model
     def _build(self, valid_inequality):
-        st, n, d = self.structure, self.data.n, self.problem.n_decisions
+        st, n, d, m = self.structure, self.data.n, self.problem.n_decisions, self.model
         TL = st.leaves
-        m = pyo.ConcreteModel(name="SPOT")
         m.tree = pyo.Block()
         st.build(m.tree)
         # weighted minimum leaf size replaces the structure's unit-count row
@@ -98,11 +141,10 @@ class SPOTFormulation(Formulation):
             m.regret_nonneg = pyo.Constraint(range(n), rule=lambda mm, i: sum(mm.y[i, t] for t in TL) >= zs[i])
         wn = (self.w / self.norm).tolist()
         const = -float(self.w @ self.zstar) / self.norm
-        m.objective = pyo.Objective(expr=LinearExpression(
+        self._set_objective(LinearExpression(
             constant=const, linear_coefs=[wn[i] for i in range(n) for t in TL] + [self.alpha] * len(st.branch),
             linear_vars=[m.y[i, t] for i in range(n) for t in TL] + [m.tree.d[t] for t in st.branch]),
-            sense=pyo.minimize)
-        self.model = m
+            pyo.minimize)
 
     # ------------------------------------------------------------------ objective helpers
     def tree_objective(self, tree: Tree, decisions=None) -> float:
@@ -174,75 +216,6 @@ class SPOTFormulation(Formulation):
         if verify:
             self.verify(tree)
         return tree
-
-
-def round_features(X, decimals: int | None) -> np.ndarray:
-    """Round features on the [0, 1] training scale (returned in original units).
-
-    Why: the MILP's strict-inequality rows need a per-feature gap epsilon well above solver tolerances; the
-    paper's code rounds x in [0, 1] to 2-3 decimals for the same reason.
-    """
-    if decimals is None:
-        return X
-    lo, hi = X.min(axis=0), X.max(axis=0)
-    span = np.where(hi > lo, hi - lo, 1.0)
-    return np.round((X - lo) / span, int(decimals)) * span + lo
-
-
-def fit_spot_mio(problem, X, C, w=None, depth: int = 2, min_samples_leaf: float = 1, alpha: float = 1e-4,
-                 solver: str = "highs", time_limit: float | None = 60.0, mip_gap: float = 1e-6,
-                 quantile_step: float | None = 0.01, x_precision: int | None = 3, verbose=False,
-                 feature_names=None, warm_start=True):
-    """Greedy SPOT, then the SPOT MILP warm-started from it; returns (tree, info). Never worse than greedy.
-
-    Every candidate is compared on the SPOT objective F = training normalised SPO loss + alpha · splits
-    (:func:`opttrees.spo.spot_objective`; ``alpha`` on the normalised scale, see the module docstring): the
-    greedy tree is pruned at ``alpha`` (:func:`opttrees.spo.prune_alpha`), so greedy and MILP minimise the
-    same function. The MILP sees features rounded to ``x_precision`` decimals on the [0, 1] scale (None: exact
-    values). The returned tree is whichever of {greedy on the raw data, greedy on the rounded data, MILP} has
-    the lowest F on the *raw* training data, with leaves refitted on it. ``info`` holds the greedy tree, the
-    SolveResult, the objectives, ``norm`` (N = Σ ω |z*|) and ``source`` ("mio" or "greedy").
-    """
-    import warnings
-
-    from ..solvers import solve
-    X, C, w = check_costs_fit(problem, X, C, w)
-    Xr = round_features(X, x_precision)
-    Cm = problem.sign * C
-    _, z = problem._solve_min(Cm)
-    norm = spot_norm(problem, C, w, z=z)
-
-    def greedy_on(Xg):
-        return prune_alpha(grow_spo_tree(problem, Xg, C, w, max_depth=depth, min_samples_leaf=min_samples_leaf,
-                                         quantile_step=quantile_step, feature_names=feature_names), alpha, norm)
-    greedy = greedy_on(X)
-    greedy_r = greedy if x_precision is None else greedy_on(Xr)
-    form = SPOTFormulation(problem, Xr, C, w, max_depth=depth, min_samples_leaf=min_samples_leaf, alpha=alpha,
-                           feature_names=feature_names)
-    res = solve(form, solver=solver, time_limit=time_limit, mip_gap=mip_gap,
-                warm_start=greedy_r if warm_start else None, verbose=verbose)
-
-    def raw_objective(tree):
-        tree = refit_nodes(tree, problem, X, C, w)
-        return spot_objective(problem, tree, X, C, w, alpha=alpha, norm=norm, z=z), tree
-    g_obj, greedy = raw_objective(greedy)
-    gr_obj, greedy_r_raw = raw_objective(greedy_r)
-    info = {"greedy_tree": greedy, "result": res, "greedy_objective": g_obj, "formulation": form, "norm": norm,
-            "greedy_objective_rounded": form.tree_objective(refit_nodes(greedy_r, problem, Xr, C, w))}
-    cands = [(g_obj, "greedy", greedy), (gr_obj, "greedy", greedy_r_raw)]
-    if res.has_solution:
-        try:
-            mio = prune_alpha(form.extract(), alpha, norm)
-            info["mio_objective_rounded"] = form.tree_objective(mio)
-            m_obj, mio = raw_objective(mio)
-            info["mio_objective"] = m_obj
-            cands.append((m_obj, "mio", mio))
-        except VerificationError as exc:
-            warnings.warn(f"{exc}; keeping the greedy tree", stacklevel=2)
-            info["verification_error"] = str(exc)
-    obj, source, tree = min(cands, key=lambda c: (c[0] - (1e-12 if c[1] == "mio" else 0.0)))
-    info["source"], info["objective"] = source, obj
-    return tree, info
 
 
 def _clip_to_bounds(var, value: float) -> float:

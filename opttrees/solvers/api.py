@@ -67,7 +67,8 @@ def _solve(formulation, solver, time_limit, mip_gap, threads, seed, warm_start, 
     _check_options(time_limit, mip_gap, threads)
     if time_limit is not None and math.isinf(time_limit):
         time_limit = None
-    model = formulation if isinstance(formulation, pyo.Block) else formulation.model
+    # a formulation built onto a caller's block solves the whole model it lives in (objective, side rows)
+    model = (formulation if isinstance(formulation, pyo.Block) else formulation.model).model()
     separator = getattr(formulation, "separator", None)
     repair = getattr(separator, "repair", None) if separator is not None else None
     opts = SolveOptions(time_limit=time_limit, mip_gap=float(mip_gap), threads=int(threads), seed=int(seed),

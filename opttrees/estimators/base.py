@@ -1,0 +1,74 @@
+"""The shared estimator base and the solver mixin: parameter rules as data, checked once at ``fit``.
+
+Every public estimator derives from :class:`OptTreesEstimator`, which gives each parameter named in
+:data:`opttrees.params.SHARED_RULES` its one shared rule (``max_depth``, ``random_state``, ``time_limit``,
+...), and declares only its own parameters' rules in ``_parameter_rules``; the rules of its bases are merged
+in, so :class:`SolverMixin` declares ``solver``, ``time_limit``, ``mip_gap``, ``threads``, ``random_state`` and
+``verbose`` once for every MIO estimator. The spec files and ``opttrees models --params`` read the same
+declarations (:func:`parameter_rules`).
+
+To add an estimator: derive from :class:`OptTreesEstimator` (and :class:`SolverMixin` if it solves a MIO),
+make ``__init__`` keyword-only and store the parameters unchanged, declare the rules of the parameters
+:data:`~opttrees.params.SHARED_RULES` does not cover, and call ``self._check_params()`` first in ``fit``;
+``tests/test_params.py`` checks that every parameter has a rule.
+"""
+from __future__ import annotations
+
+import inspect
+
+from sklearn.base import BaseEstimator
+
+from ..params import FALSE, NONE, SHARED_RULES, Options, check_params, time_limit_seconds
+from .common import solver_seed
+
+#: the solver settings every MIO estimator takes (the spec's ``solver:`` section sets them)
+SOLVER_RULES = {name: SHARED_RULES[name] for name in ("solver", "time_limit", "mip_gap", "threads", "random_state",
+                                                      "verbose")}
+
+
+def warm_start_rules(*heuristics: str) -> list:
+    """The one ``warm_start`` vocabulary of every MIO estimator: the name of the heuristic whose tree starts
+    the solver ("greedy": CART / greedy SPOT; "local-search" where offered), or None for no start. False
+    means None too: scikit-learn's ``check_estimator`` sets ``warm_start=False`` ("no warm start")."""
+    return [Options(*heuristics), NONE, FALSE]
+
+
+def parameter_rules(cls) -> dict:
+    """The rules of ``cls`` merged over its bases (a subclass's rule for a name wins), in signature order."""
+    merged: dict = {}
+    for klass in reversed(cls.__mro__):
+        merged.update(vars(klass).get("_parameter_rules", {}))
+    names = [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
+    return {n: merged[n] for n in names if n in merged}
+
+
+class OptTreesEstimator(BaseEstimator):
+    """Base of every opttrees estimator: ``_parameter_rules`` declared as data, checked by ``_check_params``."""
+
+    _parameter_rules: dict = SHARED_RULES
+
+    @classmethod
+    def parameter_rules(cls) -> dict:
+        return parameter_rules(cls)
+
+    def _check_params(self) -> None:
+        """The one check of every parameter at ``fit`` (InputError naming the parameter)."""
+        check_params(self.get_params(deep=False), self.parameter_rules(), type(self).__name__)
+
+    def _time_limit(self) -> float | None:
+        """``time_limit`` for the fit's deadline: None when there is none (None or inf)."""
+        return time_limit_seconds(self.time_limit)
+
+
+class SolverMixin:
+    """``solver``, ``time_limit``, ``mip_gap``, ``threads``, ``random_state``, ``verbose`` for MIO estimators.
+
+    The solver's own seed is derived from ``random_state`` (:func:`~opttrees.estimators.common.solver_seed`).
+    """
+
+    _parameter_rules = SOLVER_RULES
+
+    def _solver_options(self) -> dict:
+        """Keyword arguments for :meth:`FitControl.solve` (the time limit comes from the fit's deadline)."""
+        return dict(solver=self.solver.lower(), mip_gap=self.mip_gap, threads=self.threads,
+                    seed=solver_seed(self.random_state), verbose=self.verbose)

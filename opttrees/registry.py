@@ -1,0 +1,85 @@
+"""The model types a spec file can name (``model.type``): estimator, fixed parameters, how to fit and score.
+
+Why a module of its own: estimators know nothing about spec files or the CLI, and the spec and the CLI
+read one table. Each entry exposes the estimator's parameter rules (:mod:`opttrees.params`), so a spec is
+checked, and ``opttrees models --params`` is listed, from the declarations the estimator itself checks.
+"""
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+
+def _fit_xy(est, X, y):
+    return est.fit(X, y)
+
+
+@dataclass
+class ModelEntry:
+    """How the spec and the CLI build, fit and score one model type."""
+
+    name: str
+    estimator: type
+    description: str
+    fit: Callable[[Any, Any, Any], Any] = _fit_xy
+    metric: str = "accuracy"
+    fixed: dict = field(default_factory=dict)   # parameters the type sets (e.g. method="mio"), not settable
+
+    def make(self, **params):
+        """The estimator with the type's fixed parameters and ``params``."""
+        return self.estimator(**{**self.fixed, **params})
+
+    def parameter_rules(self) -> dict:
+        """{name: rules} of every settable parameter, in signature order."""
+        return {k: v for k, v in self.estimator.parameter_rules().items() if k not in self.fixed}
+
+    def defaults(self) -> dict:
+        """{name: default} of every settable parameter, in signature order."""
+        sig = inspect.signature(self.estimator.__init__)
+        return {k: p.default for k, p in sig.parameters.items() if k != "self" and k not in self.fixed}
+
+
+MODELS: dict[str, ModelEntry] = {}
+
+
+def register_model(name: str, estimator: type, description: str, fit=None, metric: str = "accuracy",
+                   **fixed) -> None:
+    """Register a spec ``model.type``; ``fixed`` parameters are always passed (e.g. method="mio")."""
+    MODELS[name] = ModelEntry(name, estimator, description, fit or _fit_xy, metric, dict(fixed))
+
+
+def models() -> dict[str, ModelEntry]:
+    """The registry, with the built-in model types registered on first use."""
+    if not MODELS:
+        _register_builtin()
+    return MODELS
+
+
+def _register_builtin() -> None:
+    from .estimators import (BendersOCTClassifier, FlowOCTClassifier, OptimalTreeClassifier, OptimalTreeCV,
+                             OptimalTreeRegressor, RobustTreeClassifier, SPOForest, SPOTree)
+
+    register_model("oct", OptimalTreeClassifier, "Bertsimas–Dunn OCT MIO (parallel splits)", method="mio")
+    register_model("cart", OptimalTreeClassifier, "greedy CART tree pruned with alpha (no solver)",
+                   method="greedy")
+    register_model("oct-local-search", OptimalTreeClassifier, "OCT / OCT-H by Dunn's local search with restarts",
+                   method="local-search")
+    register_model("ort", OptimalTreeRegressor, "ORT / ORT-H regression tree by local search (or greedy)",
+                   metric="r2")
+    register_model("oct-cv", OptimalTreeCV, "OCT tuned by the thesis protocol (depth grid, alpha by batch pruning, "
+                   "validation split, refit)", task="classification")
+    register_model("ort-cv", OptimalTreeCV, "ORT tuned by the thesis protocol (as oct-cv; loss squared or absolute)",
+                   metric="r2", task="regression")
+    register_model("flow-oct", FlowOCTClassifier, "FlowOCT: strong max-flow MIO on binarised features")
+    register_model("benders-oct", BendersOCTClassifier, "BendersOCT: FlowOCT master with lazy min-cut cuts")
+    register_model("robust-oct", RobustTreeClassifier,
+                   "RobustOCT: robust to feature shifts, calibrated by rho and lam (cut generation)")
+    # SPO models: the data's targets are the cost columns (one per decision), e.g.
+    # model: {type: spot, decision_problem: {type: shortest_path}, max_depth: 3}
+    register_model("spot", SPOTree, "greedy SPO tree (SPOT), pruned on validation if given",
+                   metric="normalised_spo_loss", method="greedy")
+    register_model("spot-mio", SPOTree, "SPOT MILP warm-started by greedy SPOT (time-limited improver)",
+                   metric="normalised_spo_loss", method="mio")
+    register_model("spo-forest", SPOForest, "SPO forest: bagged greedy SPO trees, mean-cost aggregation",
+                   metric="normalised_spo_loss")
