@@ -31,6 +31,8 @@ import numpy as np
 from ..data import PreparedData
 from ..errors import InputError
 from ..interrupt import STOP
+from ..jit import announce_compile
+from ..progress import ProgressLine
 from ..tree import Tree
 from . import _kernels as K
 from .core import (KIND, check_alpha, check_depth, heap_to_tree, make_problem, objective,
@@ -84,22 +86,28 @@ def _stop_requested(deadline) -> bool:
     return STOP.is_set() or (deadline is not None and deadline.stop())
 
 
-def _run_stoppable(tasks, jobs: int, deadline, stop: np.ndarray) -> list:
+def _run_stoppable(tasks, jobs: int, deadline, stop: np.ndarray, on_done=None) -> list:
     """Run ``tasks`` (callables) on ``jobs`` worker threads; set ``stop[0]`` on Ctrl-C or at the deadline.
 
-    Returns each task's result in order (None for a task cancelled before it started). Without
+    Returns each task's result in order (None for a task cancelled before it started); ``on_done(k, result)``
+    is called in the calling thread as task k finishes (progress). Without
     :func:`~opttrees.interrupt.stop_on_sigint` around the call, Ctrl-C raises KeyboardInterrupt here in the
     main thread: the workers are stopped and joined first, then it is re-raised.
     """
     ex = ThreadPoolExecutor(max_workers=max(1, jobs))
     futures = [ex.submit(t) for t in tasks]
+    index = {f: k for k, f in enumerate(futures)}
     interrupted = None
     try:
         pending = set(futures)
         while pending:
             if not stop[0] and _stop_requested(deadline):
                 stop[0] = 1
-            _, pending = wait(pending, timeout=0.02, return_when=FIRST_COMPLETED)
+            finished, pending = wait(pending, timeout=0.02, return_when=FIRST_COMPLETED)
+            if on_done is not None:
+                for f in finished:
+                    if not f.cancelled() and f.exception() is None:
+                        on_done(index[f], f.result())
     except KeyboardInterrupt as exc:
         interrupted = exc
     finally:
@@ -111,10 +119,53 @@ def _run_stoppable(tasks, jobs: int, deadline, stop: np.ndarray) -> list:
     return [None if f.cancelled() else f.result() for f in futures]
 
 
+class _Restarts:
+    """Restart results as they arrive: each distinct heap tree is built and scored once (many restarts reach
+    the same tree), and the progress line shows restarts done and the best objective while the rest run."""
+
+    def __init__(self, prob, alpha: float, n_total: int, progress: ProgressLine | None, deadline):
+        self.prob, self.alpha, self.n_total = prob, alpha, n_total
+        self.progress, self.deadline = progress, deadline
+        self.built: dict = {}
+        self.chunks: dict = {}
+        self.best = math.inf
+
+    def add(self, k: int, out, seeds: np.ndarray) -> None:
+        NT, FE, TH, CO, n = out
+        rows = []
+        for r in range(n):
+            key = (NT[r].tobytes(), FE[r].tobytes(), TH[r].tobytes(), CO[r].tobytes())
+            if key not in self.built:
+                t = heap_to_tree(self.prob, NT[r], FE[r], TH[r], CO[r])
+                self.built[key] = (t, objective(t, self.prob, self.alpha))
+                self.best = min(self.best, self.built[key][1])
+            rows.append(key)
+        self.chunks[k] = (seeds[:n], rows)
+        if self.progress is not None:
+            left = self.deadline.remaining() if self.deadline is not None else None
+            self.progress.update(restarts=f"{self.n_done()}/{self.n_total}", best=self.best,
+                                 left=None if left is None or not math.isfinite(left) else round(max(left, 0.0), 1))
+
+    def n_done(self) -> int:
+        return sum(len(s) for s, _ in self.chunks.values())
+
+    def ranked(self, return_all: bool):
+        """(seeds, trees, objectives) in restart order (chunks in submission order)."""
+        seeds, trees, objs = [], [], []
+        for k in sorted(self.chunks):
+            s, rows = self.chunks[k]
+            seeds.append(s)
+            for key in rows:
+                t, o = self.built[key]
+                trees.append(copy.deepcopy(t) if return_all else t)
+                objs.append(o)
+        return (np.concatenate(seeds) if seeds else np.zeros(0, np.int64)), trees, np.asarray(objs, dtype=np.float64)
+
+
 def local_search(data: PreparedData, max_depth: int, alpha: float = 0.0, min_samples_leaf: int = 1,
                  n_restarts: int = 100, split_type: str = "parallel", random_state=None, n_jobs: int | None = 1,
                  n_hyperplane_restarts: int = 5, loss: str | None = None, return_all: bool = False,
-                 max_moves: int | None = None, random_starts: float = 0.25, deadline=None):
+                 max_moves: int | None = None, random_starts: float = 0.25, deadline=None, verbose=False):
     """Best tree over ``n_restarts`` local searches (a Tree, or a LocalSearchResult with ``return_all``).
 
     random_starts: fraction of restarts that start from a fully random tree (random feature and random
@@ -126,6 +177,8 @@ def local_search(data: PreparedData, max_depth: int, alpha: float = 0.0, min_sam
     is set (the first Ctrl-C inside :func:`~opttrees.interrupt.stop_on_sigint`), the search stops within
     about one node visit and returns the best tree so far (at least one restart always runs: its start tree
     is grown in full).
+
+    verbose: a live line (restarts done, best objective, seconds left) while the restarts run.
     """
     D = check_depth(max_depth)
     alpha = check_alpha(alpha)
@@ -145,30 +198,19 @@ def local_search(data: PreparedData, max_depth: int, alpha: float = 0.0, min_sam
     # dynamic dispatch: restart times vary a lot, so small chunks are handed to whichever thread is free
     # (static halves can leave one thread idle at the end); each restart seeds itself, so chunking never
     # changes results. The first chunk always completes one restart, even when stopped before it starts.
-    size = len(seeds) if jobs == 1 else max(1, len(seeds) // (8 * jobs))
+    # With a progress line, one thread also gets chunks so that the line moves as restarts finish.
+    size = max(1, len(seeds) // (8 * jobs)) if jobs > 1 or verbose else len(seeds)
     chunks = [seeds[i:i + size] for i in range(0, len(seeds), size)]
     stop = np.zeros(1, np.int64)
     tasks = [lambda c=c, k=k: K.run_restarts(c, *args, stop, 1 if k == 0 else 0) for k, c in enumerate(chunks)]
-    done = [(c, o) for c, o in zip(chunks, _run_stoppable(tasks, jobs, deadline, stop)) if o is not None]
+    announce_compile("local-search", K.run_restarts, "about a minute on 2 cores")
+    left = deadline.remaining() if deadline is not None else None
+    with ProgressLine("local search", enabled=bool(verbose), time_limit=left) as line:
+        line.update(restarts=f"0/{len(seeds)}")
+        runs = _Restarts(prob, alpha, len(seeds), line if verbose else None, deadline)
+        _run_stoppable(tasks, jobs, deadline, stop, on_done=lambda k, out: runs.add(k, out, chunks[k]))
     stopped = bool(stop[0])
-    NT = np.concatenate([o[0][:o[4]] for _, o in done])
-    FE = np.concatenate([o[1][:o[4]] for _, o in done])
-    TH = np.concatenate([o[2][:o[4]] for _, o in done])
-    CO = np.concatenate([o[3][:o[4]] for _, o in done])
-    seeds = np.concatenate([c[:o[4]] for c, o in done])
-    # many restarts converge to the same heap tree: build (and score) each distinct tree once
-    built = {}
-    trees, objs = [], np.empty(len(seeds))
-    for r in range(len(seeds)):
-        key = (NT[r].tobytes(), FE[r].tobytes(), TH[r].tobytes(), CO[r].tobytes())
-        if key not in built:
-            t = heap_to_tree(prob, NT[r], FE[r], TH[r], CO[r])
-            built[key] = (t, objective(t, prob, alpha), r)
-            trees.append(t)
-        else:
-            t0, o0, r0 = built[key]
-            trees.append(t0 if not return_all else copy.deepcopy(t0))
-        objs[r] = built[key][1]
+    seeds, trees, objs = runs.ranked(return_all)
     rank = np.lexsort((np.arange(len(objs)), np.round(objs, 12)))
     best = trees[rank[0]]
     if not return_all:
