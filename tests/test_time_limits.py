@@ -122,3 +122,20 @@ def test_local_search_stops_at_the_time_limit(est):
     wall = time.perf_counter() - t0
     assert wall <= 1.0 + 2.0
     assert est.fit_status_ == "time_limit" and est.tree_.n_leaves >= 2
+
+
+def test_the_hand_off_to_the_solver_counts_against_the_time_limit():
+    """A model with many rows: a limit that expires during compile_model stops there, with an honest result."""
+    import pyomo.environ as pyo
+
+    from opttrees.solvers import solve
+
+    m = pyo.ConcreteModel()
+    m.I = pyo.RangeSet(0, 5999)
+    m.x = pyo.Var(m.I, within=pyo.Binary)
+    m.c = pyo.Constraint(m.I, rule=lambda m, i: m.x[i] + m.x[(i + 1) % 6000] <= 1)
+    m.o = pyo.Objective(expr=sum(m.x[i] for i in m.I), sense=pyo.maximize)
+    res = solve(m, "highs", time_limit=1e-6)
+    assert res.status == "no_solution" and not res.proven_optimal
+    assert "handing the model to the solver" in res.message
+    assert solve(m, "highs", time_limit=60).objective == 3000

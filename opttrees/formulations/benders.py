@@ -18,6 +18,7 @@ from pyomo.core.expr.numeric_expr import LinearExpression
 
 from ..tree import Tree
 from .flow import FlowOCT, FlowStructure, Incumbent
+from .mincut import tree_values, violated_min_cuts
 
 CUT_TOL = 1e-6
 
@@ -37,6 +38,13 @@ def path_cut_terms(m, struct: FlowStructure, inc: Incumbent, z_row: np.ndarray, 
     return terms
 
 
+def fractional_cuts(struct: FlowStructure, m, value, Z: np.ndarray, y: np.ndarray, g_var, g: np.ndarray) -> list:
+    """``g_var[i] <= min-cut_i`` for every sample whose ``g`` exceeds its max-flow at the point ``value``."""
+    B, W = tree_values(struct, m, value)
+    rows, cb, cw = violated_min_cuts(struct, B, W, Z, y, g, CUT_TOL)
+    return [g_var[int(i)] <= struct.expression(m, cb[j], cw[j]) for j, i in enumerate(rows.tolist())]
+
+
 class BendersSeparator:
     """Per-sample min-cut cuts at integer incumbents (combinatorial: route, compare labels)."""
 
@@ -44,6 +52,9 @@ class BendersSeparator:
         self.f = formulation
         self.n_calls = 0
         self.n_cuts = 0
+        # SCIP separates LP points at every depth (balance-scale depth 2: time limit 120 s with bound 479.6 ->
+        # proven in 110 s, 2426 -> 297 nodes)
+        self.sepa_freq = 1
 
     def separate(self, value) -> list:
         f, m = self.f, self.f.model
@@ -58,6 +69,12 @@ class BendersSeparator:
                 cuts.append(m.g[i] <= LinearExpression(terms))
         self.n_cuts += len(cuts)
         return cuts
+
+    def separate_fractional(self, value) -> list:
+        """Min-cut cuts at any point, integer or not (see :mod:`.mincut`): the LP-relaxation rounds of a cut loop."""
+        f, m = self.f, self.f.model
+        g = np.array([value(m.g[i]) for i in range(f.Zu.shape[0])])
+        return fractional_cuts(f.struct, m, value, f.Zu, f.yu, m.g, g)
 
     def repair(self, value) -> list:
         """The incumbent's tree with g_i = 1 exactly where it is correct: satisfies every possible cut."""

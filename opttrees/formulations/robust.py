@@ -26,8 +26,13 @@ from ..errors import InputError, VerificationError
 from ..robust.adversary import Path, ShiftSet, attack
 from ..tree import Tree
 from .base import Formulation
-from .benders import CUT_TOL, path_cut_terms
+from .benders import CUT_TOL, fractional_cuts, path_cut_terms
 from .flow import FlowStructure, Incumbent, check_depth, check_regularization, verify_at_most_as_good
+from .mincut import max_flows, min_cut_coefficients, tree_values
+
+
+#: worst-case cuts (14) added per fractional separation, most violated first
+POOL_CUTS = 5
 
 
 class RobustSeparator:
@@ -38,6 +43,11 @@ class RobustSeparator:
         self.n_calls = 0
         self.n_cuts = 0
         self.n_aggregate = 0
+        # SCIP: no fractional separation in branch and bound (measured 1.9 s -> 5.7 s on 30 MONK's-1 rows); the
+        # HiGHS cut loop still uses it in its LP rounds (2x fewer rounds' time there)
+        self.sepa_freq = -1
+        self.shifts: list[np.ndarray] = []
+        self._shift_keys: set = set()
 
     def separate(self, value) -> list:
         f, m = self.f, self.f.model
@@ -51,6 +61,7 @@ class RobustSeparator:
             cuts.append(m.t[i] <= LinearExpression(path_cut_terms(m, f.struct, inc, f.Z[i], int(f.y[i]), path[i])))
         res = attack(f.X, f.y, f.S, f.paths(inc), pred)
         if tbar.sum() > res.worst_case_correct + 1e-6 * max(1, f.n):
+            self._remember(res.X_shifted)
             Zs = thermometer(res.X_shifted, f.cols)
             _, spath = f.struct.route(inc, Zs)
             cb, cw = f.struct.cut_coefficients(inc, Zs, f.y, spath)
@@ -58,6 +69,39 @@ class RobustSeparator:
             self.n_aggregate += 1
         self.n_cuts += len(cuts)
         return cuts
+
+    def separate_fractional(self, value) -> list:
+        """Cuts at any point, integer or not: the nominal min-cuts (16), and worst-case cuts (14) from a pool of
+        shifts — the adversary's answer to the rounded tree plus every shift found so far. A cut (14) is valid
+        for any shift in the uncertainty set (no tree beats its flow bound on shifted data), so shifts found
+        for one tree cut off LP points of others; the most violated few are added."""
+        f, m = self.f, self.f.model
+        t = np.array([value(m.t[i]) for i in range(f.n)])
+        cuts = fractional_cuts(f.struct, m, value, f.Z, f.y, m.t, t)
+        inc = f.struct.incumbent(m, value)
+        self._remember(attack(f.X, f.y, f.S, f.paths(inc), inc.predict[f.struct.route(inc, f.Z)[0]]).X_shifted)
+        B, W = tree_values(f.struct, m, value)
+        found = []
+        for Zs in self.shifts:
+            F, capL, capR = max_flows(f.struct, B, W, Zs, f.y)
+            excess = t.sum() - F[:, 1].sum()
+            if excess > 1e-6 * max(1, f.n):
+                found.append((excess, Zs, F, capL, capR))
+        found.sort(key=lambda r: -r[0])
+        t_sum = LinearExpression([m.t[i] for i in range(f.n)])
+        for _, Zs, F, capL, capR in found[:POOL_CUTS]:
+            cb, cw = min_cut_coefficients(f.struct, F, capL, capR, Zs, f.y)
+            cuts.append(t_sum <= f.struct.expression(m, cb.sum(axis=0), cw.sum(axis=0)))
+            self.n_aggregate += 1
+        return cuts
+
+    def _remember(self, X_shifted: np.ndarray) -> None:
+        """Keep a worst-case shift (as its thermometer matrix) for later fractional rounds."""
+        Zs = thermometer(X_shifted, self.f.cols)
+        key = Zs.tobytes()
+        if key not in self._shift_keys:
+            self._shift_keys.add(key)
+            self.shifts.append(Zs)
 
     def repair(self, value) -> list:
         """The incumbent's tree with t_i = 1 exactly where it survives the worst case: satisfies every cut."""

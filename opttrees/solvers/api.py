@@ -10,7 +10,7 @@ import pyomo.environ as pyo
 
 from ..errors import InputError, SolverError
 from ..interrupt import STOP, stop_on_sigint
-from .compile import compile_model
+from .compile import CompileStopped, compile_model
 from .options import SolveOptions
 from .result import SolveResult, finish
 
@@ -79,7 +79,16 @@ def _solve(formulation, solver, time_limit, mip_gap, threads, seed, warm_start, 
         if isinstance(formulation, pyo.Block):
             raise InputError("warm_start needs a formulation object (a bare Pyomo model has no warm_start)")
         formulation.warm_start(warm_start)
-    cm = compile_model(model)
+    try:
+        cm = compile_model(model, should_stop=lambda: STOP.is_set() or (opts.remaining() or 1.0) <= 0)
+    except CompileStopped as exc:
+        why = "interrupted" if STOP.is_set() else "time_limit"
+        res = finish(s, _adapter(s).version(), why, None, None, 0.0, 0, [],
+                     message=f"{why.replace('_', ' ')} while handing the model to the solver ({exc})")
+        res.timings["compile"] = res.timings["total"] = time.perf_counter() - t0
+        if hasattr(formulation, "last_result"):
+            formulation.last_result = res
+        return res
     compile_time = time.perf_counter() - t0
     x0 = None
     if warm_start is not None:

@@ -109,8 +109,16 @@ def _bound(b, default):
     return default if b is None else float(b)
 
 
-def compile_model(model: pyo.ConcreteModel) -> CompiledModel:
-    """Walk every active constraint and the single active objective of ``model``."""
+class CompileStopped(Exception):
+    """The hand-off was stopped (Ctrl-C or the time limit) before the model reached the solver."""
+
+
+def compile_model(model: pyo.ConcreteModel, should_stop=None) -> CompiledModel:
+    """Walk every active constraint and the single active objective of ``model``.
+
+    ``should_stop()`` is asked every few thousand rows (Ctrl-C, deadline): a hand-off of a model with
+    millions of nonzeros takes tens of seconds, which a time limit must count and a Ctrl-C must cut short.
+    """
     objs = list(model.component_data_objects(pyo.Objective, active=True, descend_into=True))
     if len(objs) != 1:
         raise SolverError(f"the model must have exactly one active objective; it has {len(objs)}")
@@ -119,7 +127,9 @@ def compile_model(model: pyo.ConcreteModel) -> CompiledModel:
     visitor = LinearRepnVisitor({}, var_recorder=VarRecorder(var_map, sorter))
     starts, idx, val, lo, hi, names = [0], [], [], [], [], []
     with PauseGC():
-        for con in model.component_data_objects(pyo.Constraint, active=True, descend_into=True):
+        for k, con in enumerate(model.component_data_objects(pyo.Constraint, active=True, descend_into=True)):
+            if should_stop is not None and k % 2048 == 2047 and should_stop():
+                raise CompileStopped(f"stopped after {k + 1} rows")
             lb, body, ub = con.to_bounded_expression(True)
             repn = visitor.walk_expression(body)
             if repn.nonlinear is not None:

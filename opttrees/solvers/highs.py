@@ -25,6 +25,10 @@ log = logging.getLogger(__name__)
 #: a cut-loop round is stopped after this many cut-violating solutions or this many seconds after the first
 CUT_BATCH = 1
 CUT_GRACE = 0.5
+#: root cutting-plane rounds on the LP relaxation before the integer rounds; stop when the bound moved less than
+#: a relative 1e-4 over the last LP_STALL rounds
+LP_ROUNDS = 200
+LP_STALL = 5
 
 _threads_in_use: int | None = None
 
@@ -133,6 +137,7 @@ class HighsRun:
         self.rounds = 0
         self.n_cuts = 0
         self.stop_round = False      # set by the solution callback to end a round
+        self.extra_timings: dict = {}
         self._ticked = 0.0
         self.h.cbMipImprovingSolution.subscribe(self._on_improving)
         self.h.cbMipLogging.subscribe(self._on_logging)
@@ -175,6 +180,9 @@ class HighsRun:
             self.offer(x0, self.cm.objective_value(x0), math.nan, 0)  # kept if nothing better comes in time
         _set_start(self.h, x0)
 
+    def lp_phase(self) -> None:
+        """Nothing to strengthen without a separator (see :meth:`HighsCutLoop.lp_phase`)."""
+
     def run_round(self) -> tuple[str, np.ndarray | None, float | None, bool]:
         """One ``Highs.run``: (status, returned point, its own objective, HiGHS's figure agrees with it)."""
         self.rounds += 1
@@ -214,6 +222,7 @@ class HighsRun:
         return status
 
     def solve(self, x0: np.ndarray | None) -> tuple[SolveResult, np.ndarray | None]:
+        self.lp_phase()
         if x0 is not None:
             self.start_with(x0)
         status = self.loop()
@@ -225,7 +234,7 @@ class HighsRun:
             bound = max(bound, self.best_obj) if self.sgn < 0 else min(bound, self.best_obj)
         res = finish("highs", version(), status, self.best_obj, bound, runtime, self.nodes, self.prog.trace,
                      n_lazy_cuts=self.n_cuts, n_rounds=max(self.rounds, 1),
-                     timings={"load": self.load_time, "solve": runtime})
+                     timings={"load": self.load_time, "solve": runtime, **self.extra_timings})
         return res, self.best_x
 
 
@@ -247,6 +256,7 @@ class HighsCutLoop(HighsRun):
         self.n_violated = 0
         self.first_violation: float | None = None
         self.presolve_on = True
+        self.lp_rounds = 0
         self.h.cbMipSolution.subscribe(self._on_solution)
 
     def shown_primal(self, reported: float) -> float:
@@ -289,6 +299,55 @@ class HighsCutLoop(HighsRun):
             else:
                 self.offer(x0, self.cm.objective_value(x0), math.nan, 0)
         _set_start(self.h, x0)
+
+    def lp_phase(self) -> None:
+        """Root cutting planes: solve the master's LP relaxation, add the min-cuts its point violates, repeat.
+
+        Each round is an LP (milliseconds) instead of a branch and bound, so the master reaches the integer
+        rounds with most cuts it needs; its LP bound stays valid (every cut is valid for the full model). Runs
+        only when the separator can separate fractional points; stops when no cut is violated, after
+        LP_ROUNDS, or when the bound stalls.
+        """
+        sep, cm, h = self.separator, self.cm, self.h
+        if not hasattr(sep, "separate_fractional") or not cm.is_mip:
+            return
+        hs = _highspy()
+        idx = np.nonzero(cm.integer)[0].astype(np.int32)
+        h.changeColsIntegrality(len(idx), idx, np.full(len(idx), int(hs.HighsVarType.kContinuous), dtype=np.uint8))
+        history: list[float] = []
+        t0 = time.perf_counter()
+        try:
+            for _ in range(LP_ROUNDS):
+                remaining = self.opts.remaining()
+                if self.prog.stop or (remaining is not None and remaining <= 0):
+                    break
+                if remaining is not None:
+                    h.setOptionValue("time_limit", float(max(remaining, 0.01)))
+                h.run()
+                self.lp_rounds += 1
+                if str(h.getModelStatus()).split(".")[-1] != "kOptimal":
+                    break
+                x = np.asarray(h.getSolution().col_value)
+                cuts = []
+                for expr in sep.separate_fractional(lambda v, x=x: float(x[cm.col_of[id(v)]])):
+                    ci, cc, lo, hi = cm.compile_cut(expr)
+                    act = float(cc @ x[ci]) if len(ci) else 0.0
+                    if act < lo - 1e-6 or act > hi + 1e-6:
+                        cuts.append((ci, cc, lo, hi))
+                cuts = _dedupe(cuts, self.keys)
+                lp_bound = self.sgn * h.getInfo().objective_function_value
+                history.append(lp_bound)
+                self.bound = lp_bound
+                self.prog.tick(math.nan, lp_bound, 0)
+                if not cuts:
+                    break
+                self.add_cuts(cuts)
+                if len(history) > LP_STALL and abs(history[-1 - LP_STALL] - lp_bound) <= 1e-4 * max(1.0, abs(lp_bound)):
+                    break
+        finally:
+            h.changeColsIntegrality(len(idx), idx, np.full(len(idx), int(hs.HighsVarType.kInteger), dtype=np.uint8))
+            h.setOptionValue("time_limit", float("inf"))
+            self.extra_timings.update(lp_rounds=self.lp_rounds, lp_time=time.perf_counter() - t0, lp_cuts=self.n_cuts)
 
     def loop(self) -> str:
         cm, sep = self.cm, self.separator

@@ -22,6 +22,10 @@ from .options import Progress, SolveOptions
 from .result import SolveResult, finish
 
 
+#: fractional separation (LP points) by the lazy-constraint handler, unless the separator sets ``sepa_freq``:
+#: 0 = root node only, k = every k-th depth, -1 = never; only for separators with ``separate_fractional``
+SEPA_FREQ = 1
+
 def _pyscipopt():
     try:
         import pyscipopt
@@ -211,6 +215,12 @@ def _attach_lazy(ps, m, xs, cm: CompiledModel, separator, counter: dict, errors:
 
         return separator.separate(value)
 
+    def fractional_cuts_at():
+        return separator.separate_fractional(lambda v: m.getSolVal(None, xs[col_of[id(v)]]))
+
+    freq = int(getattr(separator, "sepa_freq", SEPA_FREQ)) if hasattr(separator, "separate_fractional") else -1
+    fractional = freq >= 0
+
     class Lazy(ps.Conshdlr):
         def conscheck(self, constraints, solution, checkintegrality, checklprows, printreason, completely, **kw):
             try:
@@ -236,6 +246,28 @@ def _attach_lazy(ps, m, xs, cm: CompiledModel, separator, counter: dict, errors:
                 self.model.interruptSolve()
                 return {"result": SCIP_RESULT.FEASIBLE}
 
+        def conssepalp(self, constraints, nusefulconss):
+            # fractional LP points (only when the separator can: see formulations/mincut.py)
+            try:
+                added = 0
+                for expr in fractional_cuts_at():
+                    idx, coef, lo, hi = cm.compile_cut(expr)
+                    x = np.array([m.getSolVal(None, xs[j]) for j in idx.tolist()])
+                    act = float(coef @ x) if len(idx) else 0.0
+                    if lo - 1e-6 <= act <= hi + 1e-6:
+                        continue
+                    e = Expr({Term(xs[j]): c for j, c in zip(idx.tolist(), coef.tolist())})
+                    self.model.addCons(ExprCons(e, lhs=None if lo == -math.inf else float(lo),
+                                                rhs=None if hi == math.inf else float(hi)),
+                                       name=f"sepa{counter['cuts']}", removable=True)
+                    counter["cuts"] += 1
+                    added += 1
+                return {"result": SCIP_RESULT.CONSADDED if added else SCIP_RESULT.DIDNOTFIND}
+            except Exception:
+                errors.append(traceback.format_exc())
+                self.model.interruptSolve()
+                return {"result": SCIP_RESULT.DIDNOTFIND}
+
         def consenfops(self, constraints, nusefulconss, solinfeasible, objinfeasible):
             return self.consenfolp(constraints, nusefulconss, solinfeasible)
 
@@ -246,9 +278,9 @@ def _attach_lazy(ps, m, xs, cm: CompiledModel, separator, counter: dict, errors:
 
     h = Lazy()
     m.includeConshdlr(h, "opttrees_lazy", "lazy cuts from an opttrees separator", sepapriority=0,
-                      enfopriority=-1, chckpriority=-1, sepafreq=-1, propfreq=-1, eagerfreq=-1,
+                      enfopriority=-1, chckpriority=-1, sepafreq=freq, propfreq=-1, eagerfreq=-1,
                       needscons=True)
-    cons = m.createCons(h, "opttrees_lazy", initial=False, separate=False, enforce=True, check=True,
+    cons = m.createCons(h, "opttrees_lazy", initial=False, separate=fractional, enforce=True, check=True,
                         propagate=False, local=False, modifiable=False, dynamic=False, removable=False,
                         stickingatnode=False)
     m.addPyCons(cons)
