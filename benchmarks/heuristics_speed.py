@@ -3,13 +3,14 @@
 Breast cancer (n=569, p=30) and a synthetic set (n=10,000 train + 10,000 test, p=10, labels from a random
 depth-5 axis-aligned tree plus 5% label noise) at depths 2, 4, 6. alpha = 0, min_samples_leaf = 1.
 Reports wall times, their ratio, the local search's CPU time (process_time, all threads; robust to other jobs
-on the machine) and CPU ms per restart, and training / test accuracy.
+on the machine), the CPU-time ratio against CART's CPU time, CPU ms per restart, the search's counters (node
+visits, move-cache hits, accepted moves; from a return_all run) and training / test accuracy.
 
 ``--regression``: ORT instead — diabetes (n=442, p=10, 75/25 split) and a synthetic regression set (n=10,000
 train + 10,000 test, p=10, leaf means of a random depth-5 tree plus Student-t(2) noise, heavy-tailed so
 absolute loss matters). For squared and absolute loss: sklearn DecisionTreeRegressor (squared_error /
 absolute_error), our greedy tree on the same loss, and the local search with 100 restarts; train loss and
-test MAE / RMSE. Usage: python benchmarks/heuristics_speed.py [n_jobs] [--regression]
+test MAE / RMSE. Usage: python benchmarks/heuristics_speed.py [n_jobs [reps]] [--regression]
 """
 import os
 import sys
@@ -55,7 +56,9 @@ def synthetic_regression(n=20000, p=10, depth=5, seed=0):
 
 
 def timeit(f, reps):
-    """Best wall time over reps runs, the CPU time (process_time, all threads) of that run, and its output."""
+    """Best wall time over reps runs, the CPU time (process_time, all threads) of that run, and its output.
+    Every run is timed, the JIT cache is warm before the first: under load the best of several runs is the
+    closest to the machine's real speed."""
     best, cpu = np.inf, np.inf
     for _ in range(reps):
         t, c = time.perf_counter(), time.process_time()
@@ -66,7 +69,7 @@ def timeit(f, reps):
     return best, cpu, out
 
 
-def main(n_jobs=1):
+def main(n_jobs=1, reps=3):
     Xb, yb = load_breast_cancer(return_X_y=True)
     Xs, ys = synthetic()
     sets = {"breast_cancer": train_test_split(Xb, yb, test_size=0.25, random_state=0, stratify=yb),
@@ -75,14 +78,16 @@ def main(n_jobs=1):
     local_search(prepare(Xb[:50], yb[:50]), 2, n_restarts=2, random_state=0)
     print(f"local search: 100 restarts, n_jobs={n_jobs}; CART: sklearn DecisionTreeClassifier (best of 5 runs); "
           f"load average at start {os.getloadavg()[0]:.2f}")
-    print(f"{'data':20s} {'D':>2s} {'CART s':>8s} {'LS s':>8s} {'ratio':>7s} {'LS cpu s':>9s} {'cpu/rst ms':>10s} "
-          "| train acc CART / LS | test acc CART / LS")
+    print(f"{'data':20s} {'D':>2s} {'CART s':>8s} {'LS s':>8s} {'ratio':>7s} {'LS cpu s':>9s} {'cpu ratio':>9s} "
+          f"{'cpu/rst ms':>10s} {'visits':>7s} {'hits':>6s} {'moves':>6s} | train acc CART / LS | test acc CART / LS")
     for name, (Xt, Xe, yt, ye) in sets.items():
         d = prepare(Xt, yt)
         for D in (2, 4, 6):
-            tc, _, cart = timeit(lambda: DecisionTreeClassifier(max_depth=D, random_state=0).fit(Xt, yt), 5)
-            tl, cl, tree = timeit(lambda: local_search(d, D, n_restarts=100, random_state=0, n_jobs=n_jobs), 1)
-            print(f"{name:20s} {D:2d} {tc:8.4f} {tl:8.3f} {tl / tc:7.0f} {cl:9.3f} {cl * 10:10.2f} | "
+            tc, cc, cart = timeit(lambda: DecisionTreeClassifier(max_depth=D, random_state=0).fit(Xt, yt), 5)
+            tl, cl, tree = timeit(lambda: local_search(d, D, n_restarts=100, random_state=0, n_jobs=n_jobs), reps)
+            c = local_search(d, D, n_restarts=100, random_state=0, n_jobs=n_jobs, return_all=True).counters
+            print(f"{name:20s} {D:2d} {tc:8.4f} {tl:8.3f} {tl / tc:7.0f} {cl:9.3f} {cl / cc:9.0f} {cl * 10:10.2f} "
+                  f"{c['node_visits']:7d} {c['cache_hits']:6d} {c['accepted_moves']:6d} | "
                   f"{np.mean(cart.predict(Xt) == yt):.4f} / {np.mean(tree.predict(Xt) == yt):.4f} | "
                   f"{np.mean(cart.predict(Xe) == ye):.4f} / {np.mean(tree.predict(Xe) == ye):.4f}", flush=True)
     print(f"load average at end {os.getloadavg()[0]:.2f} (other jobs share the cores: compare CPU columns too)")
@@ -124,4 +129,4 @@ def main_regression(n_jobs=1):
 if __name__ == "__main__":
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     jobs = int(args[0]) if args else 1
-    main_regression(jobs) if "--regression" in sys.argv else main(jobs)
+    main_regression(jobs) if "--regression" in sys.argv else main(jobs, int(args[1]) if len(args) > 1 else 3)

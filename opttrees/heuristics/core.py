@@ -16,8 +16,10 @@ from ..params import check_alpha  # noqa: F401 (re-exported)
 from ..params import check_depth as _check_depth
 from ..errors import InputError
 from ..tree import HYPERPLANE, LEAF, Tree
+from . import _kernels as K
 
-KIND = {"misclassification": 0, "gini": 1, "entropy": 2, "squared": 3, "absolute": 4}
+KIND = {"misclassification": K.MISCLASSIFICATION, "gini": K.GINI, "entropy": K.ENTROPY, "squared": K.SQUARED,
+        "absolute": K.ABSOLUTE}  # loss name -> the kernels' named loss kind
 MAX_DEPTH = 12
 
 

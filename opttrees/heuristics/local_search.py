@@ -8,6 +8,13 @@ shared objective (losses / L̂ + alpha * complexity) until no node improves. Res
 (the numba kernels release the GIL); every restart seeds its own generator, so the result depends only on
 ``random_state``, never on ``n_jobs`` (unless the run is stopped early).
 
+Speed without changing any result (issue 17; every restart's tree is bit-identical to the plain search):
+each worker thread keeps a cache of node-visit outcomes keyed by (node's row set, subtree below it) that
+all its restarts share (parallel splits only, see ``_kernels``); a node whose subtree loss already equals
+the least a new split could cost (e.g. a pure subtree) skips its split scan; two-class and squared-loss
+scans keep the leaf statistics in registers; and restarts are ranked by the kernels' objective, so only the
+best trees are built as :class:`~opttrees.tree.Tree` (all of them with ``return_all``).
+
 Stopping (Ctrl-C, time limits): the kernels always run in worker threads, even with ``n_jobs=1``, while the
 calling thread waits in short slices and polls :data:`opttrees.interrupt.STOP` and an optional
 :class:`~opttrees.interrupt.Deadline`. When either fires it sets a one-element array the kernels read before
@@ -23,10 +30,13 @@ from __future__ import annotations
 import copy
 import math
 import os
+import threading
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
 import numpy as np
+from numba import types
+from numba.typed import Dict
 
 from ..data import PreparedData
 from ..errors import InputError
@@ -56,6 +66,34 @@ class LocalSearchResult:
     seeds: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     stopped: bool = False
     n_done: int = 0
+    counters: dict = field(default_factory=dict)
+
+
+COUNTER_NAMES = {K.C_PASSES: "passes", K.C_VISITS: "node_visits", K.C_HITS: "cache_hits",
+                 K.C_SCANNED: "points_scanned", K.C_MOVES: "accepted_moves", K.C_ROWS: "rows_examined"}
+
+
+def new_move_cache():
+    """An empty cache of node-visit outcomes (see the move-cache note in ``_kernels``): one per worker thread."""
+    return Dict.empty(key_type=types.UniTuple(types.int64, 2), value_type=types.float64[::1])
+
+
+class _ThreadCaches:
+    """One move cache per worker thread, kept for the whole call: a thread runs one chunk at a time, so its
+    dictionary is never used by two kernels at once, and every restart a thread runs reuses what the
+    thread's earlier restarts learned. A cache hit returns what the full node visit would have computed, so
+    the results do not depend on which thread ran which restart."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.caches: dict = {}
+
+    def get(self):
+        tid = threading.get_ident()
+        with self.lock:
+            if tid not in self.caches:
+                self.caches[tid] = new_move_cache()
+            return self.caches[tid]
 
 
 def _check_common(min_samples_leaf, split_type, n_restarts, n_hyperplane_restarts):
@@ -120,25 +158,31 @@ def _run_stoppable(tasks, jobs: int, deadline, stop: np.ndarray, on_done=None) -
 
 
 class _Restarts:
-    """Restart results as they arrive: each distinct heap tree is built and scored once (many restarts reach
-    the same tree), and the progress line shows restarts done and the best objective while the rest run."""
+    """Restart results as they arrive. Many restarts reach the same heap tree, and building and scoring a
+    Tree in Python costs about as much as a whole restart on small data, so restarts are ranked by the
+    kernels' objective and only the trees that are needed are built, each distinct one once: the best ones
+    (within ``_TIE`` of the best kernel objective, then ranked by the shared Python objective exactly as
+    before) or, with ``return_all``, all of them. The progress line shows restarts done and the best
+    objective while the rest run."""
+
+    _TIE = 1e-9  # kernel and Python objectives differ only by rounding (~1e-15); ties are resolved in Python
 
     def __init__(self, prob, alpha: float, n_total: int, progress: ProgressLine | None, deadline):
         self.prob, self.alpha, self.n_total = prob, alpha, n_total
         self.progress, self.deadline = progress, deadline
-        self.built: dict = {}
+        self.heaps: dict = {}   # key -> (heap arrays, kernel objective / L̂)
+        self.built: dict = {}   # key -> (Tree, objective)
         self.chunks: dict = {}
         self.best = math.inf
 
     def add(self, k: int, out, seeds: np.ndarray) -> None:
-        NT, FE, TH, CO, n = out
+        NT, FE, TH, CO, OB, n = out
         rows = []
         for r in range(n):
             key = (NT[r].tobytes(), FE[r].tobytes(), TH[r].tobytes(), CO[r].tobytes())
-            if key not in self.built:
-                t = heap_to_tree(self.prob, NT[r], FE[r], TH[r], CO[r])
-                self.built[key] = (t, objective(t, self.prob, self.alpha))
-                self.best = min(self.best, self.built[key][1])
+            if key not in self.heaps:
+                self.heaps[key] = ((NT[r], FE[r], TH[r], CO[r]), float(OB[r]) / self.prob.baseline)
+                self.best = min(self.best, self.heaps[key][1])
             rows.append(key)
         self.chunks[k] = (seeds[:n], rows)
         if self.progress is not None:
@@ -149,17 +193,37 @@ class _Restarts:
     def n_done(self) -> int:
         return sum(len(s) for s, _ in self.chunks.values())
 
-    def ranked(self, return_all: bool):
-        """(seeds, trees, objectives) in restart order (chunks in submission order)."""
-        seeds, trees, objs = [], [], []
+    def _build(self, key):
+        if key not in self.built:
+            t = heap_to_tree(self.prob, *self.heaps[key][0])
+            self.built[key] = (t, objective(t, self.prob, self.alpha))
+        return self.built[key]
+
+    def _keys(self):
+        seeds, keys = [], []
         for k in sorted(self.chunks):
             s, rows = self.chunks[k]
             seeds.append(s)
-            for key in rows:
-                t, o = self.built[key]
-                trees.append(copy.deepcopy(t) if return_all else t)
-                objs.append(o)
-        return (np.concatenate(seeds) if seeds else np.zeros(0, np.int64)), trees, np.asarray(objs, dtype=np.float64)
+            keys.extend(rows)
+        return (np.concatenate(seeds) if seeds else np.zeros(0, np.int64)), keys
+
+    def best_tree(self) -> Tree:
+        """The best tree, ties to the first restart (as ``ranked`` orders them), building only the candidates."""
+        _, keys = self._keys()
+        low = min(self.heaps[key][1] for key in keys)
+        cands = [key for key in keys if self.heaps[key][1] <= low + self._TIE * max(1.0, abs(low))]
+        objs = np.array([self._build(key)[1] for key in cands])
+        return self.built[cands[int(np.lexsort((np.arange(len(objs)), np.round(objs, 12)))[0])]][0]
+
+    def ranked(self, return_all: bool):
+        """(seeds, trees, objectives) in restart order (chunks in submission order)."""
+        seeds, keys = self._keys()
+        trees, objs = [], []
+        for key in keys:
+            t, o = self._build(key)
+            trees.append(copy.deepcopy(t) if return_all else t)
+            objs.append(o)
+        return seeds, trees, np.asarray(objs, dtype=np.float64)
 
 
 def local_search(data: PreparedData, max_depth: int, alpha: float = 0.0, min_samples_leaf: int = 1,
@@ -202,7 +266,10 @@ def local_search(data: PreparedData, max_depth: int, alpha: float = 0.0, min_sam
     size = max(1, len(seeds) // (8 * jobs)) if jobs > 1 or verbose else len(seeds)
     chunks = [seeds[i:i + size] for i in range(0, len(seeds), size)]
     stop = np.zeros(1, np.int64)
-    tasks = [lambda c=c, k=k: K.run_restarts(c, *args, stop, 1 if k == 0 else 0) for k, c in enumerate(chunks)]
+    caches = _ThreadCaches()
+    counters = np.zeros((len(chunks), K.N_COUNTERS), np.int64)
+    tasks = [lambda c=c, k=k: K.run_restarts(c, *args, stop, 1 if k == 0 else 0, caches.get(), counters[k])
+             for k, c in enumerate(chunks)]
     announce_compile("local-search", K.run_restarts, "about a minute on 2 cores")
     left = deadline.remaining() if deadline is not None else None
     with ProgressLine("local search", enabled=bool(verbose), time_limit=left) as line:
@@ -210,13 +277,15 @@ def local_search(data: PreparedData, max_depth: int, alpha: float = 0.0, min_sam
         runs = _Restarts(prob, alpha, len(seeds), line if verbose else None, deadline)
         _run_stoppable(tasks, jobs, deadline, stop, on_done=lambda k, out: runs.add(k, out, chunks[k]))
     stopped = bool(stop[0])
+    if not return_all:
+        return runs.best_tree()
     seeds, trees, objs = runs.ranked(return_all)
     rank = np.lexsort((np.arange(len(objs)), np.round(objs, 12)))
     best = trees[rank[0]]
-    if not return_all:
-        return best
+    total = counters.sum(axis=0)
     return LocalSearchResult(best, float(objs[rank[0]]), [trees[r] for r in rank], objs[rank], seeds[rank],
-                             stopped=stopped, n_done=len(seeds))
+                             stopped=stopped, n_done=len(seeds),
+                             counters={name: int(total[k]) for k, name in COUNTER_NAMES.items()})
 
 
 def improve_tree(data: PreparedData, tree: Tree, max_depth: int, alpha: float = 0.0, min_samples_leaf: int = 1,
@@ -244,7 +313,8 @@ def improve_tree(data: PreparedData, tree: Tree, max_depth: int, alpha: float = 
         return K.local_search(ntype, feat, thr, coef, prob.X, prob.Xs, prob.grp, prob.orderT, prob.grpT, prob.Z,
                               prob.featok, int(prob.kind), int(D), int(min_samples_leaf),
                               float(alpha * prob.baseline), split_type == "hyperplane", int(n_hyperplane_restarts),
-                              float(1e-9 * prob.baseline), mm, trace, stop)
+                              float(1e-9 * prob.baseline), mm, trace, stop, new_move_cache(),
+                              np.zeros(K.N_COUNTERS, np.int64))
 
     moves = _run_stoppable([run], 1, deadline, stop)[0]
     out = heap_to_tree(prob, ntype, feat, thr, coef)

@@ -1,0 +1,109 @@
+"""The local search's speed-ups change no result: specialised scans agree with a recount, the move cache
+returns what a full node visit computes, and restarts ranked by the kernels' objective pick the same tree."""
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from opttrees.data import prepare
+from opttrees.heuristics import _kernels as K
+from opttrees.heuristics import local_search
+from opttrees.heuristics.core import make_problem, objective
+from opttrees.heuristics.local_search import new_move_cache
+
+
+def _leaf_loss(z, kind):
+    if len(z) == 0:
+        return 0.0
+    s = z.sum(axis=0)
+    if kind == K.MISCLASSIFICATION:
+        return s.sum() - s.max()
+    if kind == K.GINI:
+        return s.sum() - (s * s).sum() / s.sum()
+    return max(s[2] - s[1] ** 2 / s[0], 0.0)  # squared: [w, w*y, w*y^2]
+
+
+def _recount(Z, movers, vals, kind, nmin):
+    """Best cut by recounting both leaves at every position (q = -1: nobody moved)."""
+    m = len(movers)
+    best, bestq = np.inf, -2
+    for q in range(-1, m):
+        if q < m - 1 and q >= 0 and not vals[q + 1] > vals[q]:
+            continue
+        low, up = Z[movers[: q + 1]], Z[movers[q + 1:]]
+        if len(low) < nmin or len(up) < nmin:
+            continue
+        v = _leaf_loss(low, kind) + _leaf_loss(up, kind)
+        if v < best - 1e-9:
+            best, bestq = v, q
+    return best, bestq
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(2, 40), kind=st.sampled_from([K.MISCLASSIFICATION, K.GINI, K.SQUARED]),
+       nmin=st.integers(1, 4), seed=st.integers(0, 10**6), weighted=st.booleans())
+def test_specialised_scans_match_a_recount(n, kind, nmin, seed, weighted):
+    rng = np.random.default_rng(seed)
+    w = rng.uniform(0.5, 2.0, n) if weighted else np.ones(n)
+    if kind == K.SQUARED:
+        y = rng.normal(size=n)
+        Z = np.column_stack([w, w * y, w * y * y])
+    else:
+        Z = np.zeros((n, 2))
+        Z[np.arange(n), rng.integers(0, 2, n)] = w
+    vals = np.sort(rng.integers(0, max(2, n // 2), n)).astype(np.float64)
+    movers = rng.permutation(n).astype(np.int64)
+    T = 3
+    low_d, up_d = np.full(n, 1, np.int64), np.full(n, 2, np.int64)
+    stats, cnt, lloss = np.zeros((T, Z.shape[1])), np.zeros(T, np.int64), np.zeros(T)
+    stats[2], cnt[2] = Z.sum(axis=0), n
+    lloss[2] = K.leaf_loss(kind, stats, 2, cnt)
+    deficient = int(cnt[1] < nmin) + int(cnt[2] < nmin)
+    got = K.scan_core(movers, n, vals, low_d, up_d, Z, kind, nmin, stats, cnt, lloss, lloss[2], deficient,
+                      K.fen_empty())
+    want = _recount(Z, movers, vals, kind, nmin)
+    assert got[0] == pytest.approx(want[0], rel=1e-9, abs=1e-9)
+    if np.isfinite(want[0]):  # the position can differ only between exact ties
+        low, up = Z[movers[: got[1] + 1]], Z[movers[got[1] + 1:]]
+        assert _leaf_loss(low, kind) + _leaf_loss(up, kind) == pytest.approx(want[0], rel=1e-9, abs=1e-9)
+
+
+def _restart_args(d, D, loss=None):
+    prob = make_problem(d, loss)
+    T = 2 ** (D + 1) - 1
+    start = K.GINI if prob.loss == "misclassification" else prob.kind
+    return prob, (T, prob.X, prob.Xs, prob.grp, prob.orderT, prob.grpT, prob.Z, prob.featok, prob.kind, start, D, 1,
+                  0.0, False, 5, 1e-9 * prob.baseline, 2, 2**62, 0.25)
+
+
+@pytest.mark.parametrize("loss", [None, "squared"])
+def test_move_cache_changes_no_restart(loss):
+    """One cache shared by 30 restarts gives the same trees as a fresh cache per restart, and it is hit."""
+    rng = np.random.default_rng(3)
+    X = np.round(rng.random((150, 4)), 2)
+    y = (X[:, 0] + X[:, 1] > 1).astype(int) ^ (rng.random(150) < 0.15) if loss is None else X[:, 0] + rng.normal(size=150)
+    d = prepare(X, y, task="classification" if loss is None else "regression")
+    prob, args = _restart_args(d, 3, loss)
+    seeds = np.arange(30, dtype=np.int64) * 7919 + 1
+    stop = np.zeros(1, np.int64)
+    shared, counters = new_move_cache(), np.zeros(K.N_COUNTERS, np.int64)
+    out = K.run_restarts(seeds, *args, stop, 1, shared, counters)
+    assert counters[K.C_HITS] > 0
+    for r in range(len(seeds)):
+        one = K.run_restarts(seeds[r:r + 1], *args, stop, 1, new_move_cache(), np.zeros(K.N_COUNTERS, np.int64))
+        for a, b in zip(out[:5], one[:5]):
+            np.testing.assert_array_equal(a[r], b[0])
+
+
+def test_kernel_objectives_rank_like_the_trees():
+    """The per-restart kernel objectives equal the Python objective of the built trees, and the best tree
+    returned without return_all is the first best of the full ranking."""
+    rng = np.random.default_rng(5)
+    X = np.round(rng.random((200, 5)), 2)
+    y = (X[:, 0] > 0.5).astype(int) ^ (rng.random(200) < 0.2)
+    d = prepare(X, y)
+    res = local_search(d, 3, alpha=0.01, n_restarts=40, random_state=1, return_all=True)
+    best = local_search(d, 3, alpha=0.01, n_restarts=40, random_state=1)
+    assert objective(best, make_problem(d), 0.01) == res.objective
+    assert best.predict(X).tolist() == res.tree.predict(X).tolist()
+    assert res.counters["node_visits"] >= res.counters["cache_hits"] > 0
