@@ -65,8 +65,12 @@ def _register_builtin() -> None:
                    method="greedy")
     register_model("oct-local-search", OptimalTreeClassifier, "OCT / OCT-H by Dunn's local search with restarts",
                    method="local-search")
+    register_model("oct-dp", OptimalTreeClassifier, "optimal classification tree over binarised features by dynamic "
+                   "programming (STreeD; no solver)", method="dp")
     register_model("ort", OptimalTreeRegressor, "ORT / ORT-H regression tree by local search (or greedy)",
                    metric="r2")
+    register_model("ort-dp", OptimalTreeRegressor, "optimal regression tree (squared loss) over binarised features by "
+                   "dynamic programming (STreeD)", metric="r2", method="dp")
     register_model("oct-cv", OptimalTreeCV, "OCT tuned by the thesis protocol (depth grid, alpha by batch pruning, "
                    "validation split, refit)", task="classification")
     register_model("ort-cv", OptimalTreeCV, "ORT tuned by the thesis protocol (as oct-cv; loss squared or absolute)",
@@ -81,5 +85,7 @@ def _register_builtin() -> None:
                    metric="normalised_spo_loss", method="greedy")
     register_model("spot-mio", SPOTree, "SPOT MILP warm-started by greedy SPOT (time-limited improver)",
                    metric="normalised_spo_loss", method="mio")
+    register_model("spot-dp", SPOTree, "exact SPOT-objective tree over binarised features by dynamic programming",
+                   metric="normalised_spo_loss", method="dp")
     register_model("spo-forest", SPOForest, "SPO forest: bagged greedy SPO trees, mean-cost aggregation",
                    metric="normalised_spo_loss")

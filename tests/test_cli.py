@@ -93,7 +93,7 @@ def test_regression_spec_with_absolute_loss(tmp_path):
     (lambda s: s["solver"].update(threads=0), "solver.threads: expected an integer >= 1"),
     (lambda s: s["model"].update(warm_start="cart"), "model.warm_start: expected one of 'greedy', 'local-search'"),
     (lambda s: s.update(model={"type": "ort", "method": "foo"}), "model.method: expected one of 'local-search', "
-                                                                   "'greedy'; got str 'foo'"),
+                                                                   "'greedy', 'dp'; got str 'foo'"),
     (lambda s: s["data"].update(params={"n": 3}), "data.params"),
     (lambda s: s.update(model={"type": "robust-oct", "max_depth": 1, "rho": "high", "lam": 0.9},
                         data={"dataset": "monk1"}), "model.rho: expected a number or an array-like of numbers"),
@@ -174,7 +174,7 @@ def test_models_lists_parameters():
     assert "oct-cv" in r.stdout and "max_depth=2" in r.stdout and "solver: name, time_limit" in r.stdout
     # each parameter with the description of its declared rules, the same text its errors use
     assert "alpha=0.0: a finite number >= 0" in r.stdout
-    assert "warm_start='greedy': one of 'greedy', 'local-search', False or None" in r.stdout
+    assert "warm_start='greedy': one of 'greedy', 'local-search', 'dp', False or None" in r.stdout
     assert "(fixed: method='mio')" in r.stdout and "regularization=0.0: a finite number in [0, 1)" in r.stdout
 
 

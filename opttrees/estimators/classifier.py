@@ -1,4 +1,8 @@
-"""OptimalTreeClassifier: the user-facing classifier, a real scikit-learn estimator."""
+"""OptimalTreeClassifier: the user-facing classifier, a real scikit-learn estimator.
+
+Also home of :data:`DP_RULES` and :func:`fit_dp_tree`, the ``method="dp"`` path the regressor shares: the
+dynamic program (:mod:`opttrees.dp`) on the prepared data under the fit's deadline and Ctrl-C.
+"""
 from __future__ import annotations
 
 import warnings
@@ -12,10 +16,46 @@ from ..formulations.oct import OCT
 from ..heuristics import local_search
 from ..heuristics.cart import cart_classifier_tree
 from ..heuristics.core import make_problem, objective
-from ..params import Options
+from ..params import NONE, Interval, Options
 from .base import OptTreesEstimator, SolverMixin, warm_start_rules
 from .common import FittedTreeMixin, feature_names_in
 from .fitcontrol import controlled_fit, warn_time_limit
+
+
+#: the settings of the dynamic program (``method="dp"``, ``warm_start="dp"``), one rule each
+DP_RULES = {
+    "binarization": [Options("quantile", "midpoints")],
+    "n_thresholds": [Interval("int", 1)],
+    "max_num_nodes": [Interval("int", 0), NONE],
+}
+
+
+def fit_dp_tree(est, data, ctl, max_num_nodes=None, share: float = 1.0, stage: str = "dp"):
+    """The DP's optimal tree over ``est``'s binarisation of ``data`` -> (Tree, SolveResult).
+
+    Misclassification for classification data, squared error for regression data (``data.task``).
+    The search gets ``share`` of the time the fit has left (all of it for ``method="dp"``; a start leaves
+    the rest to the solver) and stops on Ctrl-C or the deadline with its best tree and a valid bound.
+    """
+    from ..dp import ClassificationTask, RegressionTask, solve_dp
+    from ..encoding import Binarizer
+
+    task = ClassificationTask() if data.task == "classification" else RegressionTask()
+    left = ctl.remaining()
+    with ctl.stage(stage):
+        # thresholds from the rows that count: a row of weight 0 is as good as absent (scikit-learn's contract)
+        weighted = data.sample_weight > 0
+        binarizer = Binarizer(est.binarization, int(est.n_thresholds)).fit(data.X[weighted])
+        tree, res = solve_dp(data.X, data.y, task=task, max_depth=int(est.max_depth), max_num_nodes=max_num_nodes,
+                             min_samples_leaf=int(est.min_samples_leaf), alpha=float(est.alpha),
+                             sample_weight=data.sample_weight, binarizer=binarizer,
+                             time_limit=None if left is None else left * share)
+    if res.status != "optimal" and share == 1.0:    # the fit's own answer was cut short (a start is only a start)
+        ctl.mark_cut_short(stage)
+    tree.feature_names = data.feature_names
+    if data.codec is not None:      # the DP saw the label codes 0..K-1: give the tree the user's labels
+        tree.classes = list(data.codec.classes)
+    return tree, res
 
 
 class OptimalTreeClassifier(FittedTreeMixin, ClassifierMixin, SolverMixin, OptTreesEstimator):
@@ -31,19 +71,22 @@ class OptimalTreeClassifier(FittedTreeMixin, ClassifierMixin, SolverMixin, OptTr
         Minimum number of training samples in every leaf.
     alpha : float, default=0.0
         Complexity penalty per split, on the normalised objective's scale (0: no penalty).
-    method : {"mio", "local-search", "greedy"}, default="mio"
+    method : {"mio", "local-search", "greedy", "dp"}, default="mio"
         ``"mio"`` solves the OCT model with ``solver``; ``"local-search"`` runs Dunn's local search (best of
         ``n_restarts`` restarts, parallel or hyperplane splits); ``"greedy"`` grows CART (gini) to
-        ``max_depth`` and prunes it with ``alpha``.
+        ``max_depth`` and prunes it with ``alpha``; ``"dp"`` finds the optimal tree over a binarisation of
+        the features by dynamic programming (STreeD, :func:`opttrees.dp.solve_dp`): with
+        ``binarization="midpoints"`` its optimum is the OCT optimum, usually in a fraction of the time.
     solver : {"highs", "scip"}, default="highs"
         MIO solver (``method="mio"`` only).
     time_limit : float or None, default=60
         Seconds for the whole fit, whatever the method (warm start, model build, hand-off, solve, extraction;
         the local search stops starting restarts). None or ``inf``: no limit. Ctrl-C stops the fit and keeps
         the best tree so far (``fit_status_ == "interrupted"``; see :mod:`opttrees.estimators.fitcontrol`).
-    warm_start : {"greedy", "local-search"} or None, default="greedy"
-        The heuristic whose tree starts the MIO: ``"greedy"`` is CART pruned with the same alpha; None starts
-        from nothing.
+    warm_start : {"greedy", "local-search", "dp"} or None, default="greedy"
+        The heuristic whose tree starts the MIO: ``"greedy"`` is CART pruned with the same alpha; ``"dp"``
+        the dynamic program's tree over ``binarization`` (with "midpoints" it is the OCT optimum, so the
+        solver only has to prove it; the DP may use half of the time left); None starts from nothing.
     mip_gap : float, default=1e-6
         Relative gap at which the solver stops.
     threads : int, default=1
@@ -56,6 +99,15 @@ class OptimalTreeClassifier(FittedTreeMixin, ClassifierMixin, SolverMixin, OptTr
         Restarts of each hyperplane-split search inside the local search.
     n_jobs : int or None, default=1
         Threads for the local-search restarts (-1: all cores).
+    binarization : {"quantile", "midpoints"}, default="quantile"
+        Candidate splits of the dynamic program (``method="dp"`` or ``warm_start="dp"``;
+        :class:`~opttrees.encoding.Binarizer`): "quantile" keeps at most ``n_thresholds`` midpoints per
+        feature (all of them for a feature with at most ``n_thresholds + 1`` distinct values); "midpoints"
+        every one, as the MIO sees them.
+    n_thresholds : int, default=10
+        Thresholds per feature for ``binarization="quantile"``.
+    max_num_nodes : int or None, default=None
+        At most this many splits (``method="dp"`` only; None: up to ``2**max_depth - 1``).
     random_state : int, RandomState instance or None, default=None
         Seeds the local search, CART's tie-breaking and the solver's own seed.
     verbose : bool or int, default=False
@@ -68,7 +120,7 @@ class OptimalTreeClassifier(FittedTreeMixin, ClassifierMixin, SolverMixin, OptTr
     objective_ : float
         The tree's objective (normalised misclassification + alpha * splits).
     solve_result_ : SolveResult or None
-        Status, objective, bound, gap, timings of the MIO (None for the heuristics).
+        Status, objective, bound, gap, timings of the MIO or the dynamic program (None for the heuristics).
     classes_ : ndarray
         The class labels.
     n_features_in_ : int
@@ -93,13 +145,15 @@ class OptimalTreeClassifier(FittedTreeMixin, ClassifierMixin, SolverMixin, OptTr
     """
 
     _parameter_rules = {   # plus SHARED_RULES and SOLVER_RULES for the others
-        "method": [Options("mio", "local-search", "greedy")],
-        "warm_start": warm_start_rules("greedy", "local-search"),
+        "method": [Options("mio", "local-search", "greedy", "dp")],
+        "warm_start": warm_start_rules("greedy", "local-search", "dp"),
+        **DP_RULES,
     }
 
     def __init__(self, *, max_depth=2, min_samples_leaf=1, alpha=0.0, method="mio", solver="highs", time_limit=60,
                  warm_start="greedy", mip_gap=1e-6, threads=1, n_restarts=100, split_type="parallel",
-                 n_hyperplane_restarts=5, n_jobs=1, random_state=None, verbose=False):
+                 n_hyperplane_restarts=5, n_jobs=1, binarization="quantile", n_thresholds=10, max_num_nodes=None,
+                 random_state=None, verbose=False):
         self.max_depth = max_depth
         self.min_samples_leaf = min_samples_leaf
         self.alpha = alpha
@@ -113,6 +167,9 @@ class OptimalTreeClassifier(FittedTreeMixin, ClassifierMixin, SolverMixin, OptTr
         self.split_type = split_type
         self.n_hyperplane_restarts = n_hyperplane_restarts
         self.n_jobs = n_jobs
+        self.binarization = binarization
+        self.n_thresholds = n_thresholds
+        self.max_num_nodes = max_num_nodes
         self.random_state = random_state
         self.verbose = verbose
 
@@ -136,6 +193,9 @@ class OptimalTreeClassifier(FittedTreeMixin, ClassifierMixin, SolverMixin, OptTr
                             self.random_state, fallback=lambda: self._root_tree(data, alpha), cheap=True)
         elif self.warm_start == "local-search":
             start = self._local_search(data, alpha, ctl)
+        elif self.warm_start == "dp":
+            # same objective, splits and min_samples_leaf as OCT: a feasible start (the optimum with midpoints)
+            start, _ = fit_dp_tree(self, data, ctl, share=0.5, stage="warm_start")
         form = ctl.build(OCT, data, depth, self.min_samples_leaf, alpha)
         res = ctl.solve(form, start, **self._solver_options())
         self.solve_result_ = res
@@ -160,6 +220,9 @@ class OptimalTreeClassifier(FittedTreeMixin, ClassifierMixin, SolverMixin, OptTr
         if self.split_type != "parallel" and self.method != "local-search":
             raise InputError(f"split_type={self.split_type!r} needs method='local-search': method={self.method!r} "
                              "builds parallel-split OCT trees")
+        if self.max_num_nodes is not None and self.method != "dp":
+            raise InputError(f"max_num_nodes={self.max_num_nodes!r} needs method='dp' (the other methods bound the "
+                             "tree by max_depth and alpha only)")
         depth, alpha = int(self.max_depth), float(self.alpha)
         self.solve_result_ = None
         with controlled_fit(self, self._time_limit()) as ctl:
@@ -171,6 +234,9 @@ class OptimalTreeClassifier(FittedTreeMixin, ClassifierMixin, SolverMixin, OptTr
             elif self.method == "local-search":
                 tree = self._local_search(data, alpha, ctl)
                 warn_time_limit(self, ctl, "the local search (best of the restarts completed)")
+            elif self.method == "dp":
+                tree, self.solve_result_ = fit_dp_tree(self, data, ctl, self.max_num_nodes)
+                warn_time_limit(self, ctl, "the dynamic program (best tree so far, see solve_result_.bound)")
             else:
                 tree = self._mio(data, depth, alpha, ctl)
             self.tree_ = tree

@@ -1,4 +1,4 @@
-"""OptimalTreeRegressor: ORT / ORT-H trees with constant leaves, found by Dunn's local search or greedily."""
+"""OptimalTreeRegressor: ORT / ORT-H trees with constant leaves, by Dunn's local search, greedily or exactly by DP."""
 from __future__ import annotations
 
 import numpy as np
@@ -10,6 +10,7 @@ from ..errors import InputError
 from ..params import Options
 from .base import OptTreesEstimator
 from .common import check_X_fitted
+from .classifier import DP_RULES, fit_dp_tree
 from .fitcontrol import controlled_fit, warn_time_limit
 from ..heuristics import greedy_tree, local_search
 from ..heuristics.core import make_problem, objective
@@ -29,9 +30,11 @@ class OptimalTreeRegressor(RegressorMixin, OptTreesEstimator):
         Minimum number of training samples in every leaf.
     alpha : float, default=0.0
         Complexity penalty per split on the normalised objective's scale.
-    method : {"local-search", "greedy"}, default="local-search"
+    method : {"local-search", "greedy", "dp"}, default="local-search"
         ``"local-search"``: best of ``n_restarts`` restarts of Dunn's local search (the thesis's method);
-        ``"greedy"``: CART-like, then pruned with alpha (parallel splits only).
+        ``"greedy"``: CART-like, then pruned with alpha (parallel splits only); ``"dp"``: the optimal tree over
+        a binarisation of the features (``binarization``) by dynamic programming (STreeD,
+        :func:`opttrees.dp.solve_dp`; squared loss only).
     n_restarts : int, default=100
         Local-search restarts.
     split_type : {"parallel", "hyperplane"}, default="parallel"
@@ -40,7 +43,14 @@ class OptimalTreeRegressor(RegressorMixin, OptTreesEstimator):
         Restarts of each hyperplane-split search.
     loss : {"squared", "absolute"}, default="squared"
         SSE with mean leaves, or the sum of absolute errors with weighted-median leaves (robust to outliers
-        in y).
+        in y; not with ``method="dp"``).
+    binarization : {"quantile", "midpoints"}, default="quantile"
+        Candidate splits of ``method="dp"`` (:class:`~opttrees.encoding.Binarizer`): at most ``n_thresholds``
+        midpoints per feature, or every midpoint (the same splits as the local search).
+    n_thresholds : int, default=10
+        Thresholds per feature for ``binarization="quantile"``.
+    max_num_nodes : int or None, default=None
+        At most this many splits (``method="dp"`` only; None: up to ``2**max_depth - 1``).
     random_state : int, RandomState instance or None, default=None
         Seeds the local search.
     n_jobs : int or None, default=1
@@ -49,7 +59,8 @@ class OptimalTreeRegressor(RegressorMixin, OptTreesEstimator):
         Print the objective and tree size after fitting.
     time_limit : float or None, default=None
         Seconds for the whole fit (None or ``inf``: no limit): the local search stops starting restarts and
-        returns the best tree so far. Ctrl-C does the same (``fit_status_ == "interrupted"``, a warning).
+        returns the best tree so far, the dynamic program its best tree and a lower bound. Ctrl-C does the
+        same (``fit_status_ == "interrupted"``, a warning).
 
     Attributes
     ----------
@@ -57,6 +68,8 @@ class OptimalTreeRegressor(RegressorMixin, OptTreesEstimator):
         The fitted tree, thresholds in the original feature units.
     objective_ : float
         The tree's objective.
+    solve_result_ : SolveResult or None
+        Status, objective, lower bound, gap and counters of the dynamic program (``method="dp"``; else None).
     n_features_in_ : int
         Number of features seen in ``fit``.
     feature_names_in_ : ndarray of str
@@ -78,13 +91,14 @@ class OptimalTreeRegressor(RegressorMixin, OptTreesEstimator):
     """
 
     _parameter_rules = {   # plus SHARED_RULES for the others
-        "method": [Options("local-search", "greedy")],
+        "method": [Options("local-search", "greedy", "dp")],
         "loss": [Options("squared", "absolute")],
+        **DP_RULES,
     }
 
     def __init__(self, *, max_depth=2, min_samples_leaf=1, alpha=0.0, method="local-search", n_restarts=100,
                  split_type="parallel", n_hyperplane_restarts=5, loss="squared", random_state=None, n_jobs=1,
-                 verbose=False, time_limit=None):
+                 verbose=False, time_limit=None, binarization="quantile", n_thresholds=10, max_num_nodes=None):
         self.max_depth = max_depth
         self.min_samples_leaf = min_samples_leaf
         self.alpha = alpha
@@ -97,16 +111,30 @@ class OptimalTreeRegressor(RegressorMixin, OptTreesEstimator):
         self.n_jobs = n_jobs
         self.verbose = verbose
         self.time_limit = time_limit
+        self.binarization = binarization
+        self.n_thresholds = n_thresholds
+        self.max_num_nodes = max_num_nodes
 
     def fit(self, X, y, sample_weight=None):
         self._check_params()
         if self.method == "greedy" and self.split_type != "parallel":
             raise InputError("method='greedy' builds parallel splits only; use method='local-search' for hyperplanes")
+        if self.method == "dp" and self.split_type != "parallel":
+            raise InputError("method='dp' builds parallel splits only; use method='local-search' for hyperplanes")
+        if self.method == "dp" and self.loss != "squared":
+            raise InputError(f"loss={self.loss!r} is not available with method='dp' (the dynamic program solves "
+                             "squared loss); use loss='squared', or method='local-search' for absolute loss")
+        if self.max_num_nodes is not None and self.method != "dp":
+            raise InputError(f"max_num_nodes={self.max_num_nodes!r} needs method='dp'")
+        self.solve_result_ = None
         with controlled_fit(self, self._time_limit()) as ctl:
             with ctl.stage("prepare"):
                 data = prepare(X, y, task="regression", sample_weight=sample_weight,
                                min_samples_leaf=self.min_samples_leaf)
-            if self.method == "greedy":
+            if self.method == "dp":
+                tree, self.solve_result_ = fit_dp_tree(self, data, ctl, self.max_num_nodes)
+                warn_time_limit(self, ctl, "the dynamic program (best tree so far, see solve_result_.bound)")
+            elif self.method == "greedy":
                 with ctl.stage("greedy"):
                     tree = greedy_tree(data, self.max_depth, self.min_samples_leaf, self.alpha, loss=self.loss)
             else:

@@ -17,8 +17,8 @@ from ..params import BOOLEAN, DEPTH, NONE, InstanceOf, Interval, Options, Satisf
 from ..spo.forest import fit_forest, forest_mean_cost
 from ..spo.greedy import check_costs_fit, grow_spo_tree
 from ..spo.loss import decision_regret, normalized_extra_cost
-from ..spo.objective import spot_norm
-from ..spo.pruning import prune_alpha, prune_on_validation, prune_zero_gain
+from ..spo.objective import spot_norm, spot_objective
+from ..spo.pruning import prune_alpha, prune_on_validation, prune_zero_gain, refit_nodes
 from .base import OptTreesEstimator, SolverMixin
 from .common import check_X_fitted
 from .fitcontrol import controlled_fit
@@ -94,13 +94,22 @@ class SPOTree(SolverMixin, _SPOBase):
         Maximum depth (None: unrestricted; the MILP needs an int).
     min_samples_leaf : float, default=20
         Minimum total sample weight per leaf.
-    method : {"greedy", "mio"}, default="greedy"
+    method : {"greedy", "mio", "dp"}, default="greedy"
         ``"greedy"``: recursive partitioning; ``"mio"``: the SPOT MILP warm-started by greedy and run as a
-        solution improver under ``time_limit`` (never worse than greedy on the training loss).
+        solution improver under ``time_limit`` (never worse than greedy on the training loss); ``"dp"``: the
+        exact SPOT-objective tree over a binarisation of the features (``binarization``) by dynamic
+        programming (:func:`opttrees.dp.solve_dp_spo`; integer ``max_depth`` up to 4, leaves of at least
+        ``ceil(min_samples_leaf)`` rows).
     criterion : {"spo", "mse"}, default="spo"
         SPOT, or the paper's CART baseline on the same engine.
     quantile_step : float in (0, 1] or None, default=0.01
-        Candidate thresholds at these quantiles of a node's unique values (None: all values).
+        Candidate thresholds at these quantiles of a node's unique values (None: all values); greedy and
+        ``"mio"`` only.
+    binarization : {"quantile", "midpoints"}, default="quantile"
+        Candidate splits of ``method="dp"`` (:class:`~opttrees.encoding.Binarizer`): at most
+        ``n_thresholds`` midpoints per feature, or every midpoint.
+    n_thresholds : int, default=10
+        Thresholds per feature for ``binarization="quantile"``.
     prune : bool, default=True
         Prune by cost complexity on validation data (``X_val``/``C_val`` given to fit, or a random
         ``validation_fraction`` of the training rows); without validation data the tree is pruned at
@@ -119,7 +128,8 @@ class SPOTree(SolverMixin, _SPOBase):
     solver : {"highs", "scip"}, default="highs"
         MILP solver (``method="mio"``).
     time_limit : float or None, default=60.0
-        Seconds for the whole ``method="mio"`` fit (None or ``inf``: no limit).
+        Seconds for the whole ``method="mio"`` or ``"dp"`` fit (None or ``inf``: no limit); the DP returns
+        its best tree so far (the optimum of the deepest depth it completed).
     mip_gap : float, default=1e-6
         Relative gap at which the solver stops.
     x_precision : int or None, default=3
@@ -136,11 +146,13 @@ class SPOTree(SolverMixin, _SPOBase):
         The fitted (pruned) tree; leaves hold mean cost vectors and their decisions.
     problem_ : DecisionProblem
         The decision problem built from ``decision_problem``.
+    objective_ : float
+        The fitted tree's SPOT objective on the training rows (training normalised SPO loss + alpha * splits).
     unpruned_tree_ : Tree
         The greedy tree before pruning (``method="greedy"``).
     greedy_tree_, solve_result_, mio_info_
         The greedy start, the MILP's SolveResult and details (``method="mio"``; ``solve_result_`` is None for
-        greedy).
+        greedy, the dynamic program's SolveResult for ``method="dp"``).
     n_features_in_ : int
         Number of features seen in ``fit``.
 
@@ -155,7 +167,9 @@ class SPOTree(SolverMixin, _SPOBase):
     """
 
     _parameter_rules = {   # plus SPO_SHARED_RULES and SOLVER_RULES for the others
-        "method": [Options("greedy", "mio")],
+        "method": [Options("greedy", "mio", "dp")],
+        "binarization": [Options("quantile", "midpoints")],
+        "n_thresholds": [Interval("int", 1)],
         "prune": [BOOLEAN],
         "validation_fraction": [Interval("real", 0, 1, closed="left")],
         "x_precision": [Interval("int", 0), NONE],
@@ -163,14 +177,17 @@ class SPOTree(SolverMixin, _SPOBase):
     }
 
     def __init__(self, decision_problem=None, *, max_depth=None, min_samples_leaf=20, method="greedy",
-                 criterion="spo", quantile_step=0.01, prune=True, validation_fraction=0.0, alpha=1e-4,
-                 solver="highs", time_limit=60.0, mip_gap=1e-6, x_precision=3, random_state=None, verbose=False):
+                 criterion="spo", quantile_step=0.01, binarization="quantile", n_thresholds=10, prune=True,
+                 validation_fraction=0.0, alpha=1e-4, solver="highs", time_limit=60.0, mip_gap=1e-6, x_precision=3,
+                 random_state=None, verbose=False):
         self.decision_problem = decision_problem
         self.max_depth = max_depth
         self.min_samples_leaf = min_samples_leaf
         self.method = method
         self.criterion = criterion
         self.quantile_step = quantile_step
+        self.binarization = binarization
+        self.n_thresholds = n_thresholds
         self.prune = prune
         self.validation_fraction = validation_fraction
         self.alpha = alpha
@@ -184,11 +201,12 @@ class SPOTree(SolverMixin, _SPOBase):
     def fit(self, X, C, sample_weight=None, X_val=None, C_val=None, sample_weight_val=None):
         """Fit on features X and cost vectors C (Ctrl-C and ``time_limit``: :mod:`opttrees.estimators.fitcontrol`).
 
-        ``method="mio"``: ``time_limit`` covers the whole fit; Ctrl-C returns the best tree so far (the greedy
-        start at worst). ``method="greedy"`` has no partial tree: Ctrl-C raises KeyboardInterrupt at once.
+        ``method="mio"`` / ``"dp"``: ``time_limit`` covers the whole fit; Ctrl-C returns the best tree so far
+        (the greedy start, or the DP's shallower optimum, at worst). ``method="greedy"`` has no partial tree:
+        Ctrl-C raises KeyboardInterrupt at once.
         """
         self._check_params()
-        with controlled_fit(self, self._time_limit() if self.method == "mio" else None) as ctl:
+        with controlled_fit(self, self._time_limit() if self.method in ("mio", "dp") else None) as ctl:
             return self._fit(ctl, X, C, sample_weight, X_val, C_val, sample_weight_val)
 
     def _fit(self, ctl, X, C, sample_weight=None, X_val=None, C_val=None, sample_weight_val=None):
@@ -196,8 +214,8 @@ class SPOTree(SolverMixin, _SPOBase):
         if self.decision_problem is None:
             raise InputError("SPOTree needs decision_problem=<a DecisionProblem>, e.g. GridShortestPath(4, 4)")
         pr = self.problem_ = make_decision_problem(self.decision_problem)
-        if self.method == "mio" and self.criterion != "spo":
-            raise InputError("method='mio' optimises the SPO loss; use criterion='spo'")
+        if self.method in ("mio", "dp") and self.criterion != "spo":
+            raise InputError(f"method={self.method!r} optimises the SPO loss; use criterion='spo'")
         feature_names = list(map(str, X.columns)) if hasattr(X, "columns") else None
         X, C, w = check_costs_fit(pr, X, C, sample_weight)
         if (X_val is None) != (C_val is None):
@@ -218,6 +236,8 @@ class SPOTree(SolverMixin, _SPOBase):
                                      criterion=self.criterion, quantile_step=self.quantile_step,
                                      feature_names=feature_names)
             self.unpruned_tree_ = tree
+        elif self.method == "dp":
+            tree = self._fit_dp(X, C, w, feature_names, ctl)
         else:
             tree = self._fit_mio(X, C, w, feature_names, ctl)
         if self.prune and val is not None:
@@ -227,6 +247,7 @@ class SPOTree(SolverMixin, _SPOBase):
         else:
             tree = prune_zero_gain(tree)
         self.tree_ = tree
+        self.objective_ = spot_objective(pr, tree, X, C, w, alpha=self.alpha)
         return self
 
     def _fit_mio(self, X, C, w, feature_names, ctl):
@@ -248,6 +269,24 @@ class SPOTree(SolverMixin, _SPOBase):
         self.solve_result_ = info["result"]
         self.mio_info_ = info
         return tree
+
+    def _fit_dp(self, X, C, w, feature_names, ctl):
+        from ..dp import solve_dp_spo
+        from ..dp.spo import SPO_MAX_DEPTH
+        if self.max_depth is None or self.max_depth > SPO_MAX_DEPTH:
+            raise InputError(f"max_depth={self.max_depth!r} is not valid with method='dp': expected an integer "
+                             f"in [0, {SPO_MAX_DEPTH}] (the SPO dynamic program searches a fixed depth)")
+        with ctl.stage("dp"):
+            tree, res = solve_dp_spo(X, C, self.problem_, max_depth=int(self.max_depth), alpha=self.alpha,
+                                     min_samples_leaf=max(int(np.ceil(self.min_samples_leaf)), 1), sample_weight=w,
+                                     binarization=self.binarization, n_thresholds=int(self.n_thresholds),
+                                     time_limit=ctl.remaining())
+        if res.status != "optimal":
+            ctl.mark_cut_short("dp")
+        if feature_names is not None:
+            tree.feature_names = feature_names
+        self.solve_result_ = res
+        return refit_nodes(tree, self.problem_, X, C, w)     # per-node training regrets, for pruning
 
     def predict(self, X) -> np.ndarray:
         self._check_fitted()
