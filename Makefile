@@ -18,7 +18,7 @@ demo: $(STAMP)
 # lint and types first: zero findings is part of a green test run
 lint: $(STAMP)
 	$(BIN)/ruff check opttrees tests benchmarks examples
-	$(BIN)/mypy opttrees/solvers opttrees/data.py opttrees/interrupt.py opttrees/progress.py
+	$(BIN)/mypy opttrees/solvers opttrees/tree.py opttrees/data.py opttrees/params.py opttrees/interrupt.py opttrees/progress.py
 
 test: lint
 	$(BIN)/python -m pytest -q -n 2 tests

@@ -93,6 +93,23 @@ class Tree:
                                else (self.coef.shape[1] if self.coef is not None else int(self.feature.max(initial=-1)) + 1))
         self._check_structure()
 
+    # typed views of the optional fields, for the places where the tree's kind guarantees them
+    @property
+    def p(self) -> int:
+        """Number of features (always set by ``__post_init__``)."""
+        assert self.n_features is not None
+        return self.n_features
+
+    def _coefs(self) -> np.ndarray:
+        if self.coef is None:
+            raise InputError("Tree has a hyperplane split but no coef matrix")
+        return self.coef
+
+    def _labels(self) -> np.ndarray:
+        if self.label is None:
+            raise InputError(f"a {self.task} Tree needs leaf labels")
+        return self.label
+
     def _check_structure(self):
         """Reject arrays that are not a tree: a cycle would make routing loop forever, a bad index crash it."""
         m = len(self.feature)
@@ -249,11 +266,11 @@ class Tree:
 
     def split_coef(self, t: int) -> np.ndarray:
         """The split's coefficient vector a (dense, original units)."""
-        a = np.zeros(self.n_features)
+        a = np.zeros(self.p)
         if self.feature[t] >= 0:
             a[self.feature[t]] = 1.0
         elif self.feature[t] == HYPERPLANE:
-            a[:] = self.coef[t]
+            a[:] = self._coefs()[t]
         return a
 
     # ------------------------------------------------------------------ routing
@@ -278,7 +295,7 @@ class Tree:
             go_left[par] = X[active[par], f[par]] < self.threshold[nd[par]]
             hyp = ~par
             if hyp.any():
-                go_left[hyp] = np.einsum("ij,ij->i", X[active[hyp]], self.coef[nd[hyp]]) < self.threshold[nd[hyp]]
+                go_left[hyp] = np.einsum("ij,ij->i", X[active[hyp]], self._coefs()[nd[hyp]]) < self.threshold[nd[hyp]]
             nxt = np.where(go_left, self.children_left[nd], self.children_right[nd])
             node[active] = nxt
             yield active, nxt
@@ -311,8 +328,8 @@ class Tree:
         """
         X = check_X(X, self.n_features)
         n = X.shape[0]
-        rows, nodes = zip(*self._walk(X))
-        rows, nodes = np.concatenate(rows), np.concatenate(nodes)
+        row_parts, node_parts = zip(*self._walk(X))
+        rows, nodes = np.concatenate(row_parts), np.concatenate(node_parts)
         order = np.argsort(rows, kind="stable")   # rows in order; each row's nodes stay in path order
         indptr = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(np.bincount(rows, minlength=n), out=indptr[1:])
@@ -323,7 +340,7 @@ class Tree:
         X = check_X(X, self.n_features)
         leaf = self.apply(X)
         if self.task == "classification" or self.task == "prescription":
-            codes = self.label[leaf]
+            codes = self._labels()[leaf]
             return np.asarray(self.classes)[codes] if self.classes is not None else codes
         if self.task == "regression":
             return self.value[leaf, 0] if self.value.shape[1] == 1 else self.value[leaf]
@@ -348,7 +365,7 @@ class Tree:
         d = {
             "format": "opttrees.Tree/1",
             "task": self.task,
-            "n_features": int(self.n_features),
+            "n_features": self.p,
             "feature_names": list(self.feature_names) if self.feature_names is not None else None,
             "classes": _json_classes(self.classes),
             "children_left": self.children_left.tolist(),
@@ -408,16 +425,16 @@ class Tree:
     def split_text(self, t: int, precision: int = 4) -> str:
         if self.feature[t] >= 0:
             return f"{self._fname(self.feature[t])} < {self.threshold[t]:.{precision}g}"
-        terms = [f"{c:+.{precision}g}*{self._fname(j)}" for j, c in enumerate(self.coef[t]) if c != 0]
+        terms = [f"{c:+.{precision}g}*{self._fname(j)}" for j, c in enumerate(self._coefs()[t]) if c != 0]
         return f"{' '.join(terms) or '0'} < {self.threshold[t]:.{precision}g}"
 
     def leaf_text(self, t: int, precision: int = 4) -> str:
         if self.task == "classification":
-            lab = self.classes[self.label[t]] if self.classes is not None else self.label[t]
+            lab = self.classes[self._labels()[t]] if self.classes is not None else self._labels()[t]
             counts = ", ".join(f"{c:g}" for c in self.value[t])
             return f"predict {lab!s} [counts {counts}]"
         if self.task == "prescription":
-            lab = self.classes[self.label[t]] if self.classes is not None else self.label[t]
+            lab = self.classes[self._labels()[t]] if self.classes is not None else self._labels()[t]
             return f"treatment {lab!s}"
         if self.task == "regression":
             return "predict " + ", ".join(f"{v:.{precision}g}" for v in self.value[t])
@@ -473,5 +490,5 @@ class Tree:
 
 def leaf_tree(value, task="classification", label=None, **kw) -> Tree:
     """A root-only tree (no split)."""
-    return Tree([LEAF], [LEAF], [LEAF], [0.0], np.atleast_2d(value), task=task,
-                label=None if label is None else [label], **kw)
+    return Tree(np.array([LEAF]), np.array([LEAF]), np.array([LEAF]), np.array([0.0]), np.atleast_2d(value),
+                task=task, label=None if label is None else np.array([label]), **kw)

@@ -26,6 +26,7 @@ from pyomo.common.gc_manager import PauseGC
 from pyomo.core.expr.numeric_expr import LinearExpression
 
 from ..binarized import BinarizedData
+from ..params import check_param
 from ..errors import InputError, VerificationError
 from ..objectives import class_counts
 from ..params import check_depth as _check_depth
@@ -54,13 +55,8 @@ def check_depth(depth) -> int:
     return _check_depth(depth, 8, "too deep for a complete-tree flow model")
 
 def check_regularization(lam) -> float:
-    try:
-        lam = float(lam)
-    except (TypeError, ValueError):
-        raise InputError(f"regularization must be a number in [0, 1); got {lam!r}") from None
-    if not 0.0 <= lam < 1.0:
-        raise InputError(f"regularization must be in [0, 1); got {lam}")
-    return lam
+    """The flow papers' lambda in [0, 1) (the shared ``regularization`` rule), as a float."""
+    return float(check_param("regularization", lam))
 
 
 @dataclass

@@ -39,7 +39,7 @@ from numba import types
 from numba.typed import Dict
 
 from ..data import PreparedData
-from ..errors import InputError
+from ..params import check_param
 from ..interrupt import STOP
 from ..jit import announce_compile
 from ..progress import ProgressLine
@@ -97,14 +97,11 @@ class _ThreadCaches:
 
 
 def _check_common(min_samples_leaf, split_type, n_restarts, n_hyperplane_restarts):
-    if isinstance(min_samples_leaf, bool) or not isinstance(min_samples_leaf, (int, np.integer)) or min_samples_leaf < 1:
-        raise InputError(f"min_samples_leaf must be an integer >= 1; got {min_samples_leaf!r}")
-    if split_type not in SPLIT_TYPES:
-        raise InputError(f"split_type must be one of {SPLIT_TYPES}; got {split_type!r}")
-    if isinstance(n_restarts, bool) or not isinstance(n_restarts, (int, np.integer)) or n_restarts < 1:
-        raise InputError(f"n_restarts must be an integer >= 1; got {n_restarts!r}")
-    if not isinstance(n_hyperplane_restarts, (int, np.integer)) or n_hyperplane_restarts < 0:
-        raise InputError(f"n_hyperplane_restarts must be an integer >= 0; got {n_hyperplane_restarts!r}")
+    """The shared rules of opttrees.params (the same words as the estimators and specs)."""
+    check_param("min_samples_leaf", min_samples_leaf)
+    check_param("split_type", split_type)
+    check_param("n_restarts", n_restarts)
+    check_param("n_hyperplane_restarts", n_hyperplane_restarts)
 
 
 def _n_jobs(n_jobs) -> int:

@@ -8,6 +8,7 @@ import time
 import numpy as np
 import pyomo.environ as pyo
 
+from ..params import check_param
 from ..errors import InputError, SolverError
 from ..interrupt import STOP, stop_on_sigint
 from .compile import CompileStopped, compile_model
@@ -35,13 +36,10 @@ def check_solver(solver: str) -> str:
 
 
 def _check_options(time_limit, mip_gap, threads):
-    if time_limit is not None and (not isinstance(time_limit, (int, float)) or isinstance(time_limit, bool)
-                                   or not time_limit > 0):
-        raise InputError(f"time_limit must be a positive number of seconds or None; got {time_limit!r}")
-    if not isinstance(mip_gap, (int, float)) or not 0 <= mip_gap < 1:
-        raise InputError(f"mip_gap must be a number in [0, 1); got {mip_gap!r}")
-    if not isinstance(threads, (int, np.integer)) or threads < 1:
-        raise InputError(f"threads must be an integer >= 1; got {threads!r}")
+    """The shared rules of opttrees.params: the same words as every estimator and spec."""
+    check_param("time_limit", time_limit, owner="solve()")
+    check_param("mip_gap", mip_gap, owner="solve()")
+    check_param("threads", threads, owner="solve()")
 
 
 def solve(formulation, solver: str = "highs", time_limit: float | None = None, mip_gap: float = 1e-6,

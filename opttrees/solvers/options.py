@@ -6,7 +6,7 @@ import time
 from dataclasses import dataclass, field
 
 from ..interrupt import STOP
-from ..progress import ProgressLine
+from ..progress import ProgressLine, fmt
 from .result import Incumbent, relative_gap
 
 
@@ -76,7 +76,7 @@ class Progress:
         inc = Incumbent(t, primal, dual, relative_gap(primal, dual), nodes, "incumbent")
         self.trace.append(inc)
         self._show(primal, dual, nodes)
-        self.line.note(f"new incumbent={inc.primal:.6g} bound={'-' if not math.isfinite(dual) else f'{dual:.6g}'}")
+        self.line.note(f"new incumbent={fmt(inc.primal)} bound={fmt(dual)}")
         self._ask(inc)
 
     def tick(self, primal: float, dual: float, nodes: int = 0) -> None:

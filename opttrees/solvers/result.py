@@ -10,6 +10,8 @@ import logging
 from dataclasses import dataclass, field
 from enum import Enum
 
+from ..progress import fmt, fmt_gap
+
 log = logging.getLogger(__name__)
 
 #: meanings, shown in the README and the CLI
@@ -146,10 +148,8 @@ class SolveResult:
         self.gap = relative_gap(own, self.bound)
 
     def summary(self) -> str:
-        fmt = lambda v: "-" if v is None or (isinstance(v, float) and not math.isfinite(v)) else f"{v:.6g}"
-        gap = "-" if not math.isfinite(self.gap) else f"{100 * self.gap:.4g}%"
         return (f"{self.solver}: {self.status}{' (proven optimal)' if self.proven_optimal else ''}  "
-                f"objective={fmt(self.objective)} bound={fmt(self.bound)} gap={gap} "
+                f"objective={fmt(self.objective)} bound={fmt(self.bound)} gap={fmt_gap(self.gap)} "
                 f"time={self.runtime:.2f}s nodes={self.node_count}"
                 + (f" lazy_cuts={self.n_lazy_cuts} rounds={self.n_rounds}" if self.n_lazy_cuts else ""))
 

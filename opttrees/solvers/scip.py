@@ -229,44 +229,41 @@ def _attach_lazy(ps, m, xs, cm: CompiledModel, separator, counter: dict, errors:
                 errors.append(traceback.format_exc())
                 return {"result": SCIP_RESULT.INFEASIBLE}
 
-        def consenfolp(self, constraints, nusefulconss, solinfeasible):
-            try:
-                added = 0
-                for expr in cuts_at(None):
-                    idx, coef, lo, hi = cm.compile_cut(expr)
-                    e = Expr({Term(xs[j]): c for j, c in zip(idx.tolist(), coef.tolist())})
-                    self.model.addCons(ExprCons(e, lhs=None if lo == -math.inf else float(lo),
-                                                rhs=None if hi == math.inf else float(hi)),
-                                       name=f"lazy{counter['cuts']}", removable=False)
-                    counter["cuts"] += 1
-                    added += 1
-                return {"result": SCIP_RESULT.CONSADDED if added else SCIP_RESULT.FEASIBLE}
-            except Exception:
-                errors.append(traceback.format_exc())
-                self.model.interruptSolve()
-                return {"result": SCIP_RESULT.FEASIBLE}
-
-        def conssepalp(self, constraints, nusefulconss):
-            # fractional LP points (only when the separator can: see formulations/mincut.py)
-            try:
-                added = 0
-                for expr in fractional_cuts_at():
-                    idx, coef, lo, hi = cm.compile_cut(expr)
+        def add_cuts(self, exprs, prefix: str, removable: bool, only_violated: bool) -> int:
+            """Add the compiled cuts as SCIP rows; with ``only_violated``, skip those the LP point satisfies."""
+            added = 0
+            for expr in exprs:
+                idx, coef, lo, hi = cm.compile_cut(expr)
+                if only_violated:
                     x = np.array([m.getSolVal(None, xs[j]) for j in idx.tolist()])
                     act = float(coef @ x) if len(idx) else 0.0
                     if lo - 1e-6 <= act <= hi + 1e-6:
                         continue
-                    e = Expr({Term(xs[j]): c for j, c in zip(idx.tolist(), coef.tolist())})
-                    self.model.addCons(ExprCons(e, lhs=None if lo == -math.inf else float(lo),
-                                                rhs=None if hi == math.inf else float(hi)),
-                                       name=f"sepa{counter['cuts']}", removable=True)
-                    counter["cuts"] += 1
-                    added += 1
-                return {"result": SCIP_RESULT.CONSADDED if added else SCIP_RESULT.DIDNOTFIND}
+                e = Expr({Term(xs[j]): c for j, c in zip(idx.tolist(), coef.tolist())})
+                self.model.addCons(ExprCons(e, lhs=None if lo == -math.inf else float(lo),
+                                            rhs=None if hi == math.inf else float(hi)),
+                                   name=f"{prefix}{counter['cuts']}", removable=removable)
+                counter["cuts"] += 1
+                added += 1
+            return added
+
+        def run(self, produce, found, nothing, **kw):
+            """One callback: the separator's cuts added, or its exception recorded and the solve stopped."""
+            try:
+                return {"result": found if self.add_cuts(produce(), **kw) else nothing}
             except Exception:
                 errors.append(traceback.format_exc())
                 self.model.interruptSolve()
-                return {"result": SCIP_RESULT.DIDNOTFIND}
+                return {"result": nothing}
+
+        def consenfolp(self, constraints, nusefulconss, solinfeasible):
+            return self.run(lambda: cuts_at(None), SCIP_RESULT.CONSADDED, SCIP_RESULT.FEASIBLE,
+                            prefix="lazy", removable=False, only_violated=False)
+
+        def conssepalp(self, constraints, nusefulconss):
+            # fractional LP points (only when the separator can: see formulations/mincut.py)
+            return self.run(fractional_cuts_at, SCIP_RESULT.CONSADDED, SCIP_RESULT.DIDNOTFIND,
+                            prefix="sepa", removable=True, only_violated=True)
 
         def consenfops(self, constraints, nusefulconss, solinfeasible, objinfeasible):
             return self.consenfolp(constraints, nusefulconss, solinfeasible)
