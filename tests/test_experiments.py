@@ -199,8 +199,10 @@ def test_a_cell_past_its_wall_limit_is_killed_and_recorded(tmp_path):
 
 
 def test_memory_limit_and_clean_errors_are_recorded(tmp_path, tiny_csv):
-    ok = {"data": {"csv": str(tiny_csv), "target": "label"}, "model": {"type": "cart", "max_depth": 1}}
-    r = execute_cell(ok, memory_mb=5.0, launcher="forkserver")   # any Python process is above 5 MB
+    # a cell that runs for minutes (a tiny one can finish between two memory polls on a fast machine)
+    slow = {"data": {"dataset": "breast_cancer"}, "model": {"type": "oct", "max_depth": 3},
+            "solver": {"name": "highs", "time_limit": 600}}
+    r = execute_cell(slow, memory_mb=5.0, launcher="forkserver")   # any Python process is above 5 MB
     assert r["outcome"] == "oom" and "memory limit" in r["error"]
     broken = {"data": {"csv": str(tiny_csv), "target": "no_such_column"}, "model": {"type": "cart"}}
     r = execute_cell(broken, launcher="forkserver")
