@@ -222,3 +222,15 @@ def test_solve_prints_the_solve_result_summary(tmp_path):
     assert report["solve"]["solver"] == "highs"
     assert any(line.startswith("highs: optimal (proven optimal)  objective=") for line in r.stdout.splitlines())
     assert "status=completed" in r.stdout and "train_accuracy=" in r.stdout
+
+
+def test_every_shipped_example_spec_is_valid():
+    """Specs in examples/ are checked like a user's (field names, types, files) without running them."""
+    from pathlib import Path
+
+    from opttrees.spec import load_spec
+
+    specs = sorted(Path(__file__).resolve().parent.parent.glob("examples/*.yaml"))
+    assert len(specs) >= 8
+    for path in specs:
+        load_spec(path)
