@@ -139,3 +139,13 @@ def test_the_hand_off_to_the_solver_counts_against_the_time_limit():
     assert res.status == "no_solution" and not res.proven_optimal
     assert "handing the model to the solver" in res.message
     assert solve(m, "highs", time_limit=60).objective == 3000
+
+
+def test_highs_presolve_is_skipped_when_it_cannot_fit_in_the_time_left():
+    """HiGHS presolve ignores interrupts and its time limit: big models with little time left go without it."""
+    from opttrees.solvers.highs import PRESOLVE_SECONDS_PER_MNZ, presolve_fits
+
+    assert presolve_fits(5_000_000, None)                    # no limit: always
+    assert presolve_fits(500_000, 0.1)                       # small models: presolve is quick
+    need = 2 * PRESOLVE_SECONDS_PER_MNZ * 5.0
+    assert not presolve_fits(5_000_000, need - 1) and presolve_fits(5_000_000, need + 1)
