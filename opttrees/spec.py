@@ -175,16 +175,20 @@ def parse_spec(raw: Any, source: Path | None = None) -> Spec:
     return spec
 
 
-def load_spec(path: str | Path) -> Spec:
+def read_document(path: str | Path, what: str = "spec", error: type[OptTreesError] = SpecError) -> Any:
+    """A YAML (or ``.json``) file's content; a missing or unparsable file raises ``error`` naming ``what``."""
     p = Path(path)
     if not p.exists():
-        raise SpecError(f"spec file not found: {p}")
+        raise error(f"{what} file not found: {p}")
     try:
         text = p.read_text()
-        raw = json.loads(text) if p.suffix == ".json" else yaml.safe_load(text)
+        return json.loads(text) if p.suffix == ".json" else yaml.safe_load(text)
     except (yaml.YAMLError, json.JSONDecodeError) as exc:
-        raise SpecError(f"spec: could not parse {p.name}: {exc}") from None
-    return parse_spec(raw, p)
+        raise error(f"{what}: could not parse {p.name}: {exc}") from None
+
+
+def load_spec(path: str | Path) -> Spec:
+    return parse_spec(read_document(path), Path(path))
 
 
 def load_spec_data(spec: Spec):

@@ -89,12 +89,7 @@ def _count(v, opt):
     """Number of rows behind the statistics ``v`` (the count column, or the weight when weights are 1)."""
     if opt[O_HAS_COUNT]:
         return v[opt[O_S]]
-    if opt[O_KIND] == 2:
-        return v[0]
-    t = 0.0
-    for k in range(opt[O_K]):
-        t += v[k]
-    return t
+    return _weight(v, opt)
 
 
 @njit(cache=True, nogil=True)

@@ -259,15 +259,8 @@ def expand(raw: dict, source: Path | None = None, version: str | None = None) ->
 
 def load_grid(path: str | Path, version: str | None = None) -> Grid:
     """Read a grid YAML/JSON file and expand it into cells."""
-    p = Path(path)
-    if not p.exists():
-        raise GridError(f"grid file not found: {p}")
-    try:
-        text = p.read_text()
-        raw = json.loads(text) if p.suffix == ".json" else yaml.safe_load(text)
-    except (yaml.YAMLError, json.JSONDecodeError) as exc:
-        raise GridError(f"grid: could not parse {p.name}: {exc}") from None
-    return expand(raw, p.resolve(), version)
+    from ..spec import read_document
+    return expand(read_document(path, "grid", GridError), Path(path).resolve(), version)
 
 
 def cell_spec_yaml(cell: Cell) -> str:

@@ -344,13 +344,8 @@ class HighsCutLoop(HighsRun):
                 if str(h.getModelStatus()).split(".")[-1] != "kOptimal":
                     break
                 x = np.asarray(h.getSolution().col_value)
-                cuts = []
-                for expr in sep.separate_fractional(lambda v, x=x: float(x[cm.col_of[id(v)]])):
-                    ci, cc, lo, hi = cm.compile_cut(expr)
-                    act = float(cc @ x[ci]) if len(ci) else 0.0
-                    if act < lo - 1e-6 or act > hi + 1e-6:
-                        cuts.append((ci, cc, lo, hi))
-                cuts = _dedupe(cuts, self.keys)
+                exprs = sep.separate_fractional(lambda v, x=x: float(x[cm.col_of[id(v)]]))
+                cuts = _dedupe(_compiled_violations(cm, exprs, x), self.keys)
                 lp_bound = self.sgn * h.getInfo().objective_function_value
                 history.append(lp_bound)
                 self.bound = lp_bound
@@ -427,9 +422,13 @@ def _model_feasible(cm: CompiledModel, x: np.ndarray, tol: float = 1e-6) -> bool
 
 def _violated(cm: CompiledModel, separator, x: np.ndarray, tol: float = 1e-6) -> list:
     """The separator's cuts that x actually violates (compiled); empty means x satisfies every cut."""
-    value = lambda v: float(x[cm.col_of[id(v)]])
+    return _compiled_violations(cm, separator.separate(lambda v: float(x[cm.col_of[id(v)]])), x, tol)
+
+
+def _compiled_violations(cm: CompiledModel, exprs, x: np.ndarray, tol: float = 1e-6) -> list:
+    """The cut expressions that x violates, compiled to (columns, coefficients, lower, upper)."""
     out = []
-    for expr in separator.separate(value):
+    for expr in exprs:
         idx, coef, lo, hi = cm.compile_cut(expr)
         act = float(coef @ x[idx]) if len(idx) else 0.0
         if act < lo - tol or act > hi + tol:
