@@ -15,18 +15,15 @@ import argparse
 import time
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
-from joblib import Parallel, delayed
-
-from opttrees.estimators.spo import SPOForest, SPOTree
-from opttrees.experiments.spo_data import shortest_path_data
-from opttrees.spo import normalized_extra_cost
-
+# numpy, pandas, joblib and opttrees are imported where they are used, so that --help answers at once
 DEPTHS = [1, 2, 3, None]
 
 
 def run_one(deg, noise, seed, time_limit, n_trees, mio_depths, solver):
+    from opttrees.estimators.spo import SPOForest, SPOTree
+    from opttrees.experiments.spo_data import shortest_path_data
+    from opttrees.spo import normalized_extra_cost
+
     D = shortest_path_data(200, deg=deg, noise=noise, p=5, n_test=1000, seed=1000 * deg + 100 * int(noise * 100) + seed)
     pr = D.problem
     nv = 40
@@ -65,7 +62,10 @@ def run_one(deg, noise, seed, time_limit, n_trees, mio_depths, solver):
     return rows
 
 
-def summarise(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+def summarise(df):
+    """(mean test normalised extra travel time per setting and method, improvement over the MSE baselines)."""
+    import pandas as pd
+
     table = df.pivot_table(index=["deg", "noise", "depth"], columns="method", values="nett", aggfunc="mean")
     per_setting = df.groupby(["deg", "noise", "depth", "method"])["nett"].mean().unstack("method")
     imp = {}
@@ -80,8 +80,9 @@ def summarise(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     return table, pd.DataFrame(imp).T
 
 
-def plot(df: pd.DataFrame, path: Path):
+def plot(df, path: Path):
     import matplotlib
+    import numpy as np
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     methods = ["CART", "SPOT greedy", "SPOT MILP", "CART forest", "SPO forest"]
@@ -109,16 +110,31 @@ def plot(df: pd.DataFrame, path: Path):
     fig.savefig(path, dpi=120)
 
 
-def main():
+def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--seeds", type=int, default=5)
-    ap.add_argument("--time-limit", type=float, default=10.0, help="seconds per MILP solve")
-    ap.add_argument("--trees", type=int, default=100)
-    ap.add_argument("--mio-depths", type=int, nargs="*", default=[1, 2, 3])
-    ap.add_argument("--solver", default="highs")
-    ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--out", default="results/spo_shortest_path")
-    a = ap.parse_args()
+    ap.add_argument("--seeds", type=int, default=5, metavar="N",
+                    help="data sets drawn per (deg, noise) setting, seeds 0..N-1 (default: %(default)s)")
+    ap.add_argument("--time-limit", type=float, default=10.0, metavar="SECONDS",
+                    help="time limit of each SPOT MILP solve (default: %(default)s)")
+    ap.add_argument("--trees", type=int, default=100, metavar="N",
+                    help="trees in each CART and SPO forest (default: %(default)s)")
+    ap.add_argument("--mio-depths", type=int, nargs="*", default=[1, 2, 3], metavar="DEPTH",
+                    help="depths at which the SPOT MILP is solved; none to skip it (default: 1 2 3)")
+    ap.add_argument("--solver", default="highs", choices=["highs", "scip"],
+                    help="MILP solver (default: %(default)s)")
+    ap.add_argument("--jobs", type=int, default=2, metavar="N",
+                    help="(deg, noise, seed) runs at once in worker processes (default: %(default)s)")
+    ap.add_argument("--out", default="results/spo_shortest_path", metavar="FOLDER",
+                    help="where results.csv, table.csv, improvement.csv and the PNG are written "
+                         "(default: %(default)s)")
+    return ap
+
+
+def main():
+    a = build_parser().parse_args()
+    import pandas as pd
+    from joblib import Parallel, delayed
+
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     jobs = [(deg, noise, s) for deg in (2, 10) for noise in (0.0, 0.25) for s in range(a.seeds)]

@@ -1,19 +1,56 @@
-"""The ``opttrees`` command line: solve a model spec, show or apply a saved tree, list datasets/models."""
+"""The ``opttrees`` command line: solve a model spec, show or apply a saved tree, list datasets/models.
+
+Why the imports sit inside the commands: ``opttrees --help`` and ``--version`` must answer at once, and the
+estimators pull in scikit-learn, Pyomo and the solvers (seconds of imports). Only click and the standard library
+load at start.
+"""
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import sys
+import warnings
 from pathlib import Path
 
 import click
-
-from .errors import OptTreesError
-from .progress import fmt
 
 
 def _fail(exc: Exception) -> None:
     click.echo(f"error: {exc}", err=True)
     sys.exit(2)
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """Warnings as one line on stderr ("warning: ..."), not Python's file:line form meant for developers."""
+    click.echo(f"warning: {message}", err=True)
+
+
+@contextlib.contextmanager
+def _stdout_silenced(active: bool):
+    """Send what libraries print to stdout (the HiGHS banner, solver logs) to /dev/null while ``active``.
+
+    Why at the file-descriptor level: HiGHS prints its banner from C++ when the first ``Highs`` object is made,
+    before any option can turn its output off, so redirecting ``sys.stdout`` would not catch it.
+    """
+    if not active:
+        yield
+        return
+    sys.stdout.flush()
+    try:
+        saved = os.dup(1)
+    except OSError:   # no real stdout (e.g. some embedded runners): nothing to silence
+        yield
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    try:
+        yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(devnull)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -24,25 +61,30 @@ def main():
     \b
     Commands:
       solve SPEC      fit the model a spec file describes; write tree.json, tree.dot, report.json
-      show TREE       print a saved tree (text or DOT)
+      show TREE       print a saved tree (text or DOT); --png/--svg/--html write pictures
       predict TREE    predict a CSV with a saved tree (no solver needed)
-      models          list model types usable in specs
-      datasets        list built-in datasets
+      models          list model types usable in specs (--params: their settings)
+      datasets        list built-in datasets: task, rows, columns
       compare GRID    run a comparison grid (resumable); --report DIR writes tables and plots
 
     \b
-    Spec file (YAML or JSON):
+    Spec file (YAML or JSON; relative paths are relative to the spec file):
       data:   {dataset: iris}  or  {csv: file.csv, target: column, features: [..]}
-              optional: test_size: 0.25, split_seed: 0
-      model:  {type: oct, max_depth: 2, min_samples_leaf: 1, alpha: 0.0, warm_start: greedy}
-      solver: {name: highs|scip, time_limit: 60 (.inf: none), mip_gap: 1e-6, threads: 1, random_state: 0,
-               verbose: false}
+              optional: test_size: 0.25, split_seed: 0, categorical: auto | [columns],
+              missing: error | drop | impute
+      model:  {type: oct, max_depth: 2, min_samples_leaf: 1, alpha: 0.0, warm_start: greedy,
+               random_state: 0 (the default; null: a fresh seed each run)}
+      solver: {time_limit: 60 (.inf: none), verbose: false,
+               name: highs|scip, mip_gap: 1e-6, threads: 1  (these three: MIO models only)}
       output: results/my-run
 
     \b
     Solve statuses: optimal (proven), time_limit, interrupted, limit (feasible, not proven),
     infeasible, unbounded, no_solution, error.  Gap = |objective - bound| / |objective|.
     """
+    shown = warnings.showwarning
+    warnings.showwarning = _show_warning
+    click.get_current_context().call_on_close(lambda: setattr(warnings, "showwarning", shown))
 
 
 @main.command()
@@ -51,7 +93,7 @@ def main():
 @click.option("--time-limit", type=float, help="override solver.time_limit (seconds)")
 @click.option("--solver", type=click.Choice(["highs", "scip"]), help="override solver.name")
 @click.option("--verbose", "-v", is_flag=True, help="show live solver progress (incumbent, bound, gap, time)")
-@click.option("--quiet", "-q", is_flag=True, help="print only the summary line")
+@click.option("--quiet", "-q", is_flag=True, help="print only the summary; silence what solvers print (e.g. the HiGHS banner)")
 def solve(spec, output, time_limit, solver, verbose, quiet):
     """Fit the model described by SPEC (YAML/JSON) and write its outputs.
 
@@ -73,6 +115,8 @@ def solve(spec, output, time_limit, solver, verbose, quiet):
 
 
 def _solve(spec, output, time_limit, solver, verbose, quiet) -> dict:
+    from .errors import OptTreesError
+    from .progress import fmt
     from .spec import load_spec, parse_spec, run_spec
 
     try:
@@ -90,7 +134,8 @@ def _solve(spec, output, time_limit, solver, verbose, quiet) -> dict:
             s = parse_spec(raw, s.source)
         if output:
             s.output = Path(output)
-        report = run_spec(s)
+        with _stdout_silenced(quiet):
+            report = run_spec(s)
     except OptTreesError as exc:
         _fail(exc)
     metric = next(k for k in report if k.startswith("train_"))
@@ -101,10 +146,14 @@ def _solve(spec, output, time_limit, solver, verbose, quiet) -> dict:
     if report.get("_solve_summary"):
         click.echo(report["_solve_summary"])
     click.echo(f"status={report['status']} objective={fmt(report['objective'])} fit_time={report['fit_time']:.2f}s "
-               f"{metric}={fmt(report[metric])}")
-    for k in report:
-        if k.startswith("test_"):
-            click.echo(f"{k}={fmt(report[k])}")
+               f"{metric}={fmt(report[metric])} train_loss={fmt(report['normalised_loss']['train'])}")
+    chosen = report.get("chosen")
+    if chosen:
+        click.echo("chosen: " + " ".join(f"{k}={fmt(v)}" for k, v in chosen.items()))
+    tests = [k for k in report if k.startswith("test_")]
+    if tests:
+        click.echo(" ".join(f"{k}={fmt(report[k])}" for k in tests)
+                   + f" test_loss={fmt(report['normalised_loss']['test'])}")
     tim = (report.get("solve") or {}).get("timings") or {}
     if tim.get("n_nonzeros") is not None and not quiet:
         build = f", built in {tim['build']:.2f}s" if tim.get("build") is not None else ""
@@ -116,41 +165,79 @@ def _solve(spec, output, time_limit, solver, verbose, quiet) -> dict:
 @main.command()
 @click.argument("tree", type=click.Path(dir_okay=False))
 @click.option("--dot", is_flag=True, help="print Graphviz DOT instead of text")
-def show(tree, dot):
-    """Print a saved tree (tree.json)."""
+@click.option("--png", type=click.Path(dir_okay=False), help="also write a PNG picture (needs the plot extra: matplotlib)")
+@click.option("--svg", type=click.Path(dir_okay=False), help="also write an SVG picture (needs the plot extra: matplotlib)")
+@click.option("--html", "html_file", type=click.Path(dir_okay=False),
+              help="also write an interactive HTML viewer (its header comes from a report.json beside the tree)")
+def show(tree, dot, png, svg, html_file):
+    """Print a saved tree (tree.json); --png/--svg/--html also write pictures of it."""
+    from .errors import OptTreesError
     from .tree import Tree
 
+    written = []
     try:
         t = Tree.from_json(Path(tree))
+        if png or svg:
+            from .viz.plot import save_picture
+            written += [save_picture(t, path, fmt) for path, fmt in ((png, "png"), (svg, "svg")) if path]
+        if html_file:
+            from .viz.html import report_beside, write_html
+            written.append(write_html(t, html_file, title=Path(tree).resolve().parent.name,
+                                      summary=report_beside(tree)))
     except OptTreesError as exc:
         _fail(exc)
     click.echo(t.to_dot() if dot else t.export_text())
+    for path in written:
+        click.echo(f"wrote {path}")
 
 
 @main.command()
 @click.argument("tree", type=click.Path(dir_okay=False))
 @click.argument("csv", type=click.Path(dir_okay=False))
 @click.option("--output", "-o", type=click.Path(dir_okay=False), help="write predictions here (default: stdout)")
-def predict(tree, csv, output):
-    """Predict every row of CSV with a saved tree; columns are matched by the tree's feature names."""
-    import pandas as pd
+@click.option("--proba", is_flag=True, help="add one column per class, proba_<class>: the leaf's class frequencies "
+                                            "(classification trees)")
+@click.option("--keep", "keep", multiple=True, metavar="COLUMN",
+              help="copy this column of CSV to the output, before the predictions (e.g. an id); repeatable")
+def predict(tree, csv, output, proba, keep):
+    """Predict every row of CSV with a saved tree; columns are matched by the tree's feature names.
 
+    A tree trained on text (categorical) columns re-encodes them with the categories it saw; a category it
+    never saw counts as none of them (a warning says which).
+    """
+    from .errors import InputError, OptTreesError
+    from .experiments.datasets import read_table
     from .tree import Tree
 
     try:
         t = Tree.from_json(Path(tree))
-        if not Path(csv).exists():
-            raise OptTreesError(f"data file not found: {csv}")
-        df = pd.read_csv(csv)
-        if t.feature_names is not None:
+        df = read_table(csv)
+        absent = [c for c in keep if c not in df.columns]
+        if absent:
+            raise InputError(f"--keep: {csv} has no column(s) {absent}; columns: {list(df.columns)}")
+        if proba and t.task != "classification":
+            raise InputError(f"--proba: class probabilities need a classification tree; this one is {t.task}")
+        if t.encoding is not None:
+            X = t.encoding.transform(df, Path(csv).name)
+        elif t.feature_names is not None:
             missing = [f for f in t.feature_names if f not in df.columns]
             if missing:
-                raise OptTreesError(f"{csv} lacks the tree's feature column(s) {missing}")
-            df = df[t.feature_names]
-        pred = t.predict(df)
+                raise InputError(f"{csv} lacks the tree's feature column(s) {missing}")
+            X = df[t.feature_names]
+        else:
+            X = df
+        pred = t.predict(X)
+        out = df[list(keep)].copy() if keep else None
+        import pandas as pd
+
+        pred_frame = pd.DataFrame({"prediction": list(pred)}, index=df.index)
+        if proba:
+            p = t.predict_proba(X)
+            names = t.classes if t.classes is not None else list(range(p.shape[1]))
+            pred_frame = pred_frame.join(pd.DataFrame(p, columns=[f"proba_{c}" for c in names], index=df.index))
+        out = pred_frame if out is None else out.join(pred_frame, rsuffix="_predicted")
     except OptTreesError as exc:
         _fail(exc)
-    out = pd.DataFrame({"prediction": list(pred)})
     if output:
         out.to_csv(output, index=False)
     else:
@@ -164,31 +251,43 @@ def models(show_params):
     """List the model types a spec can use (model.type); --params shows their model.* and solver.* fields."""
     from .params import describe
     from .registry import models as registered
-    from .spec import SOLVER_TO_PARAM
+    from .spec import SOLVER_TO_PARAM, solver_keys
 
     for name, entry in sorted(registered().items()):
         click.echo(f"{name:16s} {entry.description}")
         if not show_params:
             continue
         rules, defaults = entry.parameter_rules(), entry.defaults()
-        solver_keys = {p: k for k, p in SOLVER_TO_PARAM.items() if p in defaults}
+        keys = solver_keys(entry)
+        solver_params = set(SOLVER_TO_PARAM.values())
         fixed = ", ".join(f"{k}={v!r}" for k, v in entry.fixed.items())
         click.echo(f"{'':18s}model:" + (f"  (fixed: {fixed})" if fixed else ""))
         for pname, default in defaults.items():
-            if pname not in solver_keys:
-                click.echo(f"{'':20s}{pname}={default!r}: {describe(rules[pname]) if pname in rules else 'any value'}")
-        click.echo(f"{'':18s}solver: {', '.join(solver_keys.values()) or 'none'}")
-        for pname, key in solver_keys.items():
+            if pname in solver_params:
+                continue
+            if pname == "random_state":
+                from .estimators.base import DEFAULT_RANDOM_STATE
+                default = DEFAULT_RANDOM_STATE   # what a spec that gives no seed uses
+            click.echo(f"{'':20s}{pname}={default!r}: {describe(rules[pname]) if pname in rules else 'any value'}")
+        click.echo(f"{'':18s}solver: {', '.join(keys) or 'none'}")
+        for key in keys:
+            pname = SOLVER_TO_PARAM[key]
             click.echo(f"{'':20s}{key}={defaults[pname]!r}: {describe(rules[pname])}")
 
 
 @main.command()
 def datasets():
-    """List built-in dataset names."""
-    from .experiments.datasets import dataset_names
+    """List built-in datasets (data.dataset): task, rows, feature columns, targets."""
+    from .experiments.datasets import dataset_info, dataset_names
 
+    click.echo(f"{'name':15s} {'task':15s} {'rows':>6s} {'columns':>8s}  targets")
     for name in dataset_names():
-        click.echo(name)
+        info = dataset_info(name)
+        if info is None:
+            click.echo(name)
+            continue
+        click.echo(f"{name:15s} {info.task:15s} {info.rows:6d} {info.columns:8d}  {info.targets}"
+                   + (f" ({info.description})" if info.description else ""))
 
 
 def _attach_compare() -> None:

@@ -63,8 +63,9 @@ def _as_2d_float(X, name: str = "X") -> tuple[np.ndarray, list[str]]:
     if not np.isfinite(arr).all():
         rows, cols = np.nonzero(~np.isfinite(arr))
         kind = "NaN" if np.isnan(arr[rows[0], cols[0]]) else "infinite"
+        where = f"column {names[cols[0]]!r}" if names is not None else f"column {cols[0]}"
         raise InputError(f"{name} contains {len(rows)} NaN/infinite value(s) (first: {kind} at row {rows[0]}, "
-                         f"column {cols[0]}); impute or drop them before fitting")
+                         f"{where}); impute or drop them before fitting")
     if names is None:
         names = [f"x{j}" for j in range(arr.shape[1])]
     return arr, names
@@ -113,6 +114,27 @@ def check_sample_weight(sample_weight, n: int) -> np.ndarray:
     return w
 
 
+def continuous_target(y) -> str | None:
+    """Why the labels ``y`` look like a regression target rather than classes, or None when they do not.
+
+    The rule (documented in the README): numeric labels with more distinct values than ``max(20, n/5)`` (on
+    average fewer than five rows per class), or non-integer floats most of which are distinct. Strings and
+    booleans are always classes. Why a rule at all: a classifier given the diabetes target trains 214
+    "classes" and reports an accuracy of 0.04 instead of saying that the model is the wrong kind.
+    """
+    arr = np.asarray(y)
+    if arr.dtype.kind not in "iuf" or arr.size == 0:
+        return None
+    finite = arr[np.isfinite(arr)] if arr.dtype.kind == "f" else arr
+    distinct, n = len(np.unique(finite)), len(arr)
+    limit = max(20, n // 5)
+    if distinct > limit:
+        return f"{distinct} distinct numeric values in {n} rows; class labels allow at most max(20, n/5) = {limit}"
+    if arr.dtype.kind == "f" and not np.all(finite == np.round(finite)) and distinct > max(2, n // 2):
+        return f"non-integer values, {distinct} of {n} distinct"
+    return None
+
+
 @dataclass
 class LabelCodec:
     """Maps labels of any type (strings, -1/+1, floats) to 0..K-1 and back."""
@@ -125,9 +147,11 @@ class LabelCodec:
             raise InputError("y contains NaN/infinite labels")
         if y.dtype == object and any(v is None or (isinstance(v, float) and np.isnan(v)) for v in y):
             raise InputError("y contains missing labels (None/NaN)")
-        if y.dtype.kind == "f" and not np.all(y == np.round(y)) and len(np.unique(y)) > max(2, len(y) // 2):
-            raise InputError("y has non-integer float values, most of them distinct: it looks like a continuous "
-                             "target, not class labels; use OptimalTreeRegressor (or convert the labels to int/str)")
+        reason = continuous_target(y)
+        if reason is not None:
+            raise InputError(f"y looks like a continuous target, not class labels ({reason}); use a regression "
+                             "model (OptimalTreeRegressor; in a spec model.type: ort, ort-dp or ort-cv), or give "
+                             "the labels as strings if they really are classes")
         if y.dtype.kind == "c":
             raise InputError("y has complex values; class labels must be integers, strings or booleans")
         try:
@@ -250,3 +274,195 @@ def prepare(X, y=None, task: str = "classification", sample_weight=None, min_sam
     Xs = np.clip(scaling.transform(Xa), 0.0, 1.0)
     eps = feature_epsilon(Xs)
     return PreparedData(Xa, Xs, yenc, names, scaling, eps, w, codec, task)
+
+
+# ------------------------------------------------------------------------------------------------- raw tables
+#: what to do with missing values in a raw table (spec ``data.missing``)
+MISSING_POLICIES = ("error", "drop", "impute")
+#: a text column with more categories than this gets a warning: each category becomes a feature
+MANY_CATEGORIES = 50
+
+
+def category_text(value) -> str:
+    """The one text form of a category value, so 3, 3.0 and "3" read from two CSVs are the same category."""
+    if isinstance(value, (float, np.floating)) and float(value).is_integer():
+        return str(int(value))
+    if isinstance(value, (np.generic,)):
+        value = value.item()
+    return str(value)
+
+
+def _is_missing(col: pd.Series) -> np.ndarray:
+    return col.isna().to_numpy()
+
+
+@dataclass
+class TableEncoding:
+    """How the columns of a raw table become the numeric features a tree splits on.
+
+    Text (categorical) columns are one-hot encoded, one 0/1 feature ``column=category`` per category seen in
+    training, and missing values follow ``missing`` ("error", "drop": the caller drops those rows, "impute":
+    the median of a numeric column, the most frequent category of a text column). Why it travels with the Tree
+    (``Tree.encoding``): a saved tree must predict from the same kind of CSV it was trained on, so the
+    categories, their order and the imputed values belong to the model, and its text can say
+    ``colour = red`` instead of ``colour=red < 0.5``. At predict time a category not seen in training gets 0 in
+    every one-hot feature of its column, with a warning.
+    """
+
+    columns: list[str]                                   # raw feature columns, in order
+    categories: dict[str, list[str]] = field(default_factory=dict)   # text column -> its categories, in order
+    missing: str = "error"
+    fill: dict = field(default_factory=dict)             # missing="impute": the value used per column
+
+    @property
+    def feature_names(self) -> list[str]:
+        """The encoded features, in order: a numeric column as it is, a text column as ``column=category``."""
+        out = []
+        for col in self.columns:
+            out += [f"{col}={c}" for c in self.categories[col]] if col in self.categories else [col]
+        return out
+
+    def sources(self) -> list[tuple[str, str | None]]:
+        """(raw column, category or None) of every encoded feature, aligned with :attr:`feature_names`."""
+        out: list[tuple[str, str | None]] = []
+        for col in self.columns:
+            out += [(col, c) for c in self.categories[col]] if col in self.categories else [(col, None)]
+        return out
+
+    @property
+    def is_trivial(self) -> bool:
+        """Nothing to re-encode: numeric columns only and nothing imputed."""
+        return not self.categories and not self.fill
+
+    @classmethod
+    def fit(cls, X: pd.DataFrame, categorical="auto", missing: str = "error") -> "TableEncoding":
+        """Learn the categories (and imputation values) of ``X``'s columns.
+
+        ``categorical``: "auto" (every non-numeric column), a list of column names (numeric ones included, e.g.
+        codes), or None (no column is categorical: text columns are an error naming them).
+        """
+        if not isinstance(X, pd.DataFrame):
+            raise InputError("TableEncoding.fit needs a DataFrame (a raw table with column names)")
+        if missing not in MISSING_POLICIES:
+            raise InputError(f"missing={missing!r}: expected one of {MISSING_POLICIES}")
+        cols = [str(c) for c in X.columns]
+        X = X.set_axis(cols, axis=1)
+        text = [c for c in cols if not (pd.api.types.is_numeric_dtype(X[c]) or pd.api.types.is_bool_dtype(X[c]))]
+        if categorical == "auto":
+            chosen = text
+        elif categorical is None:
+            if text:
+                raise NonNumericInputError(
+                    f"column(s) {text} hold text; one-hot encode them (spec: data.categorical: auto, or a list of "
+                    "columns) or leave them out (data.features)")
+            chosen = []
+        else:
+            chosen = [str(c) for c in categorical]
+            unknown = [c for c in chosen if c not in cols]
+            if unknown:
+                raise InputError(f"categorical column(s) {unknown} are not feature columns; columns: {cols}")
+            left = [c for c in text if c not in chosen]
+            if left:
+                raise NonNumericInputError(f"column(s) {left} hold text but are not listed as categorical; add them "
+                                           "to the categorical columns or leave them out")
+        enc = cls(cols, {}, missing, {})
+        for c in cols:
+            miss = _is_missing(X[c])
+            if missing == "error" and miss.any():
+                raise InputError(_missing_message(c, miss))
+            present = X[c][~miss]
+            if c in chosen:
+                keys = present.map(category_text)
+                cats = sorted(keys.unique())
+                if not cats:
+                    raise InputError(f"column {c!r} has no values: every row is missing")
+                if len(cats) > MANY_CATEGORIES:
+                    warnings.warn(f"column {c!r} has {len(cats)} categories, each one becomes a 0/1 feature; is it "
+                                  "an identifier? (leave it out of the features)", stacklevel=2)
+                enc.categories[c] = cats
+                if missing == "impute" and miss.any():
+                    enc.fill[c] = keys.value_counts().sort_index(kind="stable").idxmax()
+            elif missing == "impute" and miss.any():
+                if not len(present):
+                    raise InputError(f"column {c!r} has no values to impute from: every row is missing")
+                enc.fill[c] = float(np.median(present.to_numpy(dtype=np.float64)))
+        return enc
+
+    def transform(self, X: pd.DataFrame, name: str = "X") -> pd.DataFrame:
+        """The encoded float features of a raw table (columns matched by name; extra columns are ignored)."""
+        if not isinstance(X, pd.DataFrame):
+            raise InputError(f"{name}: re-encoding categories needs a table with column names (a DataFrame)")
+        X = X.set_axis([str(c) for c in X.columns], axis=1)
+        absent = [c for c in self.columns if c not in X.columns]
+        if absent:
+            raise InputError(f"{name} lacks the column(s) {absent} the tree was trained on (columns: "
+                             f"{list(X.columns)})")
+        parts = []
+        for c in self.columns:
+            col = X[c]
+            miss = _is_missing(col)
+            if miss.any() and c not in self.fill:
+                policy = "it was trained with missing='error'" if self.missing == "error" else \
+                    "no value was imputed for this column in training"
+                raise InputError(_missing_message(c, miss, name) + f" ({policy})")
+            if c in self.categories:
+                keys = col.map(category_text, na_action="ignore").to_numpy(dtype=object)
+                if miss.any():
+                    keys[miss] = self.fill[c]
+                cats = np.asarray(self.categories[c], dtype=object)
+                hot = keys[:, None] == cats[None, :]
+                unseen = ~hot.any(axis=1)
+                if unseen.any():
+                    new = sorted({str(k) for k in keys[unseen]})
+                    warnings.warn(f"{name}: column {c!r} has {int(unseen.sum())} row(s) with categories not seen in "
+                                  f"training ({new[:5]}); they get 0 in every {c}=... feature", stacklevel=2)
+                parts.append(pd.DataFrame(hot.astype(np.float64), columns=[f"{c}={k}" for k in cats], index=X.index))
+                continue
+            if not (pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col)):
+                num = pd.to_numeric(col, errors="coerce")
+                bad = num.isna().to_numpy() & ~miss
+                if bad.any():
+                    raise NonNumericInputError(f"{name}: column {c!r} was numeric in training but holds text here "
+                                               f"(e.g. {col[bad].iloc[0]!r} at row {int(np.argmax(bad))})")
+                col = num
+            values = col.to_numpy(dtype=np.float64, na_value=np.nan)
+            if miss.any():
+                values = np.where(miss, self.fill[c], values)
+            parts.append(pd.DataFrame({c: values}, index=X.index))
+        return pd.concat(parts, axis=1) if parts else pd.DataFrame(index=X.index)
+
+    def to_dict(self) -> dict:
+        return {"columns": list(self.columns), "categories": {k: list(v) for k, v in self.categories.items()},
+                "missing": self.missing, "fill": {k: (v.item() if isinstance(v, np.generic) else v)
+                                                  for k, v in self.fill.items()}}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "TableEncoding":
+        if not isinstance(d, dict) or not isinstance(d.get("columns"), list):
+            raise InputError("tree JSON: 'encoding' must be a mapping with a 'columns' list")
+        cats = d.get("categories") or {}
+        if not isinstance(cats, dict) or any(not isinstance(v, list) for v in cats.values()):
+            raise InputError("tree JSON: 'encoding.categories' must map column names to lists of categories")
+        unknown = [c for c in cats if c not in d["columns"]]
+        if unknown:
+            raise InputError(f"tree JSON: 'encoding.categories' names columns {unknown} not in 'encoding.columns'")
+        missing = d.get("missing", "error")
+        if missing not in MISSING_POLICIES:
+            raise InputError(f"tree JSON: 'encoding.missing' must be one of {MISSING_POLICIES}; got {missing!r}")
+        return cls([str(c) for c in d["columns"]], {str(k): [str(c) for c in v] for k, v in cats.items()},
+                   missing, dict(d.get("fill") or {}))
+
+
+def _missing_message(column: str, miss: np.ndarray, name: str = "") -> str:
+    where = f"{name}: " if name else ""
+    return (f"{where}column {column!r} has {int(miss.sum())} missing value(s) (first at row {int(np.argmax(miss))}); "
+            "drop or impute them (spec: data.missing: drop | impute)")
+
+
+def missing_rows(X: pd.DataFrame, y=None) -> np.ndarray:
+    """Rows with a missing value in any feature column (or target column): the rows ``missing="drop"`` drops."""
+    miss = X.isna().to_numpy().any(axis=1) if X.shape[1] else np.zeros(len(X), dtype=bool)
+    if y is not None:
+        ym = pd.DataFrame(y).isna().to_numpy().any(axis=1)
+        miss = miss | ym
+    return miss

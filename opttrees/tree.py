@@ -7,6 +7,11 @@ sends a point **left iff a·x < b** (strict), otherwise right (the thesis's conv
 :meth:`Tree.apply` and :meth:`Tree.decision_path` (one implementation, ``Tree._walk``); all pruning of a tree's
 structure through :meth:`Tree.prune` (weakest-link pruning itself is :mod:`opttrees.pruning`).
 
+Categories: a tree fitted on a table with text columns carries its :class:`~opttrees.data.TableEncoding` in
+``encoding`` (saved in the JSON). Its splits on a one-hot feature read ``colour != red`` / ``colour = red``
+(:meth:`Tree.split_text`, the one place splits become text), and ``predict``/``apply`` accept the raw table,
+re-encoding it with the categories seen in training.
+
 Nodes are stored in flat arrays (node 0 is the root); ``children_left[t] == -1`` marks a leaf.
 Leaf payloads by ``task``:
 
@@ -23,9 +28,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 from scipy import sparse
 
-from .data import check_X
+from .data import TableEncoding, check_X
 from .errors import InputError
 
 LEAF = -1
@@ -66,6 +72,8 @@ class Tree:
     feature_names: list[str] | None = None
     n_features: int | None = None
     extras: dict = field(default_factory=dict)
+    #: how a raw table's columns became these features (one-hot categories, imputed values); None for numeric input
+    encoding: TableEncoding | None = None
 
     def __post_init__(self):
         self.children_left = np.asarray(self.children_left, dtype=np.int64)
@@ -82,6 +90,8 @@ class Tree:
         self.extras = {k: np.asarray(v) for k, v in self.extras.items()}
         if self.task not in TASKS:
             raise InputError(f"unknown tree task {self.task!r}; expected one of {TASKS}")
+        if isinstance(self.encoding, dict):
+            self.encoding = TableEncoding.from_dict(self.encoding)
         m = len(self.feature)
         for name in ("children_left", "children_right", "threshold"):
             if len(getattr(self, name)) != m:
@@ -92,6 +102,9 @@ class Tree:
             self.n_features = (len(self.feature_names) if self.feature_names is not None
                                else (self.coef.shape[1] if self.coef is not None else int(self.feature.max(initial=-1)) + 1))
         self._check_structure()
+        if self.encoding is not None and len(self.encoding.feature_names) != self.n_features:
+            raise InputError(f"Tree.encoding describes {len(self.encoding.feature_names)} features, the tree has "
+                             f"{self.n_features}")
 
     # typed views of the optional fields, for the places where the tree's kind guarantees them
     @property
@@ -258,7 +271,7 @@ class Tree:
                     coef=None if self.coef is None else self.coef[old],
                     classes=None if self.classes is None else list(self.classes),
                     feature_names=None if self.feature_names is None else list(self.feature_names),
-                    n_features=self.n_features, extras=extras)
+                    n_features=self.n_features, extras=extras, encoding=self.encoding)
 
     @property
     def depth(self) -> int:
@@ -274,6 +287,18 @@ class Tree:
         return a
 
     # ------------------------------------------------------------------ routing
+    def _input(self, X) -> np.ndarray:
+        """X as the features this tree splits on: a tree with an :attr:`encoding` also takes the raw table
+        (text categories, missing values) and re-encodes it by column name; otherwise X is checked as it is."""
+        if self.encoding is not None and isinstance(X, pd.DataFrame):
+            names = self.encoding.feature_names
+            cols = [str(c) for c in X.columns]
+            if self.encoding.is_trivial or not set(names) <= set(cols):
+                X = self.encoding.transform(X)
+            else:   # already encoded (e.g. by the spec runner): pick the features by name
+                X = X.set_axis(cols, axis=1)[names]
+        return check_X(X, self.n_features)
+
     def _walk(self, X: np.ndarray):
         """Route the rows of a checked ``X`` level by level: the one routing rule of opttrees.
 
@@ -302,7 +327,7 @@ class Tree:
 
     def apply(self, X) -> np.ndarray:
         """Leaf id of every row of X (left iff a·x < b)."""
-        X = check_X(X, self.n_features)
+        X = self._input(X)
         leaf = np.zeros(X.shape[0], dtype=np.int64)
         for rows, nodes in self._walk(X):
             leaf[rows] = nodes
@@ -326,7 +351,7 @@ class Tree:
         --------
         apply : the leaf of every row (the last node of its path).
         """
-        X = check_X(X, self.n_features)
+        X = self._input(X)
         n = X.shape[0]
         row_parts, node_parts = zip(*self._walk(X))
         rows, nodes = np.concatenate(row_parts), np.concatenate(node_parts)
@@ -337,7 +362,7 @@ class Tree:
                                  shape=(n, self.n_nodes))
 
     def predict(self, X) -> np.ndarray:
-        X = check_X(X, self.n_features)
+        X = self._input(X)
         leaf = self.apply(X)
         if self.task == "classification" or self.task == "prescription":
             codes = self._labels()[leaf]
@@ -377,6 +402,8 @@ class Tree:
             "coef": self.coef.tolist() if self.coef is not None else None,
             "extras": {k: v.tolist() for k, v in self.extras.items()},
         }
+        if self.encoding is not None:
+            d["encoding"] = self.encoding.to_dict()
         return d
 
     @classmethod
@@ -387,7 +414,7 @@ class Tree:
             tree = cls(children_left=d["children_left"], children_right=d["children_right"], feature=d["feature"],
                        threshold=d["threshold"], value=d["value"], task=d["task"], label=d.get("label"),
                        coef=d.get("coef"), classes=d.get("classes"), feature_names=d.get("feature_names"),
-                       n_features=d.get("n_features"), extras=d.get("extras") or {})
+                       n_features=d.get("n_features"), extras=d.get("extras") or {}, encoding=d.get("encoding"))
             tree._check_payload()
             return tree
         except KeyError as exc:
@@ -422,11 +449,30 @@ class Tree:
     def _fname(self, j: int) -> str:
         return self.feature_names[j] if self.feature_names is not None else f"x{j}"
 
-    def split_text(self, t: int, precision: int = 4) -> str:
-        if self.feature[t] >= 0:
-            return f"{self._fname(self.feature[t])} < {self.threshold[t]:.{precision}g}"
+    def _category(self, j: int) -> tuple[str, str] | None:
+        """(column, category) when feature ``j`` is the one-hot indicator of a category, else None."""
+        if self.encoding is None:
+            return None
+        col, cat = self.encoding.sources()[j]
+        return None if cat is None else (col, cat)
+
+    def split_text(self, t: int, precision: int = 4, negate: bool = False) -> str:
+        """The test of branch node ``t`` as people read it: the condition that sends a row left ("true"), or
+        with ``negate`` the right branch's. The one place splits become text (export_text, DOT, pictures).
+
+        A split on the one-hot feature of a category reads ``colour != red`` (left: the row's colour is not
+        red) and ``colour = red`` (right); other splits read ``x < 2.5`` / ``x >= 2.5``.
+        """
+        b = self.threshold[t]
+        op = ">=" if negate else "<"
+        j = int(self.feature[t])
+        if j >= 0:
+            cat = self._category(j)
+            if cat is not None and 0 < b <= 1:   # left iff the 0/1 indicator is 0: the row is not in the category
+                return f"{cat[0]} {'=' if negate else '!='} {cat[1]}"
+            return f"{self._fname(j)} {op} {b:.{precision}g}"
         terms = [f"{c:+.{precision}g}*{self._fname(j)}" for j, c in enumerate(self._coefs()[t]) if c != 0]
-        return f"{' '.join(terms) or '0'} < {self.threshold[t]:.{precision}g}"
+        return f"{' '.join(terms) or '0'} {op} {b:.{precision}g}"
 
     def leaf_text(self, t: int, precision: int = 4) -> str:
         if self.task == "classification":
@@ -459,7 +505,7 @@ class Tree:
             cond = self.split_text(t, precision)
             lines.append(f"{pad}if {cond}:")
             rec(self.children_left[t], indent + 1)
-            lines.append(f"{pad}else:  # not ({cond})")
+            lines.append(f"{pad}else:  # {self.split_text(t, precision, negate=True)}")
             rec(self.children_right[t], indent + 1)
 
         rec(0, 0)
@@ -482,6 +528,20 @@ class Tree:
                 out.append(f'  {t} -> {self.children_right[t]} [label="false"];')
         out.append("}")
         return "\n".join(out)
+
+    def plot(self, ax=None, **kw):
+        """Draw the tree with matplotlib (the ``plot`` extra); see :func:`opttrees.viz.plot.plot_tree`."""
+        from .viz.plot import plot_tree
+        return plot_tree(self, ax, **kw)
+
+    def to_html(self, path: str | Path | None = None, **kw) -> str:
+        """Self-contained interactive HTML viewer (:func:`opttrees.viz.html.tree_to_html`), also written to
+        ``path`` when given."""
+        from .viz.html import tree_to_html
+        text = tree_to_html(self, **kw)
+        if path is not None:
+            Path(path).write_text(text, encoding="utf-8")
+        return text
 
     def equivalent(self, other: "Tree", X) -> bool:
         """Same leaf partition and same predictions on X (a practical notion of 'same tree')."""

@@ -56,17 +56,23 @@ def test_csv_spec_and_predict(tmp_path):
 
 
 def test_regression_spec_with_absolute_loss(tmp_path):
-    """ORT on absolute loss from a spec: leaves predict lower medians, which are training targets."""
-    out = tmp_path / "dia"
-    r = run("solve", "examples/diabetes_ort_absolute.yaml", "-o", str(out), "-q")
+    """The shipped ORT example: leaves predict lower medians (training targets), the tree splits on the five
+    informative features of Friedman's data only, and two runs give the same tree (seeded by default)."""
+    out = tmp_path / "fr"
+    r = run("solve", "examples/friedman1_ort_absolute.yaml", "-o", str(out), "-q")
     assert r.returncode == 0, r.stderr
+    from opttrees.spec import load_spec, run_spec
+    again = run_spec(load_spec(ROOT / "examples/friedman1_ort_absolute.yaml"), write=False)   # a second run
     report = json.loads((out / "report.json").read_text())
-    assert report["model"] == "ort" and report["spec"]["model"]["loss"] == "absolute"
+    assert report["model"] == "ort" and report["spec"]["model"]["loss"] == "absolute" and report["random_state"] == 0
+    assert report["test_r2"] > 0.6
     from opttrees.experiments.datasets import load_dataset
     from opttrees.tree import Tree
-    _, y = load_dataset("diabetes")
+    X, y = load_dataset("friedman1")
     tree = Tree.from_json(out / "tree.json")
-    assert tree.n_leaves >= 4 and np.isin(tree.value[tree.leaves, 0], y.to_numpy()).all()
+    assert tree.export_text() == again["_tree_text"] and report["test_r2"] == again["test_r2"]
+    assert tree.n_leaves >= 8 and np.isin(tree.value[tree.leaves, 0], y.to_numpy()).all()
+    assert set(tree.feature[tree.feature >= 0]) <= {0, 1, 2, 3, 4}
     bad = write_spec(tmp_path, {"data": {"dataset": "diabetes"}, "model": {"type": "ort", "loss": "huber"}})
     r = run("solve", str(bad), "-o", str(tmp_path / "bad"))
     assert r.returncode == 2 and "model.loss: expected one of 'squared', 'absolute'; got str 'huber'" in r.stderr
@@ -86,8 +92,11 @@ def test_regression_spec_with_absolute_loss(tmp_path):
     (lambda s: s["data"].update(csv="x.csv"), "data: give exactly one of"),
     (lambda s: s["model"].update(alpha=-1.0), "model.alpha: expected a finite number >= 0; got float -1.0"),
     (lambda s: s["data"].update(target="species"), "data.target: only valid with data.csv"),
-    (lambda s: s["solver"].update(random_state=-3), "solver.random_state: expected None, an integer >= 0"),
-    (lambda s: s["solver"].update(seed=3), "solver.seed: unknown field (did you mean 'random_state'?)"),
+    (lambda s: s["model"].update(random_state=-3), "model.random_state: expected None, an integer >= 0"),
+    (lambda s: s["model"].update(seed=3), "model.seed: unknown field (did you mean 'random_state'?)"),
+    (lambda s: s["solver"].update(seed=3), "solver.seed: the seed is a model setting: write it as model.random_state"),
+    (lambda s: s["solver"].update(random_state=3), "solver.random_state: the seed is a model setting"),
+    (lambda s: s.update(model={"type": "cart"}), "solver.name: model 'cart' has no solver"),
     (lambda s: s["model"].update(depth=3), "model.depth: unknown field (did you mean 'max_depth'?)"),
     (lambda s: s["solver"].update(mip_gap=5), "solver.mip_gap: expected a finite number in [0, 1)"),
     (lambda s: s["solver"].update(threads=0), "solver.threads: expected an integer >= 1"),
@@ -125,7 +134,7 @@ def test_spot_spec(tmp_path):
 
 def test_solver_name_is_case_insensitive_and_cv_model_runs(tmp_path):
     spec = {"data": {"dataset": "iris", "test_size": 0.3},
-            "model": {"type": "oct-cv", "max_depth": 2, "n_restarts": 4}, "solver": {"random_state": 1}}
+            "model": {"type": "oct-cv", "max_depth": 2, "n_restarts": 4, "random_state": 1}}
     out = tmp_path / "cv"
     r = run("solve", str(write_spec(tmp_path, spec)), "-o", str(out), "-q")
     assert r.returncode == 0, r.stderr
@@ -144,10 +153,10 @@ def test_csv_target_cannot_also_be_a_feature(tmp_path):
     assert r.returncode == 2 and "data.features: ['target'] is also the target" in r.stderr, r.stderr
 
 
-def test_flow_models_take_the_solver_random_state():
+def test_flow_models_take_the_model_random_state():
     from opttrees.spec import parse_spec
-    spec = parse_spec({"data": {"dataset": "monk1"}, "model": {"type": "benders-oct", "max_depth": 1},
-                       "solver": {"random_state": 3}})
+    spec = parse_spec({"data": {"dataset": "monk1"}, "model": {"type": "benders-oct", "max_depth": 1,
+                                                               "random_state": 3}})
     assert spec.build_estimator().get_params()["random_state"] == 3
 
 

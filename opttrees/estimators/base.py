@@ -3,14 +3,20 @@
 Every public estimator derives from :class:`OptTreesEstimator`, which gives each parameter named in
 :data:`opttrees.params.SHARED_RULES` its one shared rule (``max_depth``, ``random_state``, ``time_limit``,
 ...), and declares only its own parameters' rules in ``_parameter_rules``; the rules of its bases are merged
-in, so :class:`SolverMixin` declares ``solver``, ``time_limit``, ``mip_gap``, ``threads``, ``random_state`` and
-``verbose`` once for every MIO estimator. The spec files and ``opttrees models --params`` read the same
-declarations (:func:`parameter_rules`).
+in, so :class:`SolverMixin` declares ``solver``, ``time_limit``, ``mip_gap``, ``threads`` and ``verbose`` once
+for every MIO estimator. The spec files and ``opttrees models --params`` read the same declarations
+(:func:`parameter_rules`).
+
+Seeds: ``random_state`` is a setting of the whole fit, not of the solver: it seeds start trees, restarts and
+validation splits, and the solver's seed is derived from it. Every estimator with randomness defaults to
+:data:`DEFAULT_RANDOM_STATE` (0), so a fit is reproducible unless asked otherwise (``random_state=None``: a
+fresh seed each fit, as in scikit-learn).
 
 To add an estimator: derive from :class:`OptTreesEstimator` (and :class:`SolverMixin` if it solves a MIO),
-make ``__init__`` keyword-only and store the parameters unchanged, declare the rules of the parameters
-:data:`~opttrees.params.SHARED_RULES` does not cover, and call ``self._check_params()`` first in ``fit``;
-``tests/test_params.py`` checks that every parameter has a rule.
+make ``__init__`` keyword-only and store the parameters unchanged (``random_state=DEFAULT_RANDOM_STATE`` if it
+has randomness), declare the rules of the parameters :data:`~opttrees.params.SHARED_RULES` does not cover, and
+call ``self._check_params()`` first in ``fit``; ``tests/test_params.py`` checks that every parameter has a rule
+and ``tests/test_spec_runs.py`` that every seed defaults to 0.
 """
 from __future__ import annotations
 
@@ -21,9 +27,11 @@ from sklearn.base import BaseEstimator
 from ..params import FALSE, NONE, SHARED_RULES, Options, check_params, time_limit_seconds
 from .common import solver_seed
 
-#: the solver settings every MIO estimator takes (the spec's ``solver:`` section sets them)
-SOLVER_RULES = {name: SHARED_RULES[name] for name in ("solver", "time_limit", "mip_gap", "threads", "random_state",
-                                                      "verbose")}
+#: the seed of every estimator with randomness unless told otherwise (and of every spec run)
+DEFAULT_RANDOM_STATE = 0
+#: the solver settings every MIO estimator takes (the spec's ``solver:`` section sets them); ``random_state``
+#: is a shared rule of every estimator (a model setting in specs), the solver's seed comes from it
+SOLVER_RULES = {name: SHARED_RULES[name] for name in ("solver", "time_limit", "mip_gap", "threads", "verbose")}
 
 
 def warm_start_rules(*heuristics: str) -> list:
@@ -61,9 +69,10 @@ class OptTreesEstimator(BaseEstimator):
 
 
 class SolverMixin:
-    """``solver``, ``time_limit``, ``mip_gap``, ``threads``, ``random_state``, ``verbose`` for MIO estimators.
+    """``solver``, ``time_limit``, ``mip_gap``, ``threads``, ``verbose`` for MIO estimators.
 
-    The solver's own seed is derived from ``random_state`` (:func:`~opttrees.estimators.common.solver_seed`).
+    The solver's own seed is derived from the estimator's ``random_state``
+    (:func:`~opttrees.estimators.common.solver_seed`).
     """
 
     _parameter_rules = SOLVER_RULES

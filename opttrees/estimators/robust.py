@@ -68,7 +68,7 @@ class RobustTreeClassifier(_TreeClassifierMixin, SolverMixin, OptTreesEstimator)
         Cut points per continuous feature for "auto" / "quantile".
     threads : int, default=1
         Solver threads.
-    random_state : int, RandomState instance or None, default=None
+    random_state : int, RandomState instance or None, default=0
         Seeds the solver (its own seed is derived from it).
     warm_start : "greedy" or None, default="greedy"
         "greedy" starts from CART on the thermometer columns (also the fallback tree); None from nothing.
@@ -119,7 +119,7 @@ class RobustTreeClassifier(_TreeClassifierMixin, SolverMixin, OptTreesEstimator)
 
     def __init__(self, *, max_depth=2, solver="scip", time_limit=None, mip_gap=1e-6, regularization=0.0,
                  rho=None, lam=None, feature_kinds=None, lower=None, upper=None, direction=None,
-                 categorical_groups=None, encoding="auto", n_thresholds=10, threads=1, random_state=None,
+                 categorical_groups=None, encoding="auto", n_thresholds=10, threads=1, random_state=0,
                  warm_start="greedy", verbose=False):
         self.max_depth = max_depth
         self.solver = solver

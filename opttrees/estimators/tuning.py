@@ -46,7 +46,7 @@ class OptimalTreeCV(FittedTreeMixin, OptTreesEstimator):
         train+validation into its 50/25 split).
     batch_fraction : float, default=0.1
         Share of the restarts (the best ones) pruned at each depth.
-    random_state : int, RandomState instance or None, default=None
+    random_state : int, RandomState instance or None, default=0
         Seeds the split, the tuning and the refit.
     n_jobs : int or None, default=1
         Threads for the restarts (-1: all cores).
@@ -95,7 +95,7 @@ class OptimalTreeCV(FittedTreeMixin, OptTreesEstimator):
 
     def __init__(self, *, task="classification", max_depth=10, depths=None, n_restarts=100, min_samples_leaf=1,
                  split_type="parallel", n_hyperplane_restarts=5, validation_fraction=1 / 3, batch_fraction=0.1,
-                 random_state=None, n_jobs=1, loss=None, time_limit=None):
+                 random_state=0, n_jobs=1, loss=None, time_limit=None):
         self.task = task
         self.max_depth = max_depth
         self.depths = depths

@@ -102,6 +102,13 @@ def _as_list(where: str, value, kind=None) -> list:
     return value
 
 
+def _has_seed(model_type: str) -> bool:
+    """Whether spec model ``model_type`` takes ``model.random_state``."""
+    from ..registry import models
+    entry = models().get(model_type)
+    return entry is not None and "random_state" in entry.defaults()
+
+
 @functools.lru_cache(maxsize=None)
 def _accepts_solver_key(model_type: str, key: str) -> bool:
     """Whether spec model ``model_type`` has a setting for ``solver.<key>`` (asked of parse_spec itself)."""
@@ -231,10 +238,8 @@ def expand(raw: dict, source: Path | None = None, version: str | None = None) ->
         if seed is not None:
             if "test_size" in data_c:
                 data_c["split_seed"] = seed
-            for seed_key in SEED_KEYS:   # the spec's name for the solver seed, whichever this version uses
-                if _accepts_solver_key(str(model_c["type"]), seed_key):
-                    solver_c[seed_key] = seed
-                    break
+            if "random_state" not in model and _has_seed(str(model_c["type"])):
+                model_c["random_state"] = seed   # the spec's one place for the seed (model.random_state)
         spec = {"data": data_c, "model": model_c}
         if solver_c:
             spec["solver"] = solver_c
