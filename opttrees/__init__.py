@@ -17,11 +17,12 @@ _LAZY = {
     "prepare": ".data", "Tree": ".tree", "solve": ".solvers", "SolveResult": ".solvers",
     **{name: ".estimators" for name in ("OptimalTreeClassifier", "OptimalTreeRegressor", "OptimalTreeCV",
                                         "FlowOCTClassifier", "BendersOCTClassifier", "RobustTreeClassifier",
-                                        "SPOTree", "SPOForest")},
+                                        "SPOTree", "SPOForest", "OptimalPrescriptiveTree", "PolicyTree")},
 }
 
 __all__ = ["OptimalTreeClassifier", "OptimalTreeRegressor", "OptimalTreeCV", "FlowOCTClassifier",
-           "BendersOCTClassifier", "RobustTreeClassifier", "SPOTree", "SPOForest", "Tree", "prepare", "solve",
+           "BendersOCTClassifier", "RobustTreeClassifier", "SPOTree", "SPOForest", "OptimalPrescriptiveTree",
+           "PolicyTree", "Tree", "prepare", "solve",
            "SolveResult", "OptTreesError", "InputError",
            "SolverError", "SpecError", "VerificationError", "__version__"]
 
@@ -45,7 +46,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:   # static analysers and IDEs see the real names
     from .data import prepare
-    from .estimators import (BendersOCTClassifier, FlowOCTClassifier, OptimalTreeClassifier, OptimalTreeCV,
-                             OptimalTreeRegressor, RobustTreeClassifier, SPOForest, SPOTree)
+    from .estimators import (BendersOCTClassifier, FlowOCTClassifier, OptimalPrescriptiveTree, OptimalTreeClassifier,
+                             OptimalTreeCV, OptimalTreeRegressor, PolicyTree, RobustTreeClassifier, SPOForest, SPOTree)
     from .solvers import SolveResult, solve
     from .tree import Tree

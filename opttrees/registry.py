@@ -57,8 +57,8 @@ def models() -> dict[str, ModelEntry]:
 
 
 def _register_builtin() -> None:
-    from .estimators import (BendersOCTClassifier, FlowOCTClassifier, OptimalTreeClassifier, OptimalTreeCV,
-                             OptimalTreeRegressor, RobustTreeClassifier, SPOForest, SPOTree)
+    from .estimators import (BendersOCTClassifier, FlowOCTClassifier, OptimalPrescriptiveTree, OptimalTreeClassifier,
+                             OptimalTreeCV, OptimalTreeRegressor, PolicyTree, RobustTreeClassifier, SPOForest, SPOTree)
 
     register_model("oct", OptimalTreeClassifier, "Bertsimas–Dunn OCT MIO (parallel splits)", method="mio")
     register_model("cart", OptimalTreeClassifier, "greedy CART tree pruned with alpha (no solver)",
@@ -89,3 +89,16 @@ def _register_builtin() -> None:
                    metric="normalised_spo_loss", method="dp")
     register_model("spo-forest", SPOForest, "SPO forest: bagged greedy SPO trees, mean-cost aggregation",
                    metric="normalised_spo_loss")
+    # prescriptive models: the target is two columns, e.g. data: {csv: trial.csv, target: [treatment, outcome]}
+    register_model("opt", OptimalPrescriptiveTree, "Optimal Prescriptive Tree OPT(mu) by Dunn's local search "
+                   "(counterfactuals: constant, or linear for OPT-L)", metric="policy_value", method="local-search")
+    register_model("opt-dp", OptimalPrescriptiveTree, "OPT(mu), constant counterfactuals, exact over binarised "
+                   "features by dynamic programming", metric="policy_value", method="dp")
+    register_model("opt-mio", OptimalPrescriptiveTree, "OPT(mu) MIO on SCIP warm-started by the local search (tiny "
+                   "data)", metric="policy_value", method="mio")
+    register_model("pt", OptimalPrescriptiveTree, "Kallus's personalisation tree: greedy OPT with mu = 1",
+                   metric="policy_value", method="greedy", mu=1.0)
+    register_model("policy-tree", PolicyTree, "policy tree from DM/IPW/DR teacher scores (cross-fitted), exact by DP",
+                   metric="policy_value", method="dp")
+    register_model("policy-tree-local-search", PolicyTree, "policy tree from teacher scores by local search",
+                   metric="policy_value", method="local-search")

@@ -366,6 +366,7 @@ def normalised_loss(entry: ModelEntry, est, X, y) -> float:
 
     Classification: errors / majority-class errors. Regression: the model's loss ("absolute" for models fitted
     on it, else squared) / the loss of predicting the median or the mean. SPO: the normalised SPO loss.
+    Prescription: the policy value oriented as a loss (the mean outcome for sense="min", its negative for "max").
     """
     from .objectives import baseline
 
@@ -426,7 +427,8 @@ def run_spec(spec: Spec, write: bool = True) -> dict:
     if tree is not None and not sd.encoding.is_trivial and tree.feature_names == sd.encoding.feature_names:
         tree.encoding = sd.encoding
     res = getattr(est, "solve_result_", None)
-    sign = -1.0 if entry.metric.startswith("normalised") else 1.0  # losses are reported positive
+    # losses are reported positive, and a policy value as the mean outcome itself (score() negates it for sense=min)
+    sign = -1.0 if entry.metric.startswith("normalised") or getattr(est, "sense", None) == "min" else 1.0
     objective = getattr(est, "objective_", None)
     if objective is None and res is not None:
         objective = res.objective

@@ -12,15 +12,16 @@ from hypothesis import strategies as st
 
 import opttrees
 from opttrees.errors import InputError, SpecError
-from opttrees.estimators import (BendersOCTClassifier, FlowOCTClassifier, OptimalTreeClassifier, OptimalTreeCV,
-                                 OptimalTreeRegressor, RobustTreeClassifier, SPOForest, SPOTree)
+from opttrees.estimators import (BendersOCTClassifier, FlowOCTClassifier, OptimalPrescriptiveTree, OptimalTreeClassifier,
+                                 OptimalTreeCV, OptimalTreeRegressor, PolicyTree, RobustTreeClassifier, SPOForest,
+                                 SPOTree)
 from opttrees.estimators.base import OptTreesEstimator
 from opttrees.params import (BOOLEAN, FALSE, NONE, RANDOM_STATE, TIME_LIMIT, Interval, Options, check_param,
                              describe, is_valid, time_limit_seconds)
 from opttrees.registry import models
 
 ESTIMATORS = [OptimalTreeClassifier, OptimalTreeRegressor, OptimalTreeCV, FlowOCTClassifier, BendersOCTClassifier,
-              RobustTreeClassifier, SPOTree, SPOForest]
+              RobustTreeClassifier, SPOTree, SPOForest, OptimalPrescriptiveTree, PolicyTree]
 PROBES = [-1, 0, 1, 2, 0.5, 1.5, -0.5, math.inf, math.nan, "x", "greedy", None, True, False, [1, 2]]
 
 
@@ -110,7 +111,7 @@ def test_fit_rejects_every_invalid_probe_naming_the_parameter(cls, monkeypatch):
     def no_work(*a, **k):
         raise AssertionError("fit started working before checking its parameters")
 
-    for mod in ("classifier", "regressor", "tuning", "flow", "robust", "spo"):
+    for mod in ("classifier", "regressor", "tuning", "flow", "robust", "spo", "prescriptive"):
         monkeypatch.setattr(f"opttrees.estimators.{mod}.controlled_fit", no_work)
     base, data = _data_for(cls)
     rules = cls.parameter_rules()

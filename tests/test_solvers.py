@@ -89,6 +89,18 @@ def test_quadratic_mip_rejected_by_highs_but_solved_by_scip():
     assert r.objective == pytest.approx(1.3 ** 2 * 0 + 0.09 + 0.16)
 
 
+def test_quadratic_objective_with_products_of_different_variables():
+    """(x + y - 1)^2 + x*y: cross terms of two variables reach the solver with their summed coefficient."""
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(domain=pyo.Integers, bounds=(0, 3))
+    m.y = pyo.Var(domain=pyo.Integers, bounds=(0, 3))
+    m.c = pyo.Constraint(expr=m.x + m.y >= 2)
+    m.objective = pyo.Objective(expr=(m.x + m.y - 1) ** 2 + m.x * m.y)
+    r = solve(m, "scip")
+    assert r.proven_optimal and r.objective == pytest.approx(1.0)   # x + y = 2 with x * y = 0
+    assert pyo.value(m.x) * pyo.value(m.y) == 0 and pyo.value(m.x + m.y) == 2
+
+
 def test_gap_definition():
     assert relative_gap(10.0, 8.0) == pytest.approx(0.2)
     assert relative_gap(-10.0, -12.0) == pytest.approx(0.2)

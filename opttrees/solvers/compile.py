@@ -16,7 +16,7 @@ from pyomo.common.gc_manager import PauseGC
 from pyomo.core.expr.relational_expr import EqualityExpression, InequalityExpression, RangedExpression
 from pyomo.repn.linear import LinearRepnVisitor
 from pyomo.repn.quadratic import QuadraticRepnVisitor
-from pyomo.repn.util import FileDeterminism, FileDeterminism_to_SortComponents, VarRecorder
+from pyomo.repn.util import FileDeterminism, FileDeterminism_to_SortComponents, OrderedVarRecorder
 
 from ..errors import SolverError
 
@@ -123,8 +123,9 @@ def compile_model(model: pyo.ConcreteModel, should_stop=None) -> CompiledModel:
     if len(objs) != 1:
         raise SolverError(f"the model must have exactly one active objective; it has {len(objs)}")
     var_map: dict = {}
+    var_order: dict = {}   # the quadratic visitor orders the two variables of a product by it
     sorter = FileDeterminism_to_SortComponents(FileDeterminism.ORDERED)
-    visitor = LinearRepnVisitor({}, var_recorder=VarRecorder(var_map, sorter))
+    visitor = LinearRepnVisitor({}, var_recorder=OrderedVarRecorder(var_map, var_order, sorter))
     starts, idx, val, lo, hi, names = [0], [], [], [], [], []
     with PauseGC():
         for k, con in enumerate(model.component_data_objects(pyo.Constraint, active=True, descend_into=True)):
@@ -143,7 +144,7 @@ def compile_model(model: pyo.ConcreteModel, should_stop=None) -> CompiledModel:
             hi.append(math.inf if ub is None else ub - c)
             names.append(con.name)
         obj = objs[0]
-        qvisitor = QuadraticRepnVisitor({}, var_recorder=VarRecorder(var_map, sorter))
+        qvisitor = QuadraticRepnVisitor({}, var_recorder=OrderedVarRecorder(var_map, var_order, sorter))
         orepn = qvisitor.walk_expression(obj.expr)
         if orepn.nonlinear is not None:
             raise SolverError("the objective is nonlinear beyond quadratic; not supported")

@@ -1,0 +1,451 @@
+"""Prescriptive trees as estimators: OptimalPrescriptiveTree (thesis ch. 6, OPT / OPT-L) and PolicyTree (STreeD's
+policy trees from teacher scores).
+
+Both learn from observational data ``(X, treatment, outcome)``: ``fit(X, treatment, outcome)``,
+``predict(X)`` gives the prescribed treatment (a label of ``classes_``), ``predict_outcomes(X)`` the estimated
+outcome of every treatment (columns in ``classes_`` order). ``sense`` says whether smaller (``"min"``, the
+thesis's convention) or larger (``"max"``) outcomes are better. The objective and how its two terms are scaled
+are documented in :mod:`opttrees.prescriptive.objective`.
+"""
+from __future__ import annotations
+
+import numpy as np
+from sklearn.utils.validation import check_is_fitted
+
+from ..dp.prescriptive import PRESCRIPTIVE_MAX_DEPTH, solve_dp_prescriptive
+from ..errors import InputError
+from ..params import NONE, SHARED_RULES, Interval, Options, Satisfies
+from ..prescriptive import teacher as tch
+from ..prescriptive.data import as_vector, check_n_treatment, check_outcome, prepare_prescriptive, split_target
+from ..prescriptive.objective import (KIND_LINEAR, KIND_OPT, KIND_POLICY, make_problem, outcomes,
+                                      tree_objective)
+from ..prescriptive.search import greedy_prescriptive, local_search_prescriptive
+from ..progress import fmt
+from .base import OptTreesEstimator
+from .common import check_X_fitted, feature_names_in
+from .fitcontrol import controlled_fit, warn_time_limit
+
+#: deepest tree method='mio' builds (the structure block has n * 2^depth binaries)
+MIO_MAX_DEPTH = 3
+
+_LIST_LIKE = Satisfies(lambda v: not isinstance(v, (str, bytes)) and len(list(v)) >= 2,
+                       "a list of at least two treatment labels")
+_MODEL = Satisfies(lambda v: hasattr(v, "fit"), "a scikit-learn estimator")
+
+COMMON_RULES = {
+    "sense": [Options("min", "max")],
+    "treatments": [_LIST_LIKE, NONE],
+    "max_cuts": [Options("auto"), Interval("int", 1), NONE],
+    "binarization": [Options("quantile", "midpoints")],
+    "n_thresholds": [Interval("int", 1)],
+}
+
+
+class _PrescriptiveTreeBase(OptTreesEstimator):
+    """predict / predict_outcomes / apply / score for estimators whose model is one prescription Tree."""
+
+    def _store(self, X, data, tree, objective):
+        self.tree_ = tree
+        self.classes_ = np.asarray(data.classes, dtype=object if any(isinstance(c, str) for c in data.classes)
+                                   else None)
+        self.n_features_in_ = data.p
+        names = feature_names_in(X)
+        if names is not None:
+            self.feature_names_in_ = np.asarray(names, dtype=object)
+        self.objective_ = objective
+
+    def predict(self, X):
+        """The prescribed treatment of every row (labels of ``classes_``)."""
+        check_is_fitted(self, "tree_")
+        return np.asarray(self.tree_.predict(check_X_fitted(self, X)))
+
+    def predict_outcomes(self, X):
+        """(n, n_treatments) estimated outcome of every treatment (columns in ``classes_`` order), in outcome units."""
+        check_is_fitted(self, "tree_")
+        return outcomes(self.tree_, check_X_fitted(self, X))
+
+    def apply(self, X):
+        check_is_fitted(self, "tree_")
+        return self.tree_.apply(check_X_fitted(self, X))
+
+    def policy_value(self, X, treatment, outcome=None):
+        """Estimated mean outcome of following the tree on (X, treatment, outcome), the thesis's (6.1) / n: the
+        observed outcome where the prescription equals the observed treatment, the tree's estimate elsewhere."""
+        check_is_fitted(self, "tree_")
+        treatment, outcome = split_target(treatment, outcome)
+        Xa = check_X_fitted(self, X)
+        n = len(Xa)
+        t = as_vector(treatment, n, "treatment")
+        y = check_outcome(outcome, n)
+        known = np.isin(t, self.classes_)
+        if not known.all():
+            raise InputError(f"treatment contains {t[~known][0]!r}, which is not one of the fitted treatments "
+                             f"{list(self.classes_)}")
+        code = self.tree_.label[self.tree_.apply(Xa)]
+        est = outcomes(self.tree_, Xa)[np.arange(n), code]
+        same = t == np.asarray(self.classes_)[code]
+        return float(np.where(same, y, est).mean())
+
+    def score(self, X, treatment, outcome=None):
+        """The estimated policy value (:meth:`policy_value`), signed so that larger is better (negated when
+        ``sense="min"``): what ``GridSearchCV`` and the spec reports maximise."""
+        v = self.policy_value(X, treatment, outcome)
+        return -v if self.sense == "min" else v
+
+
+class OptimalPrescriptiveTree(_PrescriptiveTreeBase):
+    """Optimal Prescriptive Tree (Dunn's thesis ch. 6): OPT(mu) with constant or lasso (OPT-L) counterfactuals.
+
+    Minimises mu * (prescription error) + (1 - mu) * (prediction error) + alpha * splits, each term scaled as
+    documented in :mod:`opttrees.prescriptive.objective` (prescription: mean standardised outcome under the
+    policy; prediction: squared error of the observed arm / L̂). Each leaf prescribes the eligible treatment with
+    the best estimated total outcome; a treatment is eligible in a leaf when it has at least ``n_treatment`` rows
+    there.
+
+    Parameters
+    ----------
+    max_depth : int, default=2
+        Maximum depth (local search / greedy: at most 10; ``method="dp"``: at most 4).
+    min_samples_leaf : int, default=1
+        Minimum number of training rows in every leaf.
+    alpha : float, default=0.0
+        Penalty per split on the normalised objective's scale.
+    mu : float, default=0.5
+        Prescription factor in [0, 1]: 1 is Kallus's personalisation objective, 0 pure prediction; the thesis
+        uses 0.5.
+    n_treatment : int, default=1
+        A leaf may prescribe a treatment only if at least this many of its rows received it; a leaf where no
+        treatment qualifies is infeasible.
+    counterfactuals : {"constant", "linear"}, default="constant"
+        Leaf estimates of each treatment's outcome: the mean (OPT, (6.4)) or a lasso on the features (OPT-L,
+        (6.6)-(6.9); local search and greedy only).
+    lasso_lambda : float, default=0.01
+        OPT-L's lasso weight on the normalised scale (per leaf and treatment, glmnet's λ = lasso_lambda * L̂ /
+        (2 * rows), features scaled to [0, 1]).
+    method : {"local-search", "greedy", "dp", "mio"}, default="local-search"
+        Dunn's local search with ``n_restarts`` restarts; the greedy tree (with mu=1: Kallus's personalisation
+        tree); the exact tree over a binarisation of the features by dynamic programming (constant
+        counterfactuals; ``binarization="midpoints"`` searches the same splits as the local search); or the MIO
+        of :mod:`opttrees.prescriptive.mio` on SCIP (our design, not the thesis's; constant counterfactuals, tiny
+        data only), warm-started from the local search and stopped by ``time_limit``.
+    sense : {"min", "max"}, default="min"
+        Whether smaller or larger outcomes are better.
+    treatments : list or None, default=None
+        The treatments, in the order of ``classes_`` (None: the sorted distinct values of ``treatment``). Every
+        listed treatment must occur in the data.
+    n_restarts : int, default=100
+        Local-search restarts.
+    max_cuts : "auto", int or None, default="auto"
+        Cut positions the local search evaluates per feature at each node visit (at rank quantiles): None every
+        distinct cut (the thesis), "auto" every cut for constant leaves and 24 for OPT-L.
+    binarization : {"quantile", "midpoints"}, default="quantile"
+        Candidate splits of ``method="dp"``.
+    n_thresholds : int, default=10
+        Thresholds per feature for ``binarization="quantile"``.
+    solver : {"scip"}, default="scip"
+        The MIO solver (``method="mio"``): the model has a quadratic objective with integers, which HiGHS cannot
+        solve, so only SCIP is accepted.
+    mip_gap : float, default=1e-6
+        Relative gap at which SCIP stops (``method="mio"``).
+    random_state : int, RandomState instance or None, default=None
+        Seeds the local search.
+    n_jobs : int or None, default=1
+        Threads for the restarts (-1: all cores).
+    verbose : bool or int, default=False
+        Print the objective and tree size after fitting.
+    time_limit : float or None, default=None
+        Seconds for the whole fit; the best tree so far is kept when it runs out (or on Ctrl-C).
+
+    Attributes
+    ----------
+    tree_ : Tree
+        The fitted tree (task "prescription": leaf labels index ``classes_``, ``value`` holds each treatment's
+        estimated mean outcome, OPT-L leaves keep their models in ``extras["outcome_coef"]``).
+    classes_ : ndarray
+        The treatments.
+    objective_ : float
+        The tree's normalised objective on the training data.
+    solve_result_ : SolveResult or None
+        The dynamic program's or SCIP's result (``method="dp"`` / ``"mio"``).
+    fit_status_, fit_timings_ : str, dict
+        As for every opttrees estimator.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from opttrees.estimators.prescriptive import OptimalPrescriptiveTree
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-1, 1, size=(200, 2))
+    >>> t = rng.integers(0, 2, 200)
+    >>> y = np.where(t == (X[:, 0] > 0), 0.0, 1.0) + 0.1 * rng.normal(size=200)
+    >>> opt = OptimalPrescriptiveTree(max_depth=1, n_restarts=5, random_state=0).fit(X, t, y)
+    >>> opt.predict([[-0.5, 0.0], [0.5, 0.0]]).tolist()
+    [0, 1]
+    """
+
+    _parameter_rules = {
+        "mu": [Interval("real", 0, 1)],
+        "n_treatment": [Interval("int", 1)],
+        "counterfactuals": [Options("constant", "linear")],
+        "lasso_lambda": [Interval("real", 0, closed="left")],
+        "method": [Options("local-search", "greedy", "dp", "mio")],
+        "solver": SHARED_RULES["solver"],
+        "mip_gap": SHARED_RULES["mip_gap"],
+        **COMMON_RULES,
+    }
+
+    def __init__(self, *, max_depth=2, min_samples_leaf=1, alpha=0.0, mu=0.5, n_treatment=1,
+                 counterfactuals="constant", lasso_lambda=0.01, method="local-search", sense="min", treatments=None,
+                 n_restarts=100, max_cuts="auto", binarization="quantile", n_thresholds=10, solver="scip",
+                 mip_gap=1e-6, random_state=None, n_jobs=1, verbose=False, time_limit=None):
+        self.max_depth = max_depth
+        self.min_samples_leaf = min_samples_leaf
+        self.alpha = alpha
+        self.mu = mu
+        self.n_treatment = n_treatment
+        self.counterfactuals = counterfactuals
+        self.lasso_lambda = lasso_lambda
+        self.method = method
+        self.sense = sense
+        self.treatments = treatments
+        self.n_restarts = n_restarts
+        self.max_cuts = max_cuts
+        self.binarization = binarization
+        self.n_thresholds = n_thresholds
+        self.solver = solver
+        self.mip_gap = mip_gap
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+        self.time_limit = time_limit
+
+    def fit(self, X, treatment, outcome=None):
+        """Fit on features X, observed treatments and outcomes (or one two-column target [treatment, outcome])."""
+        self._check_params()
+        linear = self.counterfactuals == "linear"
+        if linear and self.method in ("dp", "mio"):
+            raise InputError(f"counterfactuals='linear' (OPT-L) is fitted by method='local-search' or 'greedy'; "
+                             f"method={self.method!r} solves constant counterfactuals")
+        if self.method == "mio" and self.solver.lower() != "scip":
+            raise InputError(f"solver={self.solver!r} cannot solve the OPT MIO: its objective is quadratic with integer "
+                             "variables, which HiGHS does not support; use solver='scip'")
+        if self.method == "mio" and self.max_depth > MIO_MAX_DEPTH:
+            raise InputError(f"max_depth={self.max_depth} is above {MIO_MAX_DEPTH} for method='mio' (n * 2^depth "
+                             "binaries); use method='dp' or 'local-search'")
+        if self.method == "dp" and self.max_depth > PRESCRIPTIVE_MAX_DEPTH:
+            raise InputError(f"max_depth={self.max_depth} is above {PRESCRIPTIVE_MAX_DEPTH}, the deepest tree "
+                             "method='dp' searches; use method='local-search'")
+        treatment, outcome = split_target(treatment, outcome)
+        self.solve_result_ = None
+        with controlled_fit(self, self._time_limit()) as ctl:
+            with ctl.stage("prepare"):
+                data = prepare_prescriptive(X, treatment, outcome, self.sense, self.treatments, self.min_samples_leaf,
+                                            self.n_treatment)
+                prob = make_problem(data, KIND_LINEAR if linear else KIND_OPT, self.mu, self.n_treatment,
+                                    self.min_samples_leaf, self.lasso_lambda)
+            tree = _fit_tree(self, prob, ctl)
+            self._store(X, data, tree, tree_objective(tree, prob, float(self.alpha)))
+        if self.verbose:
+            print(f"OptimalPrescriptiveTree: objective {fmt(self.objective_)}, depth {tree.depth}, "
+                  f"{tree.n_splits} splits")
+        return self
+
+
+class PolicyTree(_PrescriptiveTreeBase):
+    """Policy tree from teacher scores (the STreeD paper's prescriptive domain): the tree whose prescriptions have
+    the best summed score, exact by dynamic programming or by local search.
+
+    Scores (:mod:`opttrees.prescriptive.teacher`): direct method, inverse propensity weighting or doubly robust,
+    from cross-fitted scikit-learn models (or user-supplied ``propensity`` / ``outcome_estimates`` at ``fit``).
+    Objective: the mean standardised score of the prescribed treatments + alpha * splits.
+
+    Parameters
+    ----------
+    max_depth : int, default=2
+        Maximum depth (``method="dp"``: at most 4; the heuristics: at most 10).
+    min_samples_leaf : int, default=1
+        Minimum number of training rows in every leaf.
+    alpha : float, default=0.0
+        Penalty per split on the normalised objective's scale.
+    teacher : {"dr", "dm", "ipw"}, default="dr"
+        How the per-row, per-treatment scores are made.
+    outcome_model : regressor or None, default=None
+        One clone per treatment predicts the outcome (DM, DR); None: a random forest (100 trees,
+        min_samples_leaf=5).
+    propensity_model : classifier or None, default=None
+        Predicts the treatment (IPW, DR); None: logistic regression.
+    n_folds : int, default=5
+        Cross-fitting folds for both models (1: fit and predict in-sample).
+    propensity_clip : float, default=0.01
+        Estimated propensities are clipped to [clip, 1 - clip].
+    n_treatment : int, default=0
+        A leaf may prescribe a treatment only if at least this many of its rows received it (0: no rule, as in
+        STreeD).
+    method : {"dp", "local-search", "greedy"}, default="dp"
+        Exact over a binarisation (``binarization``, ``n_thresholds``), Dunn's local search with ``n_restarts``
+        restarts over every midpoint, or the greedy tree.
+    sense : {"min", "max"}, default="min"
+        Whether smaller or larger outcomes are better.
+    treatments : list or None, default=None
+        The treatments, in the order of ``classes_`` (None: the sorted distinct values of ``treatment``).
+    n_restarts : int, default=100
+        Local-search restarts.
+    max_cuts : "auto", int or None, default="auto"
+        Cut positions the local search evaluates per feature at each node visit (None / "auto": every cut).
+    binarization : {"quantile", "midpoints"}, default="quantile"
+        Candidate splits of ``method="dp"``.
+    n_thresholds : int, default=10
+        Thresholds per feature for ``binarization="quantile"``.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the cross-fitting folds, the default outcome model and the local search.
+    n_jobs : int or None, default=1
+        Threads for the restarts (-1: all cores).
+    verbose : bool or int, default=False
+        Print the objective and tree size after fitting.
+    time_limit : float or None, default=None
+        Seconds for the whole fit (teacher models included); the best tree so far is kept when it runs out.
+
+    Attributes
+    ----------
+    teacher_scores_ : ndarray of shape (n_samples, n_treatments)
+        The training scores, in outcome units.
+    tree_ : Tree
+        The fitted tree; ``tree_.value`` holds each treatment's mean score per node.
+    classes_ : ndarray
+        The treatments.
+    objective_ : float
+        The tree's normalised objective (mean standardised score + alpha * splits).
+    solve_result_ : SolveResult or None
+        The dynamic program's result (``method="dp"``).
+    fit_status_, fit_timings_ : str, dict
+        As for every opttrees estimator.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from opttrees.estimators.prescriptive import PolicyTree
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-1, 1, size=(300, 2))
+    >>> t = rng.integers(0, 2, 300)
+    >>> y = np.where(t == (X[:, 0] > 0), 0.0, 1.0) + 0.1 * rng.normal(size=300)
+    >>> pt = PolicyTree(max_depth=1, teacher="ipw", random_state=0).fit(X, t, y, propensity=np.full(300, 0.5))
+    >>> pt.predict([[-0.5, 0.0], [0.5, 0.0]]).tolist()
+    [0, 1]
+    """
+
+    _parameter_rules = {
+        "teacher": [Options(*tch.TEACHERS)],
+        "outcome_model": [_MODEL, NONE],
+        "propensity_model": [_MODEL, NONE],
+        "n_folds": [Interval("int", 1)],
+        "propensity_clip": [Interval("real", 0, 0.5, closed="left")],
+        "n_treatment": [Interval("int", 0)],
+        "method": [Options("dp", "local-search", "greedy")],
+        **COMMON_RULES,
+    }
+
+    def __init__(self, *, max_depth=2, min_samples_leaf=1, alpha=0.0, teacher="dr", outcome_model=None,
+                 propensity_model=None, n_folds=5, propensity_clip=0.01, n_treatment=0, method="dp", sense="min",
+                 treatments=None, n_restarts=100, max_cuts="auto", binarization="quantile", n_thresholds=10,
+                 random_state=None, n_jobs=1, verbose=False, time_limit=None):
+        self.max_depth = max_depth
+        self.min_samples_leaf = min_samples_leaf
+        self.alpha = alpha
+        self.teacher = teacher
+        self.outcome_model = outcome_model
+        self.propensity_model = propensity_model
+        self.n_folds = n_folds
+        self.propensity_clip = propensity_clip
+        self.n_treatment = n_treatment
+        self.method = method
+        self.sense = sense
+        self.treatments = treatments
+        self.n_restarts = n_restarts
+        self.max_cuts = max_cuts
+        self.binarization = binarization
+        self.n_thresholds = n_thresholds
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+        self.time_limit = time_limit
+
+    def fit(self, X, treatment, outcome=None, propensity=None, outcome_estimates=None):
+        """Fit on (X, treatment, outcome). ``propensity``: known P(observed treatment | x) per row (or an (n, m)
+        matrix), used instead of the propensity model; ``outcome_estimates``: an (n, m) matrix of outcome
+        predictions per treatment, used instead of the outcome model."""
+        self._check_params()
+        if self.method == "dp" and self.max_depth > PRESCRIPTIVE_MAX_DEPTH:
+            raise InputError(f"max_depth={self.max_depth} is above {PRESCRIPTIVE_MAX_DEPTH}, the deepest tree "
+                             "method='dp' searches; use method='local-search'")
+        treatment, outcome = split_target(treatment, outcome)
+        self.solve_result_ = None
+        with controlled_fit(self, self._time_limit()) as ctl:
+            with ctl.stage("prepare"):
+                data = prepare_prescriptive(X, treatment, outcome, self.sense, self.treatments, self.min_samples_leaf,
+                                            None)
+                check_n_treatment(self.n_treatment, data.counts(), data.classes, allow_zero=True)
+                e_obs = None if propensity is None else tch.check_propensity(propensity, data.treatment, data.m)
+                mu_hat = None if outcome_estimates is None else tch.check_outcome_estimates(
+                    outcome_estimates, data.n, data.m, data.sense)
+            with ctl.stage("teacher"):
+                if self.teacher in ("dm", "dr") and mu_hat is None:
+                    mu_hat = tch.cross_fit_outcomes(data.X, data.treatment, data.y, data.m, self.outcome_model,
+                                                    self.n_folds, self.random_state)
+                if self.teacher in ("ipw", "dr") and e_obs is None:
+                    e_obs = tch.cross_fit_propensity(data.X, data.treatment, data.m, self.propensity_model,
+                                                     self.n_folds, self.random_state, self.propensity_clip)
+                gamma = tch.teacher_scores(self.teacher, data.treatment, data.y, data.m, mu_hat, e_obs)
+            prob = make_problem(data, KIND_POLICY, 1.0, self.n_treatment, self.min_samples_leaf, gamma=gamma)
+            tree = _fit_tree(self, prob, ctl)
+            self.teacher_scores_ = data.to_user(gamma)
+            self._store(X, data, tree, tree_objective(tree, prob, float(self.alpha)))
+        if self.verbose:
+            print(f"PolicyTree ({self.teacher}): objective {fmt(self.objective_)}, depth {tree.depth}, "
+                  f"{tree.n_splits} splits")
+        return self
+
+
+def _fit_tree(est, prob, ctl):
+    """The tree of ``est.method`` for the prepared problem, under the fit's deadline."""
+    alpha = float(est.alpha)
+    if est.method == "mio":
+        return _fit_mio(est, prob, ctl)
+    if est.method == "dp":
+        with ctl.stage("dp"):
+            tree, est.solve_result_ = solve_dp_prescriptive(prob, est.max_depth, alpha, est.binarization,
+                                                            est.n_thresholds, time_limit=ctl.remaining())
+        if est.solve_result_.status in ("time_limit", "interrupted"):
+            ctl.mark_cut_short("dp")
+        warn_time_limit(est, ctl, "the dynamic program (best depth finished)")
+        return tree
+    if est.method == "greedy":
+        with ctl.stage("greedy"):
+            return greedy_prescriptive(prob, est.max_depth, alpha, est.max_cuts)
+    with ctl.stage("local_search"):
+        res = local_search_prescriptive(prob, est.max_depth, alpha, est.n_restarts, est.random_state, est.n_jobs,
+                                        est.max_cuts, deadline=ctl.deadline)
+    if res.stopped:
+        ctl.mark_cut_short("local search")
+    warn_time_limit(est, ctl, "the local search (best of the restarts completed)")
+    return res.tree
+
+
+def _fit_mio(est, prob, ctl):
+    """Local-search warm start, then the OPT MIO on SCIP for the time that is left; the start when SCIP finds no
+    better tree (or is stopped before it starts)."""
+    from ..prescriptive.mio import OPTFormulation
+    from .common import solver_seed
+
+    with ctl.stage("local_search"):
+        start = local_search_prescriptive(prob, est.max_depth, float(est.alpha), est.n_restarts, est.random_state,
+                                          est.n_jobs, est.max_cuts, deadline=ctl.deadline).tree
+    form = ctl.build(OPTFormulation, prob, est.max_depth, float(est.alpha))
+    est.solve_result_ = ctl.solve(form, warm_start=start, solver="scip", mip_gap=est.mip_gap, threads=1,
+                                  seed=solver_seed(est.random_state), verbose=est.verbose)
+    warn_time_limit(est, ctl, "the MIO (best tree found)")
+    if form is None or not est.solve_result_.has_solution:
+        return start
+    with ctl.stage("extract"):
+        tree = form.extract()
+    return tree if tree_objective(tree, prob, float(est.alpha)) <= tree_objective(start, prob, float(est.alpha)) \
+        else start
