@@ -17,7 +17,9 @@ Leaf payloads by ``task``:
 
 - ``"classification"``: ``value`` = class counts (weighted), ``label`` = predicted class index;
 - ``"regression"``: ``value`` = the constant prediction(s), one column per output;
-- ``"linear"``: ``value`` = ``[intercept, coef_1 .. coef_p]`` in original units;
+- ``"linear"``: ``value`` = ``[intercept, coef_1 .. coef_p]`` in original units, so ``predict`` evaluates
+  ``intercept + coef·x`` on raw X (ORT-L, :mod:`opttrees.heuristics.linear_leaves`); a branch node may carry
+  the model fitted on all its rows, which it keeps when :meth:`Tree.prune` makes it a leaf;
 - ``"spo"``: ``value`` = the leaf's mean cost vector, ``extras["decision"]`` = its optimal decision;
 - ``"prescription"``: ``label`` = treatment index into ``classes``, ``value`` = per-treatment outcome means.
 """
@@ -100,6 +102,7 @@ class Tree:
             raise InputError(f"Tree.value has {self.value.shape[0]} rows, expected {m}")
         if self.n_features is None:
             self.n_features = (len(self.feature_names) if self.feature_names is not None
+                               else self.value.shape[1] - 1 if self.task == "linear"
                                else (self.coef.shape[1] if self.coef is not None else int(self.feature.max(initial=-1)) + 1))
         self._check_structure()
         if self.encoding is not None and len(self.encoding.feature_names) != self.n_features:
@@ -153,6 +156,12 @@ class Tree:
             raise InputError(f"Tree has hyperplane splits but coef is missing or not of shape ({m}, {p})")
         if not np.all(np.isfinite(self.threshold[internal])):
             raise InputError("Tree has a split with a non-finite threshold")
+        if self.task == "linear":
+            if self.value.shape[1] != p + 1:
+                raise InputError(f"a linear-leaf Tree needs value rows [intercept, coef_1 .. coef_{p}] ({p + 1} "
+                                 f"columns); got {self.value.shape[1]}")
+            if not np.all(np.isfinite(self.value[~internal])):
+                raise InputError("a linear-leaf Tree has a leaf with a non-finite intercept or coefficient")
         if self.label is not None and self.task in ("classification", "prescription"):
             n_classes = len(self.classes) if self.classes is not None else self.value.shape[1]
             lab = self.label[~internal] if len(self.label) == m else self.label
@@ -276,6 +285,12 @@ class Tree:
     @property
     def depth(self) -> int:
         return int(self.node_depths()[self.leaves].max()) if self.n_nodes else 0
+
+    def leaf_model(self, t: int) -> tuple[float, np.ndarray]:
+        """(intercept, coefficients) of node ``t``'s linear model in original units (a ``"linear"`` tree)."""
+        if self.task != "linear":
+            raise InputError(f"leaf_model needs a linear-leaf tree (task 'linear'), not {self.task!r}")
+        return float(self.value[t, 0]), self.value[t, 1:].copy()
 
     def split_coef(self, t: int) -> np.ndarray:
         """The split's coefficient vector a (dense, original units)."""
@@ -484,7 +499,7 @@ class Tree:
             return f"treatment {lab!s}"
         if self.task == "regression":
             return "predict " + ", ".join(f"{v:.{precision}g}" for v in self.value[t])
-        if self.task == "linear":
+        if self.task == "linear":   # intercept, then the non-zero terms only (lasso leaves are sparse)
             v = self.value[t]
             terms = [f"{c:+.{precision}g}*{self._fname(j)}" for j, c in enumerate(v[1:]) if c != 0]
             return f"predict {v[0]:.{precision}g} {' '.join(terms)}".rstrip()

@@ -231,3 +231,58 @@ def test_prune_small_tree_and_bad_arguments():
     for bad, msg in [([5], "0..4"), ([-1], "0..4"), ([1.0], "integers"), (np.ones(3, bool), "shape")]:
         with pytest.raises(InputError, match=msg):
             t.prune(bad)
+
+
+# ------------------------------------------------------------------ linear leaves (ORT-L)
+def linear_tree():
+    """x0 < 0.5 ? (1 + 2*a) : (-1 + 0.5*b); the root carries the model fitted on all its rows (3 - a)."""
+    return Tree([1, LEAF, LEAF], [2, LEAF, LEAF], [0, LEAF, LEAF], [0.5, 0, 0],
+                [[3.0, -1.0, 0.0], [1.0, 2.0, 0.0], [-1.0, 0.0, 0.5]], task="linear", feature_names=["a", "b"])
+
+
+def test_linear_leaves_predict_on_raw_x_and_show_nonzero_terms_only(tmp_path):
+    t = linear_tree()
+    X = np.array([[0.25, 7.0], [0.5, 4.0], [2.0, -2.0]])
+    np.testing.assert_allclose(t.predict(X), [1.5, 1.0, -2.0])
+    assert t.n_features == 2 and t.leaf_model(2) == (-1.0, pytest.approx([0.0, 0.5]))
+    text = t.export_text()
+    assert "leaf 1: predict 1 +2*a" in text and "leaf 2: predict -1 +0.5*b" in text
+    assert "0*b" not in text and "+0*a" not in text
+    assert "predict 1 +2*a" in t.to_dot()
+    path = tmp_path / "lin.json"
+    t.to_json(path)
+    back = Tree.from_json(path)
+    assert back.task == "linear"
+    np.testing.assert_array_equal(back.value, t.value)
+    np.testing.assert_array_equal(back.predict(X), t.predict(X))
+
+
+def test_linear_tree_without_names_infers_the_feature_count_from_the_payload():
+    t = Tree([LEAF], [LEAF], [LEAF], [0.0], [[1.0, 0.0, 0.0, 2.0]], task="linear")
+    assert t.n_features == 3
+    np.testing.assert_allclose(t.predict(np.array([[9.0, 9.0, 1.0]])), [3.0])
+    assert t.leaf_text(0) == "predict 1 +2*x2"
+
+
+def test_pruned_linear_tree_predicts_with_the_branch_nodes_model():
+    pruned = linear_tree().prune([0])
+    assert pruned.n_nodes == 1 and pruned.task == "linear"
+    np.testing.assert_allclose(pruned.predict(np.array([[2.0, 5.0]])), [1.0])
+
+
+@pytest.mark.parametrize("value, message", [
+    ([[0, 0], [1, 2], [3, 4]], "3 columns"),
+    ([[0, 0, 0], [np.nan, 2, 0], [3, 4, 0]], "non-finite"),
+])
+def test_malformed_linear_payload_is_rejected(value, message):
+    with pytest.raises(InputError, match=message):
+        Tree([1, LEAF, LEAF], [2, LEAF, LEAF], [0, LEAF, LEAF], [0.5, 0, 0], value, task="linear", n_features=2)
+    good = linear_tree().to_dict()
+    good["value"] = value
+    with pytest.raises(InputError, match=message):
+        Tree.from_dict(good)
+
+
+def test_leaf_model_needs_a_linear_tree():
+    with pytest.raises(InputError, match="linear"):
+        small_tree().leaf_model(1)
