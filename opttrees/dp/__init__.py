@@ -7,9 +7,11 @@ Public API::
 
 See :mod:`opttrees.dp.api` for the options and :mod:`opttrees.dp.engine` for the search itself.
 """
-from .api import MAX_DEPTH, check_binary_matrix, solve_dp, solve_dp_binary
+from .api import MAX_DEPTH, check_binary_matrix, solve_dp, solve_dp_binary, solve_dp_columns
+from .bound import DPRun, dp_bound, dp_for_formulation
 from .spo import SPOTask, solve_dp_spo
 from .tasks import ClassificationTask, CostSensitiveTask, RegressionTask
 
 __all__ = ["MAX_DEPTH", "check_binary_matrix", "solve_dp", "solve_dp_binary", "ClassificationTask",
-           "CostSensitiveTask", "RegressionTask", "SPOTask", "solve_dp_spo"]
+           "CostSensitiveTask", "RegressionTask", "SPOTask", "solve_dp_spo", "solve_dp_columns", "dp_bound",
+           "dp_for_formulation", "DPRun"]

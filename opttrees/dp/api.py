@@ -3,7 +3,10 @@
 - :func:`solve_dp`: binarises raw X with :class:`opttrees.encoding.Binarizer` (quantile thresholds or all
   midpoints) and returns a Tree in original units (left iff x_j < t) that predicts raw X;
 - :func:`solve_dp_binary`: the same search on a matrix that is already 0/1 (a split on column c is
-  ``x_c < 0.5``, i.e. 0 goes left).
+  ``x_c < 0.5``, i.e. 0 goes left);
+- :func:`solve_dp_columns`: the search over given 0/1 columns that decode to original-units splits (the
+  columns of a flow formulation's :class:`~opttrees.binarized.BinarizedData`), so its tree is a tree of
+  that formulation.
 
 Both run the numba search (:mod:`opttrees.dp.engine`) by iterative deepening (depth 1, 2, ..., max_depth,
 each optimum the next depth's upper bound, as pystreed does), in a worker thread while this thread polls the
@@ -399,6 +402,34 @@ def solve_dp_binary(Xb, y, task=None, max_depth: int = 3, max_num_nodes: int | N
     column_info = (n_orig, blocks, lambda j, t: j)
     return _solve(Xb8, Xb8.astype(np.float64), lambda c: (c, 0.5), p, y, task, max_depth, max_num_nodes,
                   min_samples_leaf, alpha, sample_weight, deadline, column_info, feature_names, t0, engine_kw, {})
+
+
+def solve_dp_columns(Z, X, split_of_col, y, task=None, max_depth: int = 3, max_num_nodes: int | None = None,
+                     min_samples_leaf: int = 1, alpha: float = 0.0, sample_weight=None, time_limit: float | None = None,
+                     feature_names=None, **engine_kw):
+    """Optimal tree over the binary columns ``Z`` (1 = right), returned in ``X``'s units: (Tree, SolveResult).
+
+    ``split_of_col(c) -> (j, t)`` decodes column c to the split ``x_j < t`` on the original features ``X``
+    (same rows as ``Z``); the tree is re-routed on ``X`` and must score what the search found on ``Z``
+    (a VerificationError otherwise: the map does not describe the columns). Other settings as :func:`solve_dp`.
+    """
+    t0 = time.perf_counter()
+    deadline = Deadline(time_limit)
+    _common_checks(max_depth, max_num_nodes, min_samples_leaf, alpha, time_limit)
+    _check_engine_kw(engine_kw)
+    Z8 = check_binary_matrix(Z, "Z")
+    Xa, _ = _as_2d_float(X, "X")
+    if Xa.shape[0] != Z8.shape[0]:
+        raise InputError(f"X has {Xa.shape[0]} rows but Z has {Z8.shape[0]}: one row of X per row of Z")
+    splits = [split_of_col(c) for c in range(Z8.shape[1])]
+    feat = np.asarray([int(j) for j, _ in splits], np.int64)
+
+    def column_of(j, t):
+        return next(c for c, (jj, tt) in enumerate(splits) if jj == j and np.isclose(tt, t))
+
+    column_info = (Xa.shape[1], feat, column_of)
+    return _solve(Z8, Xa, lambda c: splits[c], Xa.shape[1], y, task, max_depth, max_num_nodes, min_samples_leaf,
+                  alpha, sample_weight, deadline, column_info, feature_names, t0, engine_kw, {})
 
 
 ENGINE_SWITCHES = ("use_dataset_cache", "use_branch_cache", "use_depth_two", "use_upper_bound", "use_lower_bound",

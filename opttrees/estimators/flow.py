@@ -10,10 +10,11 @@ from sklearn.base import ClassifierMixin
 
 from ..binarized import BinarizedData
 from ..data import prepare
+from ..errors import InputError
 from ..encoding import Binarizer
 from ..formulations.benders import BendersOCT
 from ..formulations.flow import FlowOCT, FlowStructure, check_depth, greedy_incumbent
-from ..params import Interval, Options
+from ..params import BOOLEAN, Interval, Options
 from .base import OptTreesEstimator, SolverMixin, warm_start_rules
 from .common import FittedTreeMixin
 from .fitcontrol import controlled_fit
@@ -66,6 +67,40 @@ def _cart_splits(data, depth: int):
     return t.feature[inner], t.threshold[inner]
 
 
+#: share of the time left that the dynamic program may use for the start / bound (the solver gets the rest)
+DP_SHARE = 0.5
+
+
+def dp_start_and_bound(est, form, ctl, use_start: bool, use_bound: bool):
+    """The DP over ``form``'s own split set under the fit's deadline -> (start tree or None, ObjectiveBound or None).
+
+    One run serves both: its tree is a feasible start with the same objective in the MIO, and when the DP
+    problem relaxes the MIO (:mod:`opttrees.dp.bound`) its optimum bounds it. Flow models: the DP runs over
+    their own binary columns; continuous-split models (OCT): over ``est.binarization``, or every midpoint
+    when a bound is wanted. A DP that cannot run here (e.g. too many binary columns for its depth-two solver)
+    costs a warning, not the fit.
+    """
+    from ..dp.bound import dp_for_formulation
+
+    if form is None or not (use_start or use_bound) or ctl.stop():
+        return None, None
+    left = ctl.remaining()
+    binarization = "midpoints" if use_bound else getattr(est, "binarization", "midpoints")
+    n_thresholds = int(getattr(est, "n_thresholds", 10))
+    with ctl.stage("dp"):
+        try:
+            run = dp_for_formulation(form, binarization=binarization, n_thresholds=n_thresholds,
+                                     time_limit=None if left is None else max(DP_SHARE * left, 1e-3), bound=use_bound)
+        except InputError as exc:
+            warnings.warn(f"{type(est).__name__}: no dynamic-programming start or bound ({exc})", stacklevel=3)
+            return None, None
+    start = run.tree if use_start and run.start_feasible else None
+    if use_bound and run.bound is None:
+        warnings.warn(f"{type(est).__name__}: dp_bound=True but {run.why_no_bound}; solving without it",
+                      stacklevel=3)
+    return start, run.bound if use_bound else None
+
+
 def _fallback_warning(est, res) -> None:
     msg = f"; {res.message}" if res.message else ""
     warnings.warn(f"{type(est).__name__}: the solver returned no solution ({res.status}{msg}); using the "
@@ -107,11 +142,17 @@ class FlowOCTClassifier(_TreeClassifierMixin, SolverMixin, OptTreesEstimator):
         Relative gap at which the solver stops.
     threads : int, default=1
         Solver threads.
-    random_state : int, RandomState instance or None, default=None
+    random_state : int, RandomState instance or None, default=0
         Seeds the solver (its own seed is derived from it).
-    warm_start : "greedy" or None, default="greedy"
+    warm_start : {"greedy", "dp"} or None, default="greedy"
         "greedy" starts the solver from CART on the binary columns (that tree is also the fallback when the
-        fit stops before the solver has a solution); None starts from nothing.
+        fit stops before the solver has a solution); "dp" from the dynamic program's optimal tree over the
+        same binary columns (:mod:`opttrees.dp.bound`; it may use half of the time left), which is the MIO
+        optimum, so the solver only has to prove it; None starts from nothing.
+    dp_bound : bool, default=False
+        Give the solver the dynamic program's optimum over the same columns as a bound on the objective
+        (``solve(..., objective_bound=...)``): the fit is proven optimal (``solve_result_.proof ==
+        "dp-bound"``) as soon as the solver's tree reaches it. One DP run serves ``warm_start="dp"`` too.
     verbose : bool or int, default=False
         Show live solver progress.
 
@@ -151,12 +192,13 @@ class FlowOCTClassifier(_TreeClassifierMixin, SolverMixin, OptTreesEstimator):
         "objective": [Options("accuracy", "balanced_accuracy")],
         "binarization": [Options("quantile", "midpoints")],
         "n_thresholds": [Interval("int", 1)],
-        "warm_start": warm_start_rules("greedy"),
+        "warm_start": warm_start_rules("greedy", "dp"),
+        "dp_bound": [BOOLEAN],
     }
 
     def __init__(self, *, max_depth=2, regularization=0.0, objective="accuracy", binarization="quantile",
-                 n_thresholds=10, solver="highs", time_limit=None, mip_gap=1e-6, threads=1, random_state=None,
-                 warm_start="greedy", verbose=False):
+                 n_thresholds=10, solver="highs", time_limit=None, mip_gap=1e-6, threads=1, random_state=0,
+                 warm_start="greedy", dp_bound=False, verbose=False):
         self.max_depth = max_depth
         self.regularization = regularization
         self.objective = objective
@@ -168,6 +210,7 @@ class FlowOCTClassifier(_TreeClassifierMixin, SolverMixin, OptTreesEstimator):
         self.threads = threads
         self.random_state = random_state
         self.warm_start = warm_start
+        self.dp_bound = dp_bound
         self.verbose = verbose
 
     def fit(self, X, y, sample_weight=None):
@@ -199,7 +242,11 @@ class FlowOCTClassifier(_TreeClassifierMixin, SolverMixin, OptTreesEstimator):
                          "binarization='quantile' with a small n_thresholds keeps it small")
             form = ctl.build(self._formulation, bdata, depth, regularization=self.regularization,
                              objective=self.objective)
-            res = ctl.solve(form, warm if self.warm_start == "greedy" else None, **self._solver_options())
+            dp_tree, bound = dp_start_and_bound(self, form, ctl, self.warm_start == "dp", bool(self.dp_bound))
+            if dp_tree is not None and form.tree_objective(dp_tree) >= form.tree_objective(warm):
+                warm = dp_tree      # the DP's tree (the optimum, unless cut short) is the start and the fallback
+            start = warm if self.warm_start in ("greedy", "dp") else None
+            res = ctl.solve(form, start, objective_bound=bound, **self._solver_options())
             res.timings.setdefault("estimated_size", size)
             self.formulation_ = form
             self.solve_result_ = res
@@ -225,7 +272,7 @@ class BendersOCTClassifier(FlowOCTClassifier):
     Parameters
     ----------
     max_depth, regularization, objective, binarization, n_thresholds, time_limit, mip_gap, threads, \
-random_state, warm_start, verbose
+random_state, warm_start, dp_bound, verbose
         As for :class:`FlowOCTClassifier` (``regularization`` is the paper's lambda).
     solver : {"highs", "scip"}, default="scip"
         MIO solver.
@@ -250,9 +297,9 @@ fit_status_, fit_timings_
     _kind = "benders"
 
     def __init__(self, *, max_depth=2, regularization=0.0, objective="accuracy", binarization="quantile",
-                 n_thresholds=10, solver="scip", time_limit=None, mip_gap=1e-6, threads=1, random_state=None,
-                 warm_start="greedy", verbose=False):
+                 n_thresholds=10, solver="scip", time_limit=None, mip_gap=1e-6, threads=1, random_state=0,
+                 warm_start="greedy", dp_bound=False, verbose=False):
         super().__init__(max_depth=max_depth, regularization=regularization, objective=objective,
                          binarization=binarization, n_thresholds=n_thresholds, solver=solver,
                          time_limit=time_limit, mip_gap=mip_gap, threads=threads, random_state=random_state,
-                         warm_start=warm_start, verbose=verbose)
+                         warm_start=warm_start, dp_bound=dp_bound, verbose=verbose)

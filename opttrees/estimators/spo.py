@@ -19,7 +19,7 @@ from ..spo.greedy import check_costs_fit, grow_spo_tree
 from ..spo.loss import decision_regret, normalized_extra_cost
 from ..spo.objective import spot_norm, spot_objective
 from ..spo.pruning import prune_alpha, prune_on_validation, prune_zero_gain, refit_nodes
-from .base import OptTreesEstimator, SolverMixin
+from .base import OptTreesEstimator, SolverMixin, warm_start_rules
 from .common import check_X_fitted
 from .fitcontrol import controlled_fit
 
@@ -106,8 +106,8 @@ class SPOTree(SolverMixin, _SPOBase):
         Candidate thresholds at these quantiles of a node's unique values (None: all values); greedy and
         ``"mio"`` only.
     binarization : {"quantile", "midpoints"}, default="quantile"
-        Candidate splits of ``method="dp"`` (:class:`~opttrees.encoding.Binarizer`): at most
-        ``n_thresholds`` midpoints per feature, or every midpoint.
+        Candidate splits of ``method="dp"`` and ``warm_start="dp"`` (:class:`~opttrees.encoding.Binarizer`):
+        at most ``n_thresholds`` midpoints per feature, or every midpoint.
     n_thresholds : int, default=10
         Thresholds per feature for ``binarization="quantile"``.
     prune : bool, default=True
@@ -132,10 +132,18 @@ class SPOTree(SolverMixin, _SPOBase):
         its best tree so far (the optimum of the deepest depth it completed).
     mip_gap : float, default=1e-6
         Relative gap at which the solver stops.
+    warm_start : {"greedy", "dp"} or None, default="greedy"
+        Start of the MILP (``method="mio"``): greedy SPOT; or the better (on the MILP's objective) of greedy
+        SPOT and the SPO dynamic program's tree over the MILP's features (``binarization``, up to depth 4;
+        it may use half of the time left); None: no start. The result is never worse than the start.
+    dp_bound : bool, default=False
+        ``method="mio"``: give the MILP the DP optimum over *every* midpoint of its features as an objective
+        bound; the fit is proven optimal (``solve_result_.proof == "dp-bound"``) when the MILP's tree reaches
+        it. Exact but slow for large n (the SPO DP calls the oracle for every candidate split).
     x_precision : int or None, default=3
         The MILP sees features rounded to this many decimals on the [0, 1] scale (keeps the strict-inequality
         epsilons far above solver tolerances, as the paper's code does); None: exact.
-    random_state : int, numpy Generator or None, default=None
+    random_state : int, numpy Generator or None, default=0
         Seeds the validation split.
     verbose : bool or int, default=False
         Show live solver progress.
@@ -152,7 +160,8 @@ class SPOTree(SolverMixin, _SPOBase):
         The greedy tree before pruning (``method="greedy"``).
     greedy_tree_, solve_result_, mio_info_
         The greedy start, the MILP's SolveResult and details (``method="mio"``; ``solve_result_`` is None for
-        greedy, the dynamic program's SolveResult for ``method="dp"``).
+        greedy, the dynamic program's SolveResult for ``method="dp"``; ``mio_info_["start_source"]`` says
+        which tree started the MILP).
     n_features_in_ : int
         Number of features seen in ``fit``.
 
@@ -173,13 +182,15 @@ class SPOTree(SolverMixin, _SPOBase):
         "prune": [BOOLEAN],
         "validation_fraction": [Interval("real", 0, 1, closed="left")],
         "x_precision": [Interval("int", 0), NONE],
+        "warm_start": warm_start_rules("greedy", "dp"),
+        "dp_bound": [BOOLEAN],
         "random_state": [Interval("int", 0), InstanceOf(np.random.Generator, "a numpy Generator"), NONE],
     }
 
     def __init__(self, decision_problem=None, *, max_depth=None, min_samples_leaf=20, method="greedy",
                  criterion="spo", quantile_step=0.01, binarization="quantile", n_thresholds=10, prune=True,
                  validation_fraction=0.0, alpha=1e-4, solver="highs", time_limit=60.0, mip_gap=1e-6, x_precision=3,
-                 random_state=None, verbose=False):
+                 warm_start="greedy", dp_bound=False, random_state=0, verbose=False):
         self.decision_problem = decision_problem
         self.max_depth = max_depth
         self.min_samples_leaf = min_samples_leaf
@@ -195,6 +206,8 @@ class SPOTree(SolverMixin, _SPOBase):
         self.time_limit = time_limit
         self.mip_gap = mip_gap
         self.x_precision = x_precision
+        self.warm_start = warm_start
+        self.dp_bound = dp_bound
         self.random_state = random_state
         self.verbose = verbose
 
@@ -251,20 +264,18 @@ class SPOTree(SolverMixin, _SPOBase):
         return self
 
     def _fit_mio(self, X, C, w, feature_names, ctl):
-        import inspect
-
         from .spot_mio import fit_spot_mio
         if self.max_depth is None:
             raise InputError("method='mio' needs an integer max_depth (the MILP has a fixed depth)")
-        # the whole fit's deadline when fit_spot_mio takes one, else the time left now
-        extra = {"deadline": ctl.deadline} if "deadline" in inspect.signature(fit_spot_mio).parameters else {}
         with ctl.stage("mio"):
             tree, info = fit_spot_mio(self.problem_, X, C, w, depth=int(self.max_depth),
                                       min_samples_leaf=self.min_samples_leaf, alpha=self.alpha, solver=self.solver.lower(),
                                       time_limit=ctl.remaining(), mip_gap=self.mip_gap,
                                       quantile_step=self.quantile_step, x_precision=self.x_precision,
-                                      verbose=self.verbose,
-                                      feature_names=feature_names, **extra)
+                                      verbose=self.verbose, feature_names=feature_names,
+                                      warm_start=self.warm_start or None, dp_bound=bool(self.dp_bound),
+                                      binarization=self.binarization, n_thresholds=int(self.n_thresholds),
+                                      deadline=ctl.deadline)
         self.greedy_tree_ = info["greedy_tree"]
         self.solve_result_ = info["result"]
         self.mio_info_ = info

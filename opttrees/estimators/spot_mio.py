@@ -1,4 +1,4 @@
-"""SPOT with the MILP: greedy SPOT, then the SPOT MILP warm-started from it, never worse than greedy.
+"""SPOT with the MILP: greedy SPOT (or the SPO dynamic program), then the SPOT MILP warm-started from it.
 
 Why here and not in :mod:`opttrees.formulations.spot`: choosing between greedy and MILP trees, rounding the
 features the MILP sees and calling the solver is estimator orchestration; the formulation only builds the
@@ -10,8 +10,9 @@ import warnings
 
 import numpy as np
 
-from ..errors import VerificationError
+from ..errors import InputError, VerificationError
 from ..formulations.spot import SPOTFormulation, prepare_costs
+from ..interrupt import Deadline
 from ..solvers import solve
 from ..spo.greedy import check_costs_fit, grow_spo_tree
 from ..spo.objective import spot_norm, spot_objective
@@ -31,20 +32,41 @@ def round_features(X, decimals: int | None) -> np.ndarray:
     return np.round((X - lo) / span, int(decimals)) * span + lo
 
 
+#: share of the time left the dynamic program may use for the start / bound (the MILP gets the rest)
+DP_SHARE = 0.5
+
+
 def fit_spot_mio(problem, X, C, w=None, depth: int = 2, min_samples_leaf: float = 1, alpha: float = 1e-4,
                  solver: str = "highs", time_limit: float | None = 60.0, mip_gap: float = 1e-6,
                  quantile_step: float | None = 0.01, x_precision: int | None = 3, verbose=False,
-                 feature_names=None, warm_start=True):
-    """Greedy SPOT, then the SPOT MILP warm-started from it; returns (tree, info). Never worse than greedy.
+                 feature_names=None, warm_start="greedy", dp_bound: bool = False, binarization: str = "quantile",
+                 n_thresholds: int = 10, deadline: Deadline | None = None):
+    """Greedy SPOT, then the SPOT MILP warm-started; returns (tree, info). Never worse than greedy or its start.
 
     Every candidate is compared on the SPOT objective F = training normalised SPO loss + alpha · splits
     (:func:`opttrees.spo.spot_objective`; ``alpha`` on the normalised scale, see :mod:`opttrees.formulations.spot`): the
     greedy tree is pruned at ``alpha`` (:func:`opttrees.spo.prune_alpha`), so greedy and MILP minimise the
     same function. The MILP sees features rounded to ``x_precision`` decimals on the [0, 1] scale (None: exact
-    values). The returned tree is whichever of {greedy on the raw data, greedy on the rounded data, MILP} has
-    the lowest F on the *raw* training data, with leaves refitted on it. ``info`` holds the greedy tree, the
-    SolveResult, the objectives, ``norm`` (N = Σ ω |z*|) and ``source`` ("mio" or "greedy").
+    values). The returned tree is whichever of {greedy on the raw data, greedy on the rounded data, the DP
+    tree, MILP} has the lowest F on the *raw* training data, with leaves refitted on it.
+
+    ``warm_start``: "greedy" (or True) starts the MILP from greedy SPOT on the rounded data; "dp" from the better
+    (on the MILP's objective) of that and the SPO dynamic program's tree over the MILP's own features
+    (``binarization``/``n_thresholds``; :func:`opttrees.dp.bound.dp_for_formulation`), a feasible start with
+    the same objective; None/False: no start. ``dp_bound``: give the MILP the DP optimum over *all* midpoints
+    of its features as an objective bound (``solve(..., objective_bound=...)``; the DP then runs over all
+    midpoints, which is slow on large n); the fit is proven optimal with ``proof == "dp-bound"`` when the
+    MILP's tree reaches it. The DP may use half of the time left. ``time_limit`` (or ``deadline``, a running
+    :class:`~opttrees.interrupt.Deadline`) covers the whole call.
+
+    ``info`` holds the greedy tree, the SolveResult, the objectives, ``norm`` (N = Σ ω |z*|), ``source``
+    ("mio", "dp" or "greedy"), ``start_source`` / ``start_objective`` (the start on the MILP's objective) and,
+    with a DP, ``dp_result`` / ``dp_objective`` / ``dp_objective_raw`` (its tree on the MILP's objective and on
+    the raw data).
     """
+    if warm_start not in (True, False, None, "greedy", "dp"):
+        raise InputError(f"warm_start must be 'greedy', 'dp' or None; got {warm_start!r}")
+    deadline = deadline if deadline is not None else Deadline(time_limit)
     X, C, w = check_costs_fit(problem, X, C, w)
     Xr = round_features(X, x_precision)
     Cm = problem.sign * C
@@ -58,17 +80,34 @@ def fit_spot_mio(problem, X, C, w=None, depth: int = 2, min_samples_leaf: float 
     greedy_r = greedy if x_precision is None else greedy_on(Xr)
     form = SPOTFormulation(prepare_costs(problem, Xr, C, w, feature_names), problem, max_depth=depth,
                            min_samples_leaf=min_samples_leaf, alpha=alpha)
-    res = solve(form, solver=solver, time_limit=time_limit, mip_gap=mip_gap,
-                warm_start=greedy_r if warm_start else None, verbose=verbose)
+    info = {}
+    start = greedy_r if warm_start in (True, "greedy", "dp") else None
+    info["start_source"] = "greedy" if start is not None else None
+    bound = None
+    if warm_start == "dp" or dp_bound:
+        run = _dp_run(form, "midpoints" if dp_bound else binarization, n_thresholds, deadline, dp_bound)
+        if run is not None:
+            info.update(dp_result=run.result, dp_objective=run.objective, dp_tree=run.tree)
+            bound = run.bound if dp_bound else None
+            if (warm_start == "dp" and run.start_feasible
+                    and run.objective <= form.tree_objective(refit_nodes(greedy_r, problem, Xr, C, w))):
+                start, info["start_source"] = run.tree, "dp"
+    res = solve(form, solver=solver, time_limit=deadline.remaining(), mip_gap=mip_gap, warm_start=start,
+                verbose=verbose, objective_bound=bound)
+    info["start_objective"] = getattr(form, "start_objective", None) if start is not None else None
 
     def raw_objective(tree):
         tree = refit_nodes(tree, problem, X, C, w)
         return spot_objective(problem, tree, X, C, w, alpha=alpha, norm=norm, z=z), tree
     g_obj, greedy = raw_objective(greedy)
     gr_obj, greedy_r_raw = raw_objective(greedy_r)
-    info = {"greedy_tree": greedy, "result": res, "greedy_objective": g_obj, "formulation": form, "norm": norm,
-            "greedy_objective_rounded": form.tree_objective(refit_nodes(greedy_r, problem, Xr, C, w))}
+    info.update({"greedy_tree": greedy, "result": res, "greedy_objective": g_obj, "formulation": form, "norm": norm,
+                 "greedy_objective_rounded": form.tree_objective(refit_nodes(greedy_r, problem, Xr, C, w))})
     cands = [(g_obj, "greedy", greedy), (gr_obj, "greedy", greedy_r_raw)]
+    if "dp_tree" in info and (info.get("dp_result") is not None):
+        dp_obj, dp_raw = raw_objective(info["dp_tree"])
+        info["dp_objective_raw"] = dp_obj
+        cands.append((dp_obj, "dp", dp_raw))
     if res.has_solution:
         try:
             mio = prune_alpha(form.extract(), alpha, norm)
@@ -82,3 +121,16 @@ def fit_spot_mio(problem, X, C, w=None, depth: int = 2, min_samples_leaf: float 
     obj, source, tree = min(cands, key=lambda c: (c[0] - (1e-12 if c[1] == "mio" else 0.0)))
     info["source"], info["objective"] = source, obj
     return tree, info
+
+
+def _dp_run(form, binarization, n_thresholds, deadline, bound):
+    """The SPO dynamic program over the MILP's features (half the time left); None (with a warning) if it cannot run."""
+    from ..dp.bound import dp_for_formulation
+
+    left = deadline.remaining()
+    try:
+        return dp_for_formulation(form, binarization=binarization, n_thresholds=int(n_thresholds),
+                                  time_limit=None if left is None else max(DP_SHARE * left, 1e-3), bound=bound)
+    except InputError as exc:
+        warnings.warn(f"SPOT MILP: no dynamic-programming start or bound ({exc})", stacklevel=3)
+        return None

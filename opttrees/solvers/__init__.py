@@ -5,7 +5,7 @@ It knows nothing about trees: it sees Pyomo models and formulation objects expos
 """
 from .api import SOLVERS, available_solvers, check_solver, solve
 from .compile import CompiledModel, compile_model
-from .result import STATUSES, Incumbent, SolveResult, relative_gap
+from .result import STATUSES, Incumbent, ObjectiveBound, SolveResult, relative_gap, settle_with_bound
 
 __all__ = ["solve", "SolveResult", "Incumbent", "STATUSES", "SOLVERS", "available_solvers", "check_solver",
-           "compile_model", "CompiledModel", "relative_gap"]
+           "compile_model", "CompiledModel", "relative_gap", "ObjectiveBound", "settle_with_bound"]

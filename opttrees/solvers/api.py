@@ -1,6 +1,7 @@
 """``solve(formulation, solver=...)``: the one entry point from formulations to HiGHS or SCIP."""
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import math
 import time
@@ -8,12 +9,12 @@ import time
 import numpy as np
 import pyomo.environ as pyo
 
-from ..params import check_param
+from ..params import Satisfies, check_param
 from ..errors import InputError, SolverError
 from ..interrupt import STOP, stop_on_sigint
 from .compile import CompileStopped, compile_model
 from .options import SolveOptions
-from .result import SolveResult, finish
+from .result import BOUND_PROVENANCES, ObjectiveBound, SolveResult, finish, settle_with_bound
 
 SOLVERS = ("highs", "scip")
 _MODULE = {"highs": "highspy", "scip": "pyscipopt"}
@@ -44,7 +45,7 @@ def _check_options(time_limit, mip_gap, threads):
 
 def solve(formulation, solver: str = "highs", time_limit: float | None = None, mip_gap: float = 1e-6,
           threads: int = 1, seed: int = 0, warm_start=None, verbose: int | bool = False,
-          callbacks=None) -> SolveResult:
+          callbacks=None, objective_bound=None, bound_row: bool = True) -> SolveResult:
     """Solve a formulation (or a bare Pyomo model) and load the solution into its Pyomo variables.
 
     ``time_limit`` is the wall time of this call: compiling the model and handing it to the solver count.
@@ -54,23 +55,39 @@ def solve(formulation, solver: str = "highs", time_limit: float | None = None, m
     ``warm_start`` is a Tree (passed through ``formulation.warm_start``) or None. ``callbacks`` are functions
     called with each new :class:`Incumbent`; returning True stops the solve. Lazy constraints come from
     ``formulation.separator`` (SCIP: a constraint handler; HiGHS: a solve-separate-resolve loop).
+
+    ``objective_bound`` is a bound on the formulation's objective from outside the solver: an
+    :class:`~opttrees.solvers.result.ObjectiveBound` made by :func:`opttrees.dp.bound.dp_bound` (the solver
+    layer does not import the DP, which sits above it). A bare
+    number is refused (a bound decides proofs, so it must say where it came from), and so is a bound for
+    another formulation or for an objective that was changed since. The bound holds after side constraints
+    are added to ``formulation.model``. With ``bound_row`` it enters the model as the row
+    ``objective >= bound`` (``<=`` when maximising); the solve stops at an incumbent that reaches it. The
+    result is optimal with ``proof == "dp-bound"`` when the returned point's objective, re-verified from its
+    tree, reaches the bound (:func:`~opttrees.solvers.result.settle_with_bound`); ``external_bound`` records it.
     """
     with stop_on_sigint():
-        return _solve(formulation, solver, time_limit, mip_gap, threads, seed, warm_start, verbose, callbacks)
+        return _solve(formulation, solver, time_limit, mip_gap, threads, seed, warm_start, verbose, callbacks,
+                      objective_bound, bound_row)
 
 
-def _solve(formulation, solver, time_limit, mip_gap, threads, seed, warm_start, verbose, callbacks):
+def _solve(formulation, solver, time_limit, mip_gap, threads, seed, warm_start, verbose, callbacks,
+           objective_bound=None, bound_row=True):
     t0 = time.perf_counter()
     s = check_solver(solver)
     _check_options(time_limit, mip_gap, threads)
+    check_param("bound_row", bound_row, [_BOOL], owner="solve()")
     if time_limit is not None and math.isinf(time_limit):
         time_limit = None
+    bound = _resolve_bound(formulation, objective_bound, time_limit)
+    dp_time = time.perf_counter() - t0 if isinstance(objective_bound, str) else 0.0
     # a formulation built onto a caller's block solves the whole model it lives in (objective, side rows)
     model = (formulation if isinstance(formulation, pyo.Block) else formulation.model).model()
     separator = getattr(formulation, "separator", None)
     repair = getattr(separator, "repair", None) if separator is not None else None
+    stop_at_bound = [] if bound is None else [lambda inc: bound.meets(inc.primal)]
     opts = SolveOptions(time_limit=time_limit, mip_gap=float(mip_gap), threads=int(threads), seed=int(seed),
-                        verbose=int(verbose), callbacks=list(callbacks or []),
+                        verbose=int(verbose), callbacks=list(callbacks or []) + stop_at_bound,
                         deadline=None if time_limit is None else t0 + float(time_limit))
     start_obj = None
     if warm_start is not None:
@@ -87,7 +104,10 @@ def _solve(formulation, solver, time_limit, mip_gap, threads, seed, warm_start, 
         if hasattr(formulation, "last_result"):
             formulation.last_result = res
         return res
-    compile_time = time.perf_counter() - t0
+    compile_time = time.perf_counter() - t0 - dp_time
+    as_row = bool(bound is not None and bound_row and not cm.quad)
+    if as_row:
+        cm = _with_bound_row(cm, bound)
     x0 = None
     if warm_start is not None:
         x0 = cm.start_vector()
@@ -104,6 +124,11 @@ def _solve(formulation, solver, time_limit, mip_gap, threads, seed, warm_start, 
         res, x = run(cm, opts, x0=x0, separator=separator, repair=repair)
     if x is not None:
         cm.load_solution(x)
+    if bound is not None:
+        verified, reason = bound.verify(formulation) if x is not None else (None, "no solution")
+        settle_with_bound(res, bound, verified, reason, as_row)
+        if dp_time:
+            res.timings["dp_bound"] = dp_time
     res.start_objective = start_obj
     res.timings["compile"] = compile_time
     res.timings["total"] = time.perf_counter() - t0
@@ -111,6 +136,68 @@ def _solve(formulation, solver, time_limit, mip_gap, threads, seed, warm_start, 
     if hasattr(formulation, "last_result"):
         formulation.last_result = res
     return res
+
+
+_BOOL = Satisfies(lambda v: isinstance(v, (bool, np.bool_)), "True or False")
+
+
+def _resolve_bound(formulation, objective_bound, time_limit) -> ObjectiveBound | None:
+    """The checked external bound of this solve, or None."""
+    if objective_bound is None:
+        return None
+    if isinstance(formulation, pyo.Block):
+        raise InputError("objective_bound needs a formulation object (a bare Pyomo model has no tree to verify)")
+    if not isinstance(objective_bound, ObjectiveBound):
+        raise InputError(f"objective_bound must be None or an ObjectiveBound from opttrees.dp.bound.dp_bound"
+                         f"(formulation); got {objective_bound!r} (a bare number states no provenance, and a "
+                         "bound decides proofs)")
+    return _check_bound(formulation, objective_bound)
+
+
+def _check_bound(formulation, bound: ObjectiveBound) -> ObjectiveBound:
+    """Refuse a bound that does not speak about this formulation's objective as the model holds it now."""
+    if bound.provenance not in BOUND_PROVENANCES:
+        raise InputError(f"objective_bound has provenance {bound.provenance!r}; accepted: {sorted(BOUND_PROVENANCES)}")
+    if bound.formulation is not formulation:
+        raise InputError("objective_bound was computed for another formulation; compute it for this one "
+                         "(opttrees.dp.bound.dp_bound(formulation))")
+    if not getattr(formulation, "owns_model", True):
+        raise InputError("objective_bound: the formulation was built on a block of a bigger model whose objective "
+                         "is not the formulation's")
+    m = formulation.model
+    objs = list(m.model().component_data_objects(pyo.Objective, active=True, descend_into=True))
+    own = m.component("objective")
+    if (len(objs) != 1 or own is None or objs[0] is not own or own.expr is not m.component("objective_expr")
+            or m.objective_expr.expr is not bound.objective_expr):
+        raise InputError("objective_bound: the model's objective is no longer the formulation's own (it was "
+                         "replaced, deactivated or edited); the bound holds only for that objective")
+    if (1 if own.sense == pyo.minimize else -1) != bound.sense:
+        raise InputError("objective_bound: the bound's direction does not match the objective's sense")
+    if not math.isfinite(bound.value):
+        raise InputError(f"objective_bound must be finite; got {bound.value!r}")
+    reason = bound.check_model(formulation) if bound.check_model is not None else ""
+    if reason:
+        raise InputError(f"objective_bound: {reason}; the bound holds for the formulation plus added constraints, "
+                         "not for a model with rows removed or relaxed")
+    return bound
+
+
+#: slack of the bound row (relative): the row must never cut off the optimum through round-off
+BOUND_ROW_SLACK = 1e-7
+
+
+def _with_bound_row(cm, bound: ObjectiveBound):
+    """The compiled model plus the row ``objective >= bound`` (minimisation) or ``<= bound`` (maximisation)."""
+    nz = np.nonzero(cm.cost)[0].astype(np.int32)
+    rhs = bound.value - cm.offset
+    slack = BOUND_ROW_SLACK * max(1.0, abs(bound.value))
+    lo, hi = (rhs - slack, math.inf) if bound.sense == 1 else (-math.inf, rhs + slack)
+    return dataclasses.replace(
+        cm, row_start=np.append(cm.row_start, cm.row_start[-1] + len(nz)).astype(np.int32),
+        row_index=np.concatenate([cm.row_index, nz]).astype(np.int32),
+        row_value=np.concatenate([cm.row_value, cm.cost[nz]]),
+        row_lower=np.append(cm.row_lower, lo), row_upper=np.append(cm.row_upper, hi),
+        row_names=list(cm.row_names) + [f"{bound.provenance}_row"])
 
 
 def _not_started(cm, solver: str, x0, separator):

@@ -1,7 +1,11 @@
-"""One result type and one gap definition for every solver.
+"""One result type and one gap definition for every solver, and where a proof came from.
 
 HiGHS reports (P-D)/|P| and SCIP |P-D|/min(|P|,|D|); the same state read 0.975 vs 39.7. opttrees always
 reports ``gap = |P - D| / max(|P|, 1e-10)`` (0 when |P - D| <= 1e-9, inf without an incumbent or bound).
+
+A proof can come from the solver alone (``proof == "solver"``) or lean on a bound computed outside it
+(:class:`ObjectiveBound`, e.g. the dynamic program's optimum of a relaxation: ``proof == "dp-bound"``); the
+result says which, and :func:`settle_with_bound` is the one place such a bound can make a result optimal.
 """
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ import math
 import logging
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import Any, Callable
 
 from ..progress import fmt, fmt_gap
 
@@ -103,6 +108,57 @@ class Incumbent:
     kind: str = "incumbent"     # "incumbent": a new best solution; "bound": the dual bound moved
 
 
+#: provenances an :class:`ObjectiveBound` may state (what :func:`opttrees.solvers.solve` accepts)
+BOUND_PROVENANCES = {
+    "dp-bound": "the dynamic program's optimum (or anytime lower bound) of a relaxation of the formulation: the "
+                "same depth, objective scale and minimum leaf size over a split set holding every partition "
+                "the MIO can realise (opttrees.dp.bound)",
+}
+
+
+@dataclass(eq=False)
+class ObjectiveBound:
+    """A bound on a formulation's own objective that was computed outside the solver, with its provenance.
+
+    Why a type and not a number: a bound decides proofs, so it must say where it came from and which
+    formulation (and which objective expression of it) it bounds; :func:`opttrees.solvers.solve` refuses a
+    bound that does not match. Made by :func:`opttrees.dp.bound.dp_bound`, not by hand.
+
+    ``value`` bounds every tree the formulation can express from below (``sense == 1``, minimisation) or
+    above (``sense == -1``); side constraints added to the model only move the optimum away from it.
+    ``verify(formulation)`` decodes the solution loaded in the model and returns ``(objective, reason)``:
+    the objective the tree scores when the training data is re-routed through it, or None with the reason
+    why that point cannot be proven by this bound (e.g. a leaf below the minimum size after a user deactivated
+    a formulation row). ``check_model(formulation)`` returns "" when the model still holds every row and
+    variable domain of the formulation (side constraints may be added), else why the bound no longer holds.
+    """
+
+    value: float
+    sense: int
+    provenance: str
+    formulation: Any
+    objective_expr: Any
+    verify: Callable[[Any], tuple]
+    details: dict = field(default_factory=dict)
+    check_model: Callable[[Any], str] | None = None
+
+    def meets(self, objective: float | None) -> bool:
+        """``objective`` reaches this bound within the proof tolerance (so a feasible point there is optimal)."""
+        if objective is None or not math.isfinite(objective) or not math.isfinite(self.value):
+            return False
+        return is_proven_optimal(objective, self.value)
+
+    def violated_by(self, objective: float | None) -> bool:
+        """A verified feasible objective lies beyond the bound by more than the tolerance: the bound is wrong."""
+        if objective is None or not math.isfinite(objective):
+            return False
+        return self.sense * (objective - self.value) < 0 and not is_proven_optimal(objective, self.value)
+
+    def record(self) -> dict:
+        """What the SolveResult keeps (no references to the model)."""
+        return {"value": self.value, "sense": self.sense, "provenance": self.provenance, **self.details}
+
+
 @dataclass
 class SolveResult:
     status: str
@@ -123,6 +179,11 @@ class SolveResult:
     termination: TerminationCondition = TerminationCondition.ERROR
     solution_status: SolutionStatus = SolutionStatus.NO_SOLUTION
     solver_version: str = ""
+    #: where the proof came from: "solver" (the solver's own bound), "dp-bound" (it relies on an
+    #: :class:`ObjectiveBound` from the dynamic program), or None when nothing is proven
+    proof: str | None = None
+    #: the external bound given to ``solve`` (value, provenance, details, "row": passed to the solver as a row)
+    external_bound: dict | None = None
 
     def reconcile(self, tree_objective: float, atol: float = 1e-5, rtol: float = 1e-6) -> None:
         """Make the reported objective the returned tree's own (recomputed by routing the data).
@@ -142,13 +203,25 @@ class SolveResult:
             if self.status in ("optimal", "gap_limit"):
                 self.status = "unverified"
             self.proven_optimal = False
+            self.proof = None
+        elif (self.proof is not None and self.external_bound is not None
+              and self.external_bound.get("proved") == "reached"
+              and not is_proven_optimal(own, self.external_bound["value"])):
+            # the tree's own objective no longer reaches the external bound: its proof is gone
+            self.message = (self.message + "; " if self.message else "") + \
+                f"the tree's objective {own:.9g} does not reach the {self.external_bound['provenance']} " \
+                f"{self.external_bound['value']:.9g}"
+            self.status = self.external_bound.get("solver_status", "limit")
+            self.proven_optimal = False
+            self.proof = None
         self.solution_status = SolutionStatus.OPTIMAL if self.proven_optimal else SolutionStatus.FEASIBLE
         self.objective = own
         self.has_solution = True
         self.gap = relative_gap(own, self.bound)
 
     def summary(self) -> str:
-        return (f"{self.solver}: {self.status}{' (proven optimal)' if self.proven_optimal else ''}  "
+        proof = f" (proven optimal{' by the DP bound' if self.proof == 'dp-bound' else ''})"
+        return (f"{self.solver}: {self.status}{proof if self.proven_optimal else ''}  "
                 f"objective={fmt(self.objective)} bound={fmt(self.bound)} gap={fmt_gap(self.gap)} "
                 f"time={self.runtime:.2f}s nodes={self.node_count}"
                 + (f" lazy_cuts={self.n_lazy_cuts} rounds={self.n_rounds}" if self.n_lazy_cuts else ""))
@@ -185,7 +258,9 @@ class SolveResult:
             "n_rounds": self.n_rounds, "start_objective": clean(self.start_objective),
             "trace": [{"time": i.time, "primal": clean(i.primal), "dual": clean(i.dual), "gap": clean(i.gap),
                        "nodes": i.nodes, "kind": i.kind} for i in self.trace],
-            "timings": self.timings, "message": self.message,
+            "timings": self.timings, "message": self.message, "proof": self.proof,
+            "external_bound": None if self.external_bound is None else
+            {k: clean(v) if isinstance(v, float) else v for k, v in self.external_bound.items()},
         }
 
 
@@ -214,4 +289,83 @@ def finish(solver: str, version: str, termination: str, objective: float | None,
     return SolveResult(status=status, objective=objective, bound=bound, gap=relative_gap(objective, bound),
                        runtime=runtime, node_count=node_count, proven_optimal=proven, solver=solver,
                        has_solution=has, trace=trace, termination=term, solution_status=sol,
-                       solver_version=version, **extra)
+                       solver_version=version, proof="solver" if proven else None, **extra)
+
+
+#: statuses whose returned point is a feasible solution the external bound may prove optimal
+_BOUNDABLE = ("optimal", "gap_limit", "time_limit", "interrupted", "limit")
+
+
+def settle_with_bound(res: SolveResult, bound: ObjectiveBound, verified: float | None, reason: str = "",
+                      as_row: bool = False) -> SolveResult:
+    """Combine a solver's result with an external bound: the one place such a bound can prove optimality.
+
+    ``verified`` is the returned point's objective re-computed from its tree (``bound.verify``): None when the
+    point is not a tree the bound speaks about (``reason`` says why). Rules:
+
+    - the result records the bound (``external_bound``); the reported bound is the tighter of the solver's
+      and the external one;
+    - optimal with ``proof = bound.provenance`` only when the solver returned a feasible point whose objective
+      is its re-verified tree's and reaches the external bound within :data:`PROVEN_TOL`;
+    - when the bound entered the model as a row (``as_row``) a solver proof leans on it: it keeps
+      ``proof = bound.provenance`` only for a verified tree, and is revoked otherwise;
+    - a point beyond the bound means the bound does not hold for this model (a bug, or formulation rows
+      the user removed): the bound is dropped, with a message (and a warning when the point was verified).
+    """
+    rec = {**bound.record(), "row": bool(as_row), "solver_status": res.status}
+    res.external_bound = rec
+    obj = res.objective
+
+    def note(text):
+        res.message = (res.message + "; " if res.message else "") + text
+
+    def revoke(text):
+        res.proven_optimal, res.proof = False, None
+        if res.status == "optimal":
+            res.status = "limit"
+        if res.has_solution:
+            res.solution_status = SolutionStatus.FEASIBLE
+        note(text)
+
+    beyond = next((v for v in (verified, obj) if v is not None and bound.violated_by(v)), None)
+    if beyond is not None:
+        if verified is not None:   # a verified tree of the formulation beats a bound on all its trees: a bug
+            log.warning("%s %.9g is beyond a verified feasible objective %.9g; ignoring it (please report this)",
+                        bound.provenance, bound.value, beyond)
+        rec["rejected"] = True
+        note(f"{bound.provenance} {bound.value:.9g} not used: the model reached {beyond:.9g} beyond it"
+             f"{' (' + reason + ')' if reason else ''}")
+        if as_row:   # the solver saw a row that does not hold for this model: nothing it proved can be trusted
+            revoke("a proof from a model holding that row is not trusted")
+        return res
+    if res.bound is None or not math.isfinite(res.bound) or bound.sense * (bound.value - res.bound) > 0:
+        res.bound = bound.value
+        rec["tighter_than_solver"] = True
+    if obj is not None and bound.sense * (res.bound - obj) > 0:
+        res.bound = obj         # round-off: a bound never passes a feasible objective
+    res.gap = relative_gap(obj, res.bound)
+    if not res.has_solution or obj is None or res.status not in _BOUNDABLE:
+        return res
+    if verified is None:
+        why = reason or "the returned point was not verified"
+    elif abs(verified - obj) > 1e-5 + 1e-6 * abs(obj):
+        why = f"the solver's objective {obj:.9g} is not the tree's {verified:.9g}"
+    else:
+        why = ""
+    if res.proven_optimal:
+        if as_row:   # the solver's bound leaned on the row: a proof only for a tree the formulation allows
+            if why:
+                revoke(f"the solver's proof used the {bound.provenance} row but {why}")
+            else:
+                res.proof, rec["proved"] = bound.provenance, "solver-with-row"
+        return res
+    if why:
+        note(f"not proven by the {bound.provenance}: {why}")
+        return res
+    if bound.meets(verified):
+        res.objective = verified
+        res.status, res.proven_optimal, res.proof = "optimal", True, bound.provenance
+        rec["proved"] = "reached"
+        res.solution_status = SolutionStatus.OPTIMAL
+        res.gap = relative_gap(verified, res.bound)
+    return res

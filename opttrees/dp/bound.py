@@ -1,0 +1,349 @@
+"""The dynamic program as warm start and bound of a MIO formulation: one DP run over the MIO's own split set.
+
+Why here: the DP optimum is a bound for a MIO only when the DP problem *relaxes* it, and that depends on the
+formulation: same depth, same objective on the same scale, a minimum leaf size no stricter, and a split set
+holding every partition the MIO can realise. This module states that relation once per formulation
+(:func:`dp_for_formulation`) and refuses every other case with an InputError:
+
+- **OCT** (``opttrees.formulations.oct.OCT``): the MIO splits at any threshold of the scaled features, which
+  realises exactly the partitions of the midpoints of the training features (scaling is monotone). The DP
+  over *all midpoints of every row's values* (weight-0 rows count for the minimum leaf size too), with the
+  same ``alpha``, ``min_samples_leaf``, depth and sample weights, has the same optimum, number for number.
+  Quantile thresholds give a feasible start but no bound.
+- **FlowOCT / BendersOCT**: the DP over the formulation's own binary columns and weights ``s_i``. The flow
+  objective ``(1 - lam) * sum s_i correct_i - lam * splits`` is ``(1 - lam) * (S - (errors + pen * splits))``
+  with ``pen = lam / (1 - lam)``, so the DP (split cost ``pen``) minimises the same function; its lower bound
+  maps to an upper bound of the maximisation. No minimum leaf size on either side.
+- **SPOT MILP** (``SPOTFormulation``): the DP over all midpoints of the features the MILP sees (its rounded
+  ``data.X``), the same ``alpha`` and normalisation N; the MILP's minimum leaf *weight* becomes a minimum row
+  count no stricter than it (``ceil(N_min / max weight)``; exactly ``ceil(N_min)`` with unit weights).
+
+Anything else (another formulation, a subclass, a formulation built on a block of a bigger model, a depth the
+DP cannot search) is refused. Side constraints added to ``form.model`` afterwards are fine: they only move
+the MIO optimum away from the bound. Removing or relaxing the formulation's own rows is not: the bound
+records every row and variable domain of the model when it is made (make it before editing the model) and
+``solve`` refuses it when one was deactivated, deleted, edited, unfixed or had its domain or bounds widened;
+independently of that record, a deactivated formulation row or a relaxed integer variable of the
+formulation is always refused. The formulation classes are recognised by their qualified names, so this
+module imports nothing from the layers above it.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyomo.environ as pyo
+
+from ..encoding import Binarizer
+from ..errors import InputError, VerificationError
+from ..objectives import misclassification_baseline
+from ..solvers.result import ObjectiveBound, SolveResult
+from ..tree import Tree
+from .api import MAX_DEPTH, solve_dp, solve_dp_columns
+from .spo import SPO_MAX_DEPTH, solve_dp_spo
+from .tasks import ClassificationTask, EngineData
+
+#: formulation classes (exact type, by qualified name) the DP relaxes, and which relation applies
+RELAXED = {
+    "opttrees.formulations.oct.OCT": "oct",
+    "opttrees.formulations.flow.FlowOCT": "flow",
+    "opttrees.formulations.benders.BendersOCT": "flow",
+    "opttrees.formulations.spot.SPOTFormulation": "spot",
+}
+
+#: DP tree objective and the formulation's own objective of that tree must agree this closely
+AGREE_TOL = 1e-7
+
+#: rows a formulation deactivates itself while building (the SPOT MILP replaces the unit-count leaf row)
+INACTIVE_BY_DESIGN = {"oct": (), "flow": (), "spot": ("tree.min_leaf",)}
+#: integer variables of each formulation: relaxing one (e.g. ``domain = Reals``) relaxes the MIO
+INTEGER_VARS = {"oct": ("tree.a", "tree.d", "tree.z", "tree.l", "c"), "flow": ("b", "p", "w"),
+                "spot": ("tree.a", "tree.d", "tree.z", "tree.l")}
+
+
+@dataclass
+class DPRun:
+    """One DP run over a formulation's split set.
+
+    ``tree``: the DP's best tree (in original units; a feasible warm start of the formulation, see
+    ``start_feasible``); ``result``: the DP's SolveResult; ``objective``: that tree's objective in the
+    formulation's own units (what the MIO scores it); ``bound``: an :class:`ObjectiveBound` when the DP
+    problem relaxes the formulation, else None with ``why_no_bound``.
+    """
+
+    tree: Tree
+    result: SolveResult
+    objective: float
+    bound: ObjectiveBound | None
+    why_no_bound: str = ""
+    start_feasible: bool = True
+    details: dict = field(default_factory=dict)
+
+
+def relation_of(form) -> str:
+    """"oct", "flow" or "spot": how the DP relaxes ``form``; an InputError for any other object."""
+    cls = type(form)
+    name = f"{cls.__module__}.{cls.__qualname__}"
+    if name not in RELAXED:
+        raise InputError(f"objective_bound: no dynamic program relaxes a {cls.__qualname__} (the DP bound is "
+                         f"defined for {', '.join(sorted({k.rsplit('.', 1)[1] for k in RELAXED}))}, exact "
+                         "classes only: a subclass may change the objective or the split set)")
+    if not getattr(form, "owns_model", True):
+        raise InputError("objective_bound: the formulation was built on a block of a bigger model, whose objective "
+                         "is not the formulation's; a DP bound holds only for a formulation that owns its model")
+    return RELAXED[name]
+
+
+def dp_bound(form, time_limit: float | None = None) -> ObjectiveBound:
+    """The DP optimum (or anytime lower bound) of the relaxation of ``form``, as an :class:`ObjectiveBound`.
+
+    Pass it to ``opttrees.solvers.solve(form, objective_bound=...)``.
+    Raises InputError when no DP problem relaxes ``form`` (see the module docstring).
+    """
+    run = dp_for_formulation(form, binarization="midpoints", time_limit=time_limit)
+    if run.bound is None:   # pragma: no cover - midpoints always give a bound where a relation exists
+        raise InputError(f"objective_bound: {run.why_no_bound}")
+    return run.bound
+
+
+def dp_for_formulation(form, binarization: str = "midpoints", n_thresholds: int = 10,
+                       time_limit: float | None = None, bound: bool = True) -> DPRun:
+    """Run the DP over ``form``'s split set: its tree (a warm start) and, when it relaxes ``form``, a bound.
+
+    ``binarization``/``n_thresholds`` choose the candidate splits of the continuous-split models (OCT, SPOT):
+    "midpoints" is the MIO's own split set (start and bound); "quantile" a subset (a start only). Flow models
+    always use their own binary columns. ``bound=False`` skips making the bound (it records the model's rows,
+    which costs a pass over a large model) when only the start is wanted.
+    """
+    kind = relation_of(form)
+    if binarization not in ("quantile", "midpoints"):
+        raise InputError(f"binarization must be 'quantile' or 'midpoints'; got {binarization!r}")
+    run = {"oct": _oct, "flow": _flow, "spot": _spot}[kind](form, binarization, n_thresholds, time_limit)
+    run.details.setdefault("formulation", type(form).__name__)
+    if run.bound is not None and bound:
+        run.bound = run.bound()
+    elif run.bound is not None:
+        run.bound, run.why_no_bound = None, "not asked for (bound=False)"
+    return run
+
+
+# ------------------------------------------------------------------------------------------------ OCT
+def _oct(form, binarization, n_thresholds, time_limit) -> DPRun:
+    d = form.data
+    D, ml, alpha = int(form.max_depth), int(form.structure.min_samples_leaf), float(form.alpha)
+    _check_depth(D, MAX_DEPTH)
+    binarizer = Binarizer(binarization, int(n_thresholds)).fit(d.X)     # every row: weight-0 rows count for ml
+    try:
+        tree, res = solve_dp(d.X, d.y, ClassificationTask(), max_depth=D, min_samples_leaf=ml, alpha=alpha,
+                             sample_weight=d.sample_weight, binarizer=binarizer, time_limit=time_limit)
+    except InputError as exc:
+        if binarization != "midpoints":
+            raise
+        raise InputError(f"the DP over every midpoint ({len(binarizer.threshold_)} binary columns, the split set "
+                         f"that makes it a bound of OCT) cannot run here: {exc}") from None
+    if not math.isclose(res.dp_baseline, form.baseline, rel_tol=1e-12, abs_tol=1e-12):
+        raise VerificationError(f"DP bound: the DP's normalisation {res.dp_baseline!r} is not OCT's {form.baseline!r}")
+    own = form.tree_objective(tree)
+    _agree(own, res.objective, "OCT")
+    details = {"relaxation": "oct", "max_depth": D, "alpha": alpha, "min_samples_leaf": ml,
+               "split_set": f"{binarization} ({len(binarizer.threshold_)} binary columns)", **_dp_facts(res)}
+    bound = why = None
+    if binarization == "midpoints":
+        bound = _make_bound(form, res.bound, 1, _verify_oct, details)
+    else:
+        why = "quantile thresholds are a subset of the splits OCT can make: the DP optimum over them is no bound"
+    return DPRun(tree, res, own, bound, why or "", True, details)
+
+
+def _verify_oct(form):
+    """The loaded solution's tree: routed as the model assigned it, leaves at least min_samples_leaf."""
+    S = form.structure
+    splits, heap_leaf = S.decode(form.model.tree)
+    heap = np.asarray(S.skeleton(splits)[4])
+    tree = form._decode()
+    X = form.data.X
+    node = tree.apply(X)
+    if not np.array_equal(heap[node], heap_leaf):
+        return None, "the tree routes the training data differently from the model's leaf assignment"
+    reason = _leaf_sizes(tree, node, np.ones(len(node)), S.min_samples_leaf, "rows")
+    return (None, reason) if reason else (form.tree_objective(tree), "")
+
+
+# ------------------------------------------------------------------------------------------------ flow
+class _CodedClassificationTask(ClassificationTask):
+    """Misclassification on labels that already are codes 0..K-1 (classes absent from y keep their code)."""
+
+    def __init__(self, n_classes: int):
+        self.n_classes = int(n_classes)
+
+    def prepare(self, y, n: int, w: np.ndarray) -> EngineData:
+        code = np.asarray(y, dtype=np.int64)
+        return self._classes_data(code, self.n_classes, w, list(range(self.n_classes)))
+
+
+def _flow(form, binarization, n_thresholds, time_limit) -> DPRun:
+    D, lam = int(form.depth), float(form.lam)
+    _check_depth(D, MAX_DEPTH)
+    s = np.asarray(form.s, dtype=np.float64)
+    K = int(form.n_classes)
+    pen = lam / (1.0 - lam)
+    base = misclassification_baseline(form.y, K, s)
+    tree, res = solve_dp_columns(form.Z, form.X, form.split_of_col, form.y, task=_CodedClassificationTask(K),
+                                 max_depth=D, alpha=pen / base, sample_weight=s, time_limit=time_limit,
+                                 feature_names=form.data.feature_names)
+    tree.classes = form.data.classes if form.data.classes is not None else tree.classes
+    scale = res.dp_baseline
+    total = float(s.sum())
+    own = form.tree_objective(tree)
+    _agree(own, (1 - lam) * (total - res.objective * scale), type(form).__name__)
+    upper = (1 - lam) * (total - res.bound * scale)
+    details = {"relaxation": "flow", "max_depth": D, "regularization": lam, "min_samples_leaf": 1,
+               "split_set": f"the formulation's {form.Z.shape[1]} binary columns", **_dp_facts(res)}
+    return DPRun(tree, res, own, _make_bound(form, upper, -1, _verify_flow, details), "", True, details)
+
+
+def _verify_flow(form):
+    """The loaded solution's tree (decoding checks that X and the binary columns route it alike)."""
+    try:
+        tree = form._decode()
+    except VerificationError as exc:
+        return None, str(exc)
+    return form.tree_objective(tree), ""
+
+
+# ------------------------------------------------------------------------------------------------ SPOT
+def _spot(form, binarization, n_thresholds, time_limit) -> DPRun:
+    D = int(form.max_depth)
+    if D > SPO_MAX_DEPTH:
+        raise InputError(f"objective_bound: the SPO dynamic program searches depths up to {SPO_MAX_DEPTH}; this "
+                         f"SPOT MILP has max_depth={D}")
+    d, w = form.data, np.asarray(form.w, dtype=np.float64)
+    nmin = float(form.min_samples_leaf)
+    unit = bool(np.all(w == 1.0))
+    # a leaf of weight >= nmin holds at least ceil(nmin / max w) rows: a row count no stricter than the MILP's
+    wmax = float(w.max()) if len(w) and w.max() > 0 else 1.0
+    ml = max(1, math.ceil(nmin - 1e-9) if unit else math.ceil(nmin / wmax - 1e-9))
+    binarizer = Binarizer(binarization, int(n_thresholds)).fit(d.X)
+    tree, res = solve_dp_spo(d.X, form.C, form.problem, max_depth=D, alpha=form.alpha, min_samples_leaf=ml,
+                             sample_weight=w, binarizer=binarizer, time_limit=time_limit)
+    if d.feature_names is not None:
+        tree.feature_names = list(d.feature_names)
+    own = form.tree_objective(tree)
+    _agree(own, res.objective, "SPOT MILP")
+    leaf_w = np.bincount(tree.apply(d.X), weights=w, minlength=tree.n_nodes)[tree.leaves]
+    feasible = bool(np.all(leaf_w >= nmin - 1e-9))
+    details = {"relaxation": "spot", "max_depth": D, "alpha": float(form.alpha), "min_samples_leaf": ml,
+               "min_leaf_weight": nmin, "split_set": f"{binarization} ({len(binarizer.threshold_)} binary columns)",
+               **_dp_facts(res)}
+    bound = why = None
+    if binarization == "midpoints":
+        bound = _make_bound(form, res.bound, 1, _verify_spot, details)
+    else:
+        why = "quantile thresholds are a subset of the splits the SPOT MILP can make: the DP optimum is no bound"
+    return DPRun(tree, res, own, bound, why or "", feasible, details)
+
+
+def _verify_spot(form):
+    """The loaded solution's tree with the MILP's own leaf decisions, routed as the model assigned it."""
+    skel, heap_leaf, Wsol = form._decode_raw()
+    node = skel.apply(form.data.X)
+    if not np.array_equal(skel.extras["heap_leaf"][node], heap_leaf):
+        return None, "the tree routes the training data differently from the model's leaf assignment"
+    reason = _leaf_sizes(skel, node, np.asarray(form.w, float), form.min_samples_leaf, "weight")
+    return (None, reason) if reason else (form.tree_objective(skel, decisions=Wsol), "")
+
+
+# ------------------------------------------------------------------------------------------------ helpers
+def _check_depth(D: int, limit: int) -> None:
+    if D > limit:
+        raise InputError(f"objective_bound: the dynamic program searches depths up to {limit}; got max_depth={D}")
+
+
+def _agree(own: float, dp: float, what: str) -> None:
+    if abs(own - dp) > AGREE_TOL * max(1.0, abs(own)):
+        raise VerificationError(f"DP bound: the DP tree scores {dp:.12g} in the DP but {own:.12g} in the {what} "
+                                "objective; the DP problem is not this formulation's (please report it)")
+
+
+def _dp_facts(res: SolveResult) -> dict:
+    return {"method": "dp", "dp_status": res.status, "dp_objective": res.objective, "dp_runtime": res.runtime}
+
+
+def _leaf_sizes(tree: Tree, node: np.ndarray, w: np.ndarray, minimum: float, unit: str) -> str:
+    """Why a non-empty leaf is below the minimum size, or "" (an empty leaf is a split that could be dropped)."""
+    size = np.bincount(node, weights=w, minlength=tree.n_nodes)[tree.leaves]
+    count = np.bincount(node, minlength=tree.n_nodes)[tree.leaves]
+    small = (count > 0) & (size < minimum - 1e-9)
+    if small.any():
+        return f"a leaf holds {size[small].min():g} {unit}, below the minimum {minimum:g}"
+    return ""
+
+
+def _make_bound(form, value: float, sense: int, verify, details: dict):
+    """A thunk making the :class:`ObjectiveBound` (and its record of the model) when :func:`dp_for_formulation`
+    is asked for it."""
+    return lambda: _bound_now(form, value, sense, verify, details)
+
+
+def _bound_now(form, value: float, sense: int, verify, details: dict) -> ObjectiveBound:
+    def check(f):
+        try:
+            return verify(f)
+        except (VerificationError, InputError) as exc:
+            return None, str(exc)
+
+    kind = details["relaxation"]
+    record = _record_model(form.model)
+
+    def check_model(f):
+        return _intact(f.model, kind) or _unchanged(f.model, record)
+
+    return ObjectiveBound(value=float(value), sense=sense, provenance="dp-bound", formulation=form,
+                          objective_expr=form.model.objective_expr.expr, verify=check, details=dict(details),
+                          check_model=check_model)
+
+
+def _active_rows(m) -> list:
+    return list(m.component_data_objects(pyo.Constraint, active=True, descend_into=True))
+
+
+def _record_model(m) -> tuple[list, list]:
+    """Every active row (with its expression object) and every variable's domain, bounds and fixing, now."""
+    rows = [(c, c.expr) for c in _active_rows(m)]
+    cols = [(v, v.is_integer(), v.lb, v.ub, v.fixed, v.value if v.fixed else None)
+            for v in m.component_data_objects(pyo.Var, descend_into=True)]
+    return rows, cols
+
+
+def _intact(m, kind: str) -> str:
+    """Why the model lost a row or an integrality of the formulation (checked without a record), or ""."""
+    active = {id(c) for c in _active_rows(m)}
+    for c in m.component_data_objects(pyo.Constraint, active=None, descend_into=pyo.Block):
+        if id(c) not in active and c.parent_component().name not in INACTIVE_BY_DESIGN[kind]:
+            return f"the formulation's row {c.name} is not active"
+    for name in INTEGER_VARS[kind]:
+        comp = m.find_component(name)
+        if comp is None:
+            return f"the formulation's variable {name} is gone"
+        if any(not v.is_integer() for v in comp.values()):
+            return f"the formulation's integer variable {name} was relaxed"
+    return ""
+
+
+def _unchanged(m, record) -> str:
+    """Why the model is no longer a restriction of the recorded one (a row gone or edited, a domain widened), or ""."""
+    rows, cols = record
+    active = {id(c) for c in _active_rows(m)}
+    for c, expr in rows:
+        if id(c) not in active or c.parent_block() is None or c.expr is not expr:
+            return f"row {c.name} was deactivated, deleted or edited since the bound was made"
+    inf = math.inf
+    for v, integer, lb, ub, fixed, val in cols:
+        if v.parent_block() is None:
+            return f"variable {v.name} was deleted since the bound was made"
+        if (integer and not v.is_integer()) or (fixed and (not v.fixed or v.value != val)) \
+                or (-inf if v.lb is None else v.lb) < (-inf if lb is None else lb) \
+                or (inf if v.ub is None else v.ub) > (inf if ub is None else ub):
+            return f"variable {v.name} was relaxed (domain, bounds or fixing) since the bound was made"
+    return ""
