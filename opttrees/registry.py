@@ -60,15 +60,18 @@ def _register_builtin() -> None:
     from .estimators import (BendersOCTClassifier, FlowOCTClassifier, OptimalPrescriptiveTree, OptimalTreeClassifier,
                              OptimalTreeCV, OptimalTreeRegressor, PolicyTree, RobustTreeClassifier, SPOForest, SPOTree)
 
-    register_model("oct", OptimalTreeClassifier, "Bertsimas–Dunn OCT MIO (parallel splits)", method="mio")
+    register_model("oct", OptimalTreeClassifier, "Bertsimas–Dunn OCT / OCT-H MIO (split_type: parallel | "
+                   "hyperplane)", method="mio")
     register_model("cart", OptimalTreeClassifier, "greedy CART tree pruned with alpha (no solver)",
                    method="greedy")
     register_model("oct-local-search", OptimalTreeClassifier, "OCT / OCT-H by Dunn's local search with restarts",
                    method="local-search")
     register_model("oct-dp", OptimalTreeClassifier, "optimal classification tree over binarised features by dynamic "
                    "programming (STreeD; no solver)", method="dp")
-    register_model("ort", OptimalTreeRegressor, "ORT / ORT-H regression tree by local search (or greedy)",
+    register_model("ort", OptimalTreeRegressor, "ORT / ORT-H regression tree by local search (or greedy, dp, mio)",
                    metric="r2")
+    register_model("ort-mio", OptimalTreeRegressor, "ORT / ORT-H MIO (4.8), warm-started by the local search "
+                   "(absolute loss: HiGHS or SCIP; squared: SCIP)", metric="r2", method="mio")
     register_model("ort-dp", OptimalTreeRegressor, "optimal regression tree (squared loss) over binarised features by "
                    "dynamic programming (STreeD)", metric="r2", method="dp")
     register_model("oct-cv", OptimalTreeCV, "OCT tuned by the thesis protocol (depth grid, alpha by batch pruning, "

@@ -102,7 +102,7 @@ def test_regression_spec_with_absolute_loss(tmp_path):
     (lambda s: s["solver"].update(threads=0), "solver.threads: expected an integer >= 1"),
     (lambda s: s["model"].update(warm_start="cart"), "model.warm_start: expected one of 'greedy', 'local-search'"),
     (lambda s: s.update(model={"type": "ort", "method": "foo"}), "model.method: expected one of 'local-search', "
-                                                                   "'greedy', 'dp'; got str 'foo'"),
+                                                                   "'mio', 'greedy', 'dp'; got str 'foo'"),
     (lambda s: s["data"].update(params={"n": 3}), "data.params"),
     (lambda s: s.update(model={"type": "robust-oct", "max_depth": 1, "rho": "high", "lam": 0.9},
                         data={"dataset": "monk1"}), "model.rho: expected a number or an array-like of numbers"),

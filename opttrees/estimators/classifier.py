@@ -5,21 +5,23 @@ dynamic program (:mod:`opttrees.dp`) on the prepared data under the fit's deadli
 """
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 from sklearn.base import ClassifierMixin
 
 from ..data import prepare
-from ..errors import InputError, SolverError
+from ..errors import InputError
 from ..formulations.oct import OCT
+from ..formulations.octh import OCTH
 from ..heuristics import local_search
 from ..heuristics.cart import cart_classifier_tree
 from ..heuristics.core import make_problem, objective
 from ..params import NONE, Interval, Options
 from .base import OptTreesEstimator, SolverMixin, warm_start_rules
 from .common import FittedTreeMixin, feature_names_in
-from .fitcontrol import controlled_fit, warn_time_limit
+from .fitcontrol import controlled_fit, fit_mio, warn_time_limit
+
+#: the hyperplane margin mu of OCT-H / ORT-H (``hyperplane_margin``), in min-max scaled units
+MARGIN_RULES = {"hyperplane_margin": [Interval("real", 0.0, 1.0, closed="right")]}
 
 
 #: the settings of the dynamic program (``method="dp"``, ``warm_start="dp"``), one rule each
@@ -70,13 +72,15 @@ class OptimalTreeClassifier(FittedTreeMixin, ClassifierMixin, SolverMixin, OptTr
     min_samples_leaf : int, default=1
         Minimum number of training samples in every leaf.
     alpha : float, default=0.0
-        Complexity penalty per split, on the normalised objective's scale (0: no penalty).
+        Complexity penalty per split (per non-zero coefficient with hyperplane splits), on the normalised
+        objective's scale (0: no penalty).
     method : {"mio", "local-search", "greedy", "dp"}, default="mio"
-        ``"mio"`` solves the OCT model with ``solver``; ``"local-search"`` runs Dunn's local search (best of
-        ``n_restarts`` restarts, parallel or hyperplane splits); ``"greedy"`` grows CART (gini) to
-        ``max_depth`` and prunes it with ``alpha``; ``"dp"`` finds the optimal tree over a binarisation of
-        the features by dynamic programming (STreeD, :func:`opttrees.dp.solve_dp`): with
-        ``binarization="midpoints"`` its optimum is the OCT optimum, usually in a fraction of the time.
+        ``"mio"`` solves the OCT model (OCT-H with ``split_type="hyperplane"``) with ``solver``;
+        ``"local-search"`` runs Dunn's local search (best of ``n_restarts`` restarts, parallel or hyperplane
+        splits); ``"greedy"`` grows CART (gini) to ``max_depth`` and prunes it with ``alpha``; ``"dp"`` finds
+        the optimal tree over a binarisation of the features by dynamic programming (STreeD,
+        :func:`opttrees.dp.solve_dp`): with ``binarization="midpoints"`` its optimum is the OCT optimum,
+        usually in a fraction of the time.
     solver : {"highs", "scip"}, default="highs"
         MIO solver (``method="mio"`` only).
     time_limit : float or None, default=60
@@ -84,9 +88,13 @@ class OptimalTreeClassifier(FittedTreeMixin, ClassifierMixin, SolverMixin, OptTr
         the local search stops starting restarts). None or ``inf``: no limit. Ctrl-C stops the fit and keeps
         the best tree so far (``fit_status_ == "interrupted"``; see :mod:`opttrees.estimators.fitcontrol`).
     warm_start : {"greedy", "local-search", "dp"} or None, default="greedy"
-        The heuristic whose tree starts the MIO: ``"greedy"`` is CART pruned with the same alpha; ``"dp"``
-        the dynamic program's tree over ``binarization`` (with "midpoints" it is the OCT optimum, so the
-        solver only has to prove it; the DP may use half of the time left); None starts from nothing.
+        The heuristic whose tree starts the MIO: ``"greedy"`` is CART pruned with the same alpha;
+        ``"local-search"`` Dunn's local search with ``split_type`` (the thesis's start for OCT-H; it may use
+        half of the time left); ``"dp"`` the dynamic program's tree over ``binarization`` (with "midpoints" it
+        is the OCT optimum, so the solver only has to prove it; the DP may use half of the time left); None
+        starts from nothing. An OCT-H start whose splits are closer than ``hyperplane_margin`` is adjusted
+        (:meth:`opttrees.formulations.OCTH.feasible_start`, with a warning); when the adjusted start and the
+        solver's tree both score worse than the original start, the original start is returned.
     mip_gap : float, default=1e-6
         Relative gap at which the solver stops.
     threads : int, default=1
@@ -94,9 +102,14 @@ class OptimalTreeClassifier(FittedTreeMixin, ClassifierMixin, SolverMixin, OptTr
     n_restarts : int, default=100
         Local-search restarts (``method="local-search"`` or ``warm_start="local-search"``).
     split_type : {"parallel", "hyperplane"}, default="parallel"
-        Hyperplane splits (OCT-H) need ``method="local-search"``.
+        Hyperplane splits (OCT-H) with ``method="mio"`` (model (3.3)) or ``"local-search"``; the complexity
+        is then the number of non-zero coefficients.
     n_hyperplane_restarts : int, default=5
         Restarts of each hyperplane-split search inside the local search.
+    hyperplane_margin : float, default=0.005
+        The OCT-H MIO's margin mu (the thesis's 0.005) in min-max scaled units with sum |a| <= 1: every training
+        point lies at least mu left of, or on or right of, each hyperplane. Larger values are numerically
+        safer but exclude more splits (``method="mio"``, ``split_type="hyperplane"`` only).
     n_jobs : int or None, default=1
         Threads for the local-search restarts (-1: all cores).
     binarization : {"quantile", "midpoints"}, default="quantile"
@@ -108,7 +121,7 @@ class OptimalTreeClassifier(FittedTreeMixin, ClassifierMixin, SolverMixin, OptTr
         Thresholds per feature for ``binarization="quantile"``.
     max_num_nodes : int or None, default=None
         At most this many splits (``method="dp"`` only; None: up to ``2**max_depth - 1``).
-    random_state : int, RandomState instance or None, default=None
+    random_state : int, RandomState instance or None, default=0
         Seeds the local search, CART's tie-breaking and the solver's own seed.
     verbose : bool or int, default=False
         Show live solver progress.
@@ -148,12 +161,13 @@ class OptimalTreeClassifier(FittedTreeMixin, ClassifierMixin, SolverMixin, OptTr
         "method": [Options("mio", "local-search", "greedy", "dp")],
         "warm_start": warm_start_rules("greedy", "local-search", "dp"),
         **DP_RULES,
+        **MARGIN_RULES,
     }
 
     def __init__(self, *, max_depth=2, min_samples_leaf=1, alpha=0.0, method="mio", solver="highs", time_limit=60,
                  warm_start="greedy", mip_gap=1e-6, threads=1, n_restarts=100, split_type="parallel",
-                 n_hyperplane_restarts=5, n_jobs=1, binarization="quantile", n_thresholds=10, max_num_nodes=None,
-                 random_state=None, verbose=False):
+                 n_hyperplane_restarts=5, hyperplane_margin=0.005, n_jobs=1, binarization="quantile",
+                 n_thresholds=10, max_num_nodes=None, random_state=0, verbose=False):
         self.max_depth = max_depth
         self.min_samples_leaf = min_samples_leaf
         self.alpha = alpha
@@ -166,6 +180,7 @@ class OptimalTreeClassifier(FittedTreeMixin, ClassifierMixin, SolverMixin, OptTr
         self.n_restarts = n_restarts
         self.split_type = split_type
         self.n_hyperplane_restarts = n_hyperplane_restarts
+        self.hyperplane_margin = hyperplane_margin
         self.n_jobs = n_jobs
         self.binarization = binarization
         self.n_thresholds = n_thresholds
@@ -173,11 +188,12 @@ class OptimalTreeClassifier(FittedTreeMixin, ClassifierMixin, SolverMixin, OptTr
         self.random_state = random_state
         self.verbose = verbose
 
-    def _local_search(self, data, alpha, ctl):
+    def _local_search(self, data, alpha, ctl, share: float = 1.0):
+        deadline = ctl.deadline if share == 1.0 else ctl.share(share)
         with ctl.stage("local_search"):
             tree = local_search(data, self.max_depth, alpha, self.min_samples_leaf, self.n_restarts,
                                 self.split_type, self.random_state, self.n_jobs, self.n_hyperplane_restarts,
-                                deadline=ctl.deadline)
+                                deadline=deadline)
         if ctl.stop():
             ctl.mark_cut_short("local search")
         return tree
@@ -192,34 +208,26 @@ class OptimalTreeClassifier(FittedTreeMixin, ClassifierMixin, SolverMixin, OptTr
             start = ctl.run("warm_start", cart_classifier_tree, data, depth, self.min_samples_leaf, alpha,
                             self.random_state, fallback=lambda: self._root_tree(data, alpha), cheap=True)
         elif self.warm_start == "local-search":
-            start = self._local_search(data, alpha, ctl)
+            start = self._local_search(data, alpha, ctl, share=0.5)
         elif self.warm_start == "dp":
             # same objective, splits and min_samples_leaf as OCT: a feasible start (the optimum with midpoints)
             start, _ = fit_dp_tree(self, data, ctl, share=0.5, stage="warm_start")
-        form = ctl.build(OCT, data, depth, self.min_samples_leaf, alpha)
-        res = ctl.solve(form, start, **self._solver_options())
-        self.solve_result_ = res
-        if form is not None and res.has_solution:
-            with ctl.stage("extract"):
-                return form.extract()
-        if start is None and ctl.stop():
-            # stopped before any tree existed: the CART tree (or, if that is cut short too, the root)
-            start = ctl.run("fallback", cart_classifier_tree, data, depth, self.min_samples_leaf, alpha,
-                            self.random_state, fallback=lambda: self._root_tree(data, alpha), cheap=True)
-        if start is not None:
-            if ctl.reason() != "interrupted":
-                warnings.warn(f"the solver returned no solution ({res.status}"
-                              f"{'; ' + res.message if res.message else ''}); using the "
-                              f"{'warm-start' if self.warm_start else 'CART'} tree", stacklevel=3)
-            return start
-        raise SolverError(f"the solver found no feasible tree ({res.status}) within time_limit={self.time_limit}; "
-                          "raise time_limit or use warm_start='greedy'")
+        if self.split_type == "hyperplane":
+            make, kwargs = OCTH, {"margin": float(self.hyperplane_margin)}
+        else:
+            make, kwargs = OCT, {}
+        prob = make_problem(data)
+        # stopped before any tree existed: the CART tree (or, if that is cut short too, the root)
+        fallback = lambda: ctl.run("fallback", cart_classifier_tree, data, depth, self.min_samples_leaf,  # noqa: E731
+                                   alpha, self.random_state, fallback=lambda: self._root_tree(data, alpha), cheap=True)
+        return fit_mio(self, ctl, make, (data, depth, self.min_samples_leaf, alpha), kwargs, start,
+                       lambda tree: objective(tree, prob, alpha), fallback)
 
     def fit(self, X, y, sample_weight=None):
         self._check_params()
-        if self.split_type != "parallel" and self.method != "local-search":
-            raise InputError(f"split_type={self.split_type!r} needs method='local-search': method={self.method!r} "
-                             "builds parallel-split OCT trees")
+        if self.split_type != "parallel" and self.method not in ("mio", "local-search"):
+            raise InputError(f"split_type={self.split_type!r} needs method='mio' or 'local-search': "
+                             f"method={self.method!r} builds parallel-split trees")
         if self.max_num_nodes is not None and self.method != "dp":
             raise InputError(f"max_num_nodes={self.max_num_nodes!r} needs method='dp' (the other methods bound the "
                              "tree by max_depth and alpha only)")

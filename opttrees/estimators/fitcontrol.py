@@ -233,6 +233,12 @@ class FitControl:
             res.timings["build"] = build
         return res
 
+    def share(self, fraction: float) -> Deadline:
+        """A deadline for a stage that may use ``fraction`` of the time left (a warm start leaving the rest to the
+        solver); no limit when the fit has none. Ctrl-C still stops it (every stage polls ``STOP``)."""
+        left = self.remaining()
+        return Deadline(None if left is None else fraction * left)
+
     def reason(self) -> str:
         """Why the fit is stopping now: "interrupted" (Ctrl-C wins), "time_limit", or "completed"."""
         if STOP.is_set():
@@ -292,3 +298,38 @@ def stopped_result(status: str, solver: str, message: str):
     return SolveResult(status=status if status != "completed" else "interrupted", objective=None, bound=None,
                        gap=math.inf, runtime=0.0, node_count=0, proven_optimal=False, solver=str(solver),
                        has_solution=False, message=message)
+
+
+def fit_mio(est, ctl: FitControl, make, args: tuple, kwargs: dict, start, score, fallback=None):
+    """The MIO path of an estimator's ``fit``: build ``make(*args, **kwargs)``, solve it from ``start`` under the
+    fit's deadline, and return the extracted (re-verified) tree; sets ``est.solve_result_``.
+
+    Without a solution: the start (with a warning unless Ctrl-C), ``fallback()`` when the fit stopped before
+    any start existed, else a SolverError. With one: the start instead when ``score`` (the shared objective)
+    rates it strictly better. That happens when the formulation had to change the start to make it feasible
+    (OCT-H's margin excludes splits closer than mu) and the solver found nothing better within its model;
+    the warning says so and ``solve_result_`` still describes the solve.
+    """
+    from ..errors import SolverError
+
+    form = ctl.build(make, *args, **kwargs)
+    res = ctl.solve(form, start, **est._solver_options())
+    est.solve_result_ = res
+    if form is not None and res.has_solution:
+        with ctl.stage("extract"):
+            tree = form.extract()
+        if start is not None and score(start) < score(tree) - 1e-9:
+            why = "; ".join(getattr(form, "start_notes", [])) or "see solve_result_"
+            warnings.warn(f"{type(est).__name__}: the warm-start tree (objective {score(start):.6g}) beats the MIO's "
+                          f"tree ({score(tree):.6g}): {why}; keeping the warm-start tree", stacklevel=3)
+            return start
+        return tree
+    if start is None and ctl.stop() and fallback is not None:
+        start = fallback()
+    if start is not None:
+        if ctl.reason() != "interrupted":
+            warnings.warn(f"the solver returned no solution ({res.status}{'; ' + res.message if res.message else ''}); "
+                          "using the warm-start tree", stacklevel=3)
+        return start
+    raise SolverError(f"the solver found no feasible tree ({res.status}) within time_limit={est.time_limit}; "
+                      "raise time_limit or use a warm start")

@@ -1,4 +1,4 @@
-"""OptimalTreeRegressor: ORT / ORT-H trees with constant leaves, by Dunn's local search, greedily or exactly by DP."""
+"""OptimalTreeRegressor: ORT / ORT-H trees with constant leaves, by MIO, Dunn's local search, greedily or by DP."""
 from __future__ import annotations
 
 import numpy as np
@@ -7,20 +7,22 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..data import prepare
 from ..errors import InputError
+from ..formulations.ort import ORT
 from ..params import Options
-from .base import OptTreesEstimator
+from .base import OptTreesEstimator, SolverMixin, warm_start_rules
 from .common import check_X_fitted
-from .classifier import DP_RULES, fit_dp_tree
-from .fitcontrol import controlled_fit, warn_time_limit
+from .classifier import DP_RULES, MARGIN_RULES, fit_dp_tree
+from .fitcontrol import controlled_fit, fit_mio, warn_time_limit
 from ..heuristics import greedy_tree, local_search
 from ..heuristics.core import make_problem, objective
 from ..progress import fmt
 
 
-class OptimalTreeRegressor(RegressorMixin, OptTreesEstimator):
-    """Regression tree (ORT / ORT-H) with constant leaves, minimising loss / L̂ + alpha * splits (thesis ch. 4).
+class OptimalTreeRegressor(RegressorMixin, SolverMixin, OptTreesEstimator):
+    """Regression tree (ORT / ORT-H) with constant leaves, minimising loss / L̂ + alpha * complexity (thesis ch. 4).
 
-    L̂ is the same loss of the root-only tree, so ``alpha`` means the same thing on every data set.
+    L̂ is the same loss of the root-only tree, so ``alpha`` means the same thing on every data set. The
+    complexity is the number of splits (parallel) or of non-zero split coefficients (hyperplane).
 
     Parameters
     ----------
@@ -30,8 +32,10 @@ class OptimalTreeRegressor(RegressorMixin, OptTreesEstimator):
         Minimum number of training samples in every leaf.
     alpha : float, default=0.0
         Complexity penalty per split on the normalised objective's scale.
-    method : {"local-search", "greedy", "dp"}, default="local-search"
+    method : {"local-search", "mio", "greedy", "dp"}, default="local-search"
         ``"local-search"``: best of ``n_restarts`` restarts of Dunn's local search (the thesis's method);
+        ``"mio"``: the ORT model (4.8) (ORT-H with hyperplane splits) solved by ``solver`` from ``warm_start``,
+        with explicit bounds on the fitted values so its big-M is valid (:class:`opttrees.formulations.ORT`);
         ``"greedy"``: CART-like, then pruned with alpha (parallel splits only); ``"dp"``: the optimal tree over
         a binarisation of the features (``binarization``) by dynamic programming (STreeD,
         :func:`opttrees.dp.solve_dp`; squared loss only).
@@ -43,7 +47,20 @@ class OptimalTreeRegressor(RegressorMixin, OptTreesEstimator):
         Restarts of each hyperplane-split search.
     loss : {"squared", "absolute"}, default="squared"
         SSE with mean leaves, or the sum of absolute errors with weighted-median leaves (robust to outliers
-        in y; not with ``method="dp"``).
+        in y; not with ``method="dp"``). With ``method="mio"`` squared loss is a quadratic MIO that only
+        ``solver="scip"`` solves; absolute loss is linear (HiGHS or SCIP).
+    hyperplane_margin : float, default=0.005
+        ORT-H's margin mu in min-max scaled units (as OptimalTreeClassifier; ``method="mio"``,
+        ``split_type="hyperplane"`` only).
+    solver : {"highs", "scip"}, default="highs"
+        MIO solver (``method="mio"`` only).
+    warm_start : {"local-search", "greedy"} or None, default="local-search"
+        The heuristic whose tree starts the MIO: the local search (with ``split_type`` and ``loss``; it may use
+        half of the time left) or the greedy tree (parallel splits); None starts from nothing.
+    mip_gap : float, default=1e-6
+        Relative gap at which the solver stops.
+    threads : int, default=1
+        Solver threads.
     binarization : {"quantile", "midpoints"}, default="quantile"
         Candidate splits of ``method="dp"`` (:class:`~opttrees.encoding.Binarizer`): at most ``n_thresholds``
         midpoints per feature, or every midpoint (the same splits as the local search).
@@ -51,12 +68,12 @@ class OptimalTreeRegressor(RegressorMixin, OptTreesEstimator):
         Thresholds per feature for ``binarization="quantile"``.
     max_num_nodes : int or None, default=None
         At most this many splits (``method="dp"`` only; None: up to ``2**max_depth - 1``).
-    random_state : int, RandomState instance or None, default=None
-        Seeds the local search.
+    random_state : int, RandomState instance or None, default=0
+        Seeds the local search and the solver.
     n_jobs : int or None, default=1
         Threads for the restarts (-1: all cores).
     verbose : bool or int, default=False
-        Print the objective and tree size after fitting.
+        Print the objective and tree size after fitting (and show live solver progress).
     time_limit : float or None, default=None
         Seconds for the whole fit (None or ``inf``: no limit): the local search stops starting restarts and
         returns the best tree so far, the dynamic program its best tree and a lower bound. Ctrl-C does the
@@ -69,7 +86,7 @@ class OptimalTreeRegressor(RegressorMixin, OptTreesEstimator):
     objective_ : float
         The tree's objective.
     solve_result_ : SolveResult or None
-        Status, objective, lower bound, gap and counters of the dynamic program (``method="dp"``; else None).
+        Status, objective, bound, gap and counters of the MIO or the dynamic program (else None).
     n_features_in_ : int
         Number of features seen in ``fit``.
     feature_names_in_ : ndarray of str
@@ -88,16 +105,22 @@ class OptimalTreeRegressor(RegressorMixin, OptTreesEstimator):
     >>> reg = OptimalTreeRegressor(max_depth=1, n_restarts=5, random_state=0).fit(X, y)
     >>> reg.predict([[3.0], [15.0]]).tolist()
     [1.0, 5.0]
+    >>> mio = OptimalTreeRegressor(max_depth=1, method="mio", loss="absolute", n_restarts=5).fit(X, y)
+    >>> mio.solve_result_.proven_optimal, mio.predict([[3.0], [15.0]]).tolist()
+    (True, [1.0, 5.0])
     """
 
     _parameter_rules = {   # plus SHARED_RULES for the others
-        "method": [Options("local-search", "greedy", "dp")],
+        "method": [Options("local-search", "mio", "greedy", "dp")],
         "loss": [Options("squared", "absolute")],
+        "warm_start": warm_start_rules("local-search", "greedy"),
         **DP_RULES,
+        **MARGIN_RULES,
     }
 
     def __init__(self, *, max_depth=2, min_samples_leaf=1, alpha=0.0, method="local-search", n_restarts=100,
-                 split_type="parallel", n_hyperplane_restarts=5, loss="squared", random_state=None, n_jobs=1,
+                 split_type="parallel", n_hyperplane_restarts=5, loss="squared", hyperplane_margin=0.005,
+                 solver="highs", warm_start="local-search", mip_gap=1e-6, threads=1, random_state=0, n_jobs=1,
                  verbose=False, time_limit=None, binarization="quantile", n_thresholds=10, max_num_nodes=None):
         self.max_depth = max_depth
         self.min_samples_leaf = min_samples_leaf
@@ -107,6 +130,11 @@ class OptimalTreeRegressor(RegressorMixin, OptTreesEstimator):
         self.split_type = split_type
         self.n_hyperplane_restarts = n_hyperplane_restarts
         self.loss = loss
+        self.hyperplane_margin = hyperplane_margin
+        self.solver = solver
+        self.warm_start = warm_start
+        self.mip_gap = mip_gap
+        self.threads = threads
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.verbose = verbose
@@ -126,6 +154,9 @@ class OptimalTreeRegressor(RegressorMixin, OptTreesEstimator):
                              "squared loss); use loss='squared', or method='local-search' for absolute loss")
         if self.max_num_nodes is not None and self.method != "dp":
             raise InputError(f"max_num_nodes={self.max_num_nodes!r} needs method='dp'")
+        if self.method == "mio" and self.loss == "squared" and self.solver.lower() == "highs":
+            raise InputError("loss='squared' with method='mio' is a quadratic MIO, which HiGHS cannot solve "
+                             "(integers plus a quadratic objective): use solver='scip', or loss='absolute'")
         self.solve_result_ = None
         with controlled_fit(self, self._time_limit()) as ctl:
             with ctl.stage("prepare"):
@@ -137,13 +168,10 @@ class OptimalTreeRegressor(RegressorMixin, OptTreesEstimator):
             elif self.method == "greedy":
                 with ctl.stage("greedy"):
                     tree = greedy_tree(data, self.max_depth, self.min_samples_leaf, self.alpha, loss=self.loss)
+            elif self.method == "mio":
+                tree = self._mio(data, ctl)
             else:
-                with ctl.stage("local_search"):
-                    tree = local_search(data, self.max_depth, self.alpha, self.min_samples_leaf, self.n_restarts,
-                                        self.split_type, self.random_state, self.n_jobs, self.n_hyperplane_restarts,
-                                        self.loss, deadline=ctl.deadline)
-                if ctl.stop():
-                    ctl.mark_cut_short("local search")
+                tree = self._local_search(data, ctl, ctl.deadline)
                 warn_time_limit(self, ctl, "the local search (best of the restarts completed)")
             self.tree_ = tree
             self.n_features_in_ = data.p
@@ -154,6 +182,31 @@ class OptimalTreeRegressor(RegressorMixin, OptTreesEstimator):
             print(f"OptimalTreeRegressor: objective {fmt(self.objective_)}, depth {tree.depth}, "
                   f"{tree.n_splits} splits")
         return self
+
+    def _local_search(self, data, ctl, deadline):
+        with ctl.stage("local_search"):
+            tree = local_search(data, self.max_depth, self.alpha, self.min_samples_leaf, self.n_restarts,
+                                self.split_type, self.random_state, self.n_jobs, self.n_hyperplane_restarts,
+                                self.loss, deadline=deadline)
+        if ctl.stop():
+            ctl.mark_cut_short("local search")
+        return tree
+
+    def _mio(self, data, ctl):
+        """ORT / ORT-H from the warm start; the greedy tree is the fallback when the fit stops before any tree."""
+        def greedy(stage):
+            return ctl.run(stage, greedy_tree, data, self.max_depth, self.min_samples_leaf, self.alpha,
+                           loss=self.loss, cheap=True)
+
+        start = None
+        if self.warm_start == "local-search":
+            start = self._local_search(data, ctl, ctl.share(0.5))
+        elif self.warm_start == "greedy":
+            start = greedy("warm_start")
+        prob = make_problem(data, self.loss)
+        kwargs = {"loss": self.loss, "split_type": self.split_type, "margin": float(self.hyperplane_margin)}
+        return fit_mio(self, ctl, ORT, (data, self.max_depth, self.min_samples_leaf, self.alpha), kwargs, start,
+                       lambda tree: objective(tree, prob, float(self.alpha)), lambda: greedy("fallback"))
 
     def predict(self, X):
         check_is_fitted(self, "tree_")

@@ -3,6 +3,8 @@
 a block of a bigger model.
 
 - :class:`OCT` on :class:`~opttrees.data.PreparedData`: Bertsimas–Dunn OCT, thesis model (2.24);
+- :class:`OCTH` on PreparedData: OCT-H, hyperplane splits with margin mu, thesis model (3.3);
+- :class:`ORT` on regression PreparedData: ORT / ORT-H (``split_type``), absolute or squared loss, model (4.8);
 - :class:`SPOTFormulation` on ``prepare_costs(problem, X, C)`` (a PreparedData with costs): SPOT MILP, Theorem 2;
 - :class:`FlowOCT` on :class:`~opttrees.binarized.BinarizedData`: the max-flow tree (Aghaei, Gómez, Vayanos);
 - :class:`BendersOCT` on BinarizedData: FlowOCT's master with lazy min-cut cuts (its ``separator``);
@@ -14,10 +16,13 @@ from .base import Formulation
 from .benders import BendersOCT, BendersSeparator
 from .flow import FlowOCT, FlowStructure
 from .oct import OCT
+from .octh import OCTH
+from .ort import ORT
+from .ort_linear import ORTLinear
 from .robust import RobustOCT, RobustSeparator
 from .spot import SPOTFormulation, prepare_costs
-from .structure import BDStructure
+from .structure import BDStructure, HyperplaneStructure
 
-__all__ = ["Formulation", "OCT", "SPOTFormulation", "FlowOCT", "BendersOCT", "RobustOCT",
-           "BDStructure", "FlowStructure", "BendersSeparator", "RobustSeparator",
+__all__ = ["Formulation", "OCT", "OCTH", "ORT", "ORTLinear", "SPOTFormulation", "FlowOCT", "BendersOCT", "RobustOCT",
+           "BDStructure", "HyperplaneStructure", "FlowStructure", "BendersSeparator", "RobustSeparator",
            "PreparedData", "prepare", "prepare_costs", "BinarizedData", "ThermometerData"]
