@@ -15,7 +15,7 @@ from ..formulations.octh import OCTH
 from ..heuristics import local_search
 from ..heuristics.cart import cart_classifier_tree
 from ..heuristics.core import make_problem, objective
-from ..params import NONE, Interval, Options
+from ..params import BOOLEAN, NONE, Interval, Options
 from .base import OptTreesEstimator, SolverMixin, warm_start_rules
 from .common import FittedTreeMixin, feature_names_in
 from .fitcontrol import controlled_fit, fit_mio, warn_time_limit
@@ -95,6 +95,10 @@ class OptimalTreeClassifier(FittedTreeMixin, ClassifierMixin, SolverMixin, OptTr
         starts from nothing. An OCT-H start whose splits are closer than ``hyperplane_margin`` is adjusted
         (:meth:`opttrees.formulations.OCTH.feasible_start`, with a warning); when the adjusted start and the
         solver's tree both score worse than the original start, the original start is returned.
+    dp_bound : bool, default=False
+        Hand the solver the dynamic program's optimum over every midpoint as an objective bound
+        (``method="mio"``, parallel splits): it relaxes the OCT MIO, so a tree that reaches it is proven optimal
+        (``solve_result_.proof == "dp-bound"``). With ``warm_start="dp"`` the same DP run gives the start.
     mip_gap : float, default=1e-6
         Relative gap at which the solver stops.
     threads : int, default=1
@@ -160,13 +164,14 @@ class OptimalTreeClassifier(FittedTreeMixin, ClassifierMixin, SolverMixin, OptTr
     _parameter_rules = {   # plus SHARED_RULES and SOLVER_RULES for the others
         "method": [Options("mio", "local-search", "greedy", "dp")],
         "warm_start": warm_start_rules("greedy", "local-search", "dp"),
+        "dp_bound": [BOOLEAN],
         **DP_RULES,
         **MARGIN_RULES,
     }
 
     def __init__(self, *, max_depth=2, min_samples_leaf=1, alpha=0.0, method="mio", solver="highs", time_limit=60,
                  warm_start="greedy", mip_gap=1e-6, threads=1, n_restarts=100, split_type="parallel",
-                 n_hyperplane_restarts=5, hyperplane_margin=0.005, n_jobs=1, binarization="quantile",
+                 n_hyperplane_restarts=5, hyperplane_margin=0.005, n_jobs=1, binarization="quantile", dp_bound=False,
                  n_thresholds=10, max_num_nodes=None, random_state=0, verbose=False):
         self.max_depth = max_depth
         self.min_samples_leaf = min_samples_leaf
@@ -185,6 +190,7 @@ class OptimalTreeClassifier(FittedTreeMixin, ClassifierMixin, SolverMixin, OptTr
         self.binarization = binarization
         self.n_thresholds = n_thresholds
         self.max_num_nodes = max_num_nodes
+        self.dp_bound = dp_bound
         self.random_state = random_state
         self.verbose = verbose
 
@@ -209,7 +215,7 @@ class OptimalTreeClassifier(FittedTreeMixin, ClassifierMixin, SolverMixin, OptTr
                             self.random_state, fallback=lambda: self._root_tree(data, alpha), cheap=True)
         elif self.warm_start == "local-search":
             start = self._local_search(data, alpha, ctl, share=0.5)
-        elif self.warm_start == "dp":
+        elif self.warm_start == "dp" and not self.dp_bound:   # with dp_bound, fit_mio's one DP run gives both
             # same objective, splits and min_samples_leaf as OCT: a feasible start (the optimum with midpoints)
             start, _ = fit_dp_tree(self, data, ctl, share=0.5, stage="warm_start")
         if self.split_type == "hyperplane":
@@ -221,13 +227,17 @@ class OptimalTreeClassifier(FittedTreeMixin, ClassifierMixin, SolverMixin, OptTr
         fallback = lambda: ctl.run("fallback", cart_classifier_tree, data, depth, self.min_samples_leaf,  # noqa: E731
                                    alpha, self.random_state, fallback=lambda: self._root_tree(data, alpha), cheap=True)
         return fit_mio(self, ctl, make, (data, depth, self.min_samples_leaf, alpha), kwargs, start,
-                       lambda tree: objective(tree, prob, alpha), fallback)
+                       lambda tree: objective(tree, prob, alpha), fallback,
+                       dp=(self.warm_start == "dp" and bool(self.dp_bound), bool(self.dp_bound)))
 
     def fit(self, X, y, sample_weight=None):
         self._check_params()
         if self.split_type != "parallel" and self.method not in ("mio", "local-search"):
             raise InputError(f"split_type={self.split_type!r} needs method='mio' or 'local-search': "
                              f"method={self.method!r} builds parallel-split trees")
+        if self.dp_bound and (self.method != "mio" or self.split_type != "parallel"):
+            raise InputError(f"dp_bound=True needs method='mio' with parallel splits (the DP relaxes the OCT MIO "
+                             f"only): method={self.method!r}, split_type={self.split_type!r}")
         if self.max_num_nodes is not None and self.method != "dp":
             raise InputError(f"max_num_nodes={self.max_num_nodes!r} needs method='dp' (the other methods bound the "
                              "tree by max_depth and alpha only)")

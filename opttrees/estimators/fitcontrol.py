@@ -29,6 +29,7 @@ import threading
 import time
 import warnings
 
+from ..errors import InputError
 from ..interrupt import STOP, Deadline, raise_on_sigint, stop_on_sigint
 
 #: values of ``fit_status_``
@@ -300,7 +301,7 @@ def stopped_result(status: str, solver: str, message: str):
                        has_solution=False, message=message)
 
 
-def fit_mio(est, ctl: FitControl, make, args: tuple, kwargs: dict, start, score, fallback=None):
+def fit_mio(est, ctl: FitControl, make, args: tuple, kwargs: dict, start, score, fallback=None, dp=(False, False)):
     """The MIO path of an estimator's ``fit``: build ``make(*args, **kwargs)``, solve it from ``start`` under the
     fit's deadline, and return the extracted (re-verified) tree; sets ``est.solve_result_``.
 
@@ -309,11 +310,18 @@ def fit_mio(est, ctl: FitControl, make, args: tuple, kwargs: dict, start, score,
     rates it strictly better. That happens when the formulation had to change the start to make it feasible
     (OCT-H's margin excludes splits closer than mu) and the solver found nothing better within its model;
     the warning says so and ``solve_result_`` still describes the solve.
+
+    ``dp = (use_start, use_bound)``: one dynamic-programming run over the built formulation's own split set
+    (:func:`dp_start_and_bound`) gives the start (when it scores no worse than ``start``) and the objective
+    bound the solver is handed (a proof from it says ``proof == "dp-bound"``).
     """
     from ..errors import SolverError
 
     form = ctl.build(make, *args, **kwargs)
-    res = ctl.solve(form, start, **est._solver_options())
+    dp_tree, bound = dp_start_and_bound(est, form, ctl, *dp)
+    if dp_tree is not None and (start is None or score(dp_tree) <= score(start)):
+        start = dp_tree
+    res = ctl.solve(form, start, objective_bound=bound, **est._solver_options())
     est.solve_result_ = res
     if form is not None and res.has_solution:
         with ctl.stage("extract"):
@@ -333,3 +341,37 @@ def fit_mio(est, ctl: FitControl, make, args: tuple, kwargs: dict, start, score,
         return start
     raise SolverError(f"the solver found no feasible tree ({res.status}) within time_limit={est.time_limit}; "
                       "raise time_limit or use a warm start")
+
+
+#: share of the time left that the dynamic program may use for the start / bound (the solver gets the rest)
+DP_SHARE = 0.5
+
+
+def dp_start_and_bound(est, form, ctl, use_start: bool, use_bound: bool):
+    """The DP over ``form``'s own split set under the fit's deadline -> (start tree or None, ObjectiveBound or None).
+
+    One run serves both: its tree is a feasible start with the same objective in the MIO, and when the DP
+    problem relaxes the MIO (:mod:`opttrees.dp.bound`) its optimum bounds it. Flow models: the DP runs over
+    their own binary columns; continuous-split models (OCT): over ``est.binarization``, or every midpoint
+    when a bound is wanted. A DP that cannot run here (e.g. too many binary columns for its depth-two solver)
+    costs a warning, not the fit.
+    """
+    from ..dp.bound import dp_for_formulation
+
+    if form is None or not (use_start or use_bound) or ctl.stop():
+        return None, None
+    left = ctl.remaining()
+    binarization = "midpoints" if use_bound else getattr(est, "binarization", "midpoints")
+    n_thresholds = int(getattr(est, "n_thresholds", 10))
+    with ctl.stage("dp"):
+        try:
+            run = dp_for_formulation(form, binarization=binarization, n_thresholds=n_thresholds,
+                                     time_limit=None if left is None else max(DP_SHARE * left, 1e-3), bound=use_bound)
+        except InputError as exc:
+            warnings.warn(f"{type(est).__name__}: no dynamic-programming start or bound ({exc})", stacklevel=3)
+            return None, None
+    start = run.tree if use_start and run.start_feasible else None
+    if use_bound and run.bound is None:
+        warnings.warn(f"{type(est).__name__}: dp_bound=True but {run.why_no_bound}; solving without it",
+                      stacklevel=3)
+    return start, run.bound if use_bound else None

@@ -10,14 +10,13 @@ from sklearn.base import ClassifierMixin
 
 from ..binarized import BinarizedData
 from ..data import prepare
-from ..errors import InputError
 from ..encoding import Binarizer
 from ..formulations.benders import BendersOCT
 from ..formulations.flow import FlowOCT, FlowStructure, check_depth, greedy_incumbent
 from ..params import BOOLEAN, Interval, Options
 from .base import OptTreesEstimator, SolverMixin, warm_start_rules
 from .common import FittedTreeMixin
-from .fitcontrol import controlled_fit
+from .fitcontrol import controlled_fit, dp_start_and_bound
 
 #: a model above either size gets a warning before it is built (minutes of Pyomo build, GBs in SCIP)
 HUGE_NONZEROS = 5_000_000
@@ -65,40 +64,6 @@ def _cart_splits(data, depth: int):
                                                                    sample_weight=data.sample_weight).tree_
     inner = t.children_left >= 0
     return t.feature[inner], t.threshold[inner]
-
-
-#: share of the time left that the dynamic program may use for the start / bound (the solver gets the rest)
-DP_SHARE = 0.5
-
-
-def dp_start_and_bound(est, form, ctl, use_start: bool, use_bound: bool):
-    """The DP over ``form``'s own split set under the fit's deadline -> (start tree or None, ObjectiveBound or None).
-
-    One run serves both: its tree is a feasible start with the same objective in the MIO, and when the DP
-    problem relaxes the MIO (:mod:`opttrees.dp.bound`) its optimum bounds it. Flow models: the DP runs over
-    their own binary columns; continuous-split models (OCT): over ``est.binarization``, or every midpoint
-    when a bound is wanted. A DP that cannot run here (e.g. too many binary columns for its depth-two solver)
-    costs a warning, not the fit.
-    """
-    from ..dp.bound import dp_for_formulation
-
-    if form is None or not (use_start or use_bound) or ctl.stop():
-        return None, None
-    left = ctl.remaining()
-    binarization = "midpoints" if use_bound else getattr(est, "binarization", "midpoints")
-    n_thresholds = int(getattr(est, "n_thresholds", 10))
-    with ctl.stage("dp"):
-        try:
-            run = dp_for_formulation(form, binarization=binarization, n_thresholds=n_thresholds,
-                                     time_limit=None if left is None else max(DP_SHARE * left, 1e-3), bound=use_bound)
-        except InputError as exc:
-            warnings.warn(f"{type(est).__name__}: no dynamic-programming start or bound ({exc})", stacklevel=3)
-            return None, None
-    start = run.tree if use_start and run.start_feasible else None
-    if use_bound and run.bound is None:
-        warnings.warn(f"{type(est).__name__}: dp_bound=True but {run.why_no_bound}; solving without it",
-                      stacklevel=3)
-    return start, run.bound if use_bound else None
 
 
 def _fallback_warning(est, res) -> None:
