@@ -107,3 +107,68 @@ def test_kernel_objectives_rank_like_the_trees():
     assert objective(best, make_problem(d), 0.01) == res.objective
     assert best.predict(X).tolist() == res.tree.predict(X).tolist()
     assert res.counters["node_visits"] >= res.counters["cache_hits"] > 0
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(2, 60), nmin=st.integers(1, 4), pairs=st.integers(1, 3), seed=st.integers(0, 10**6))
+def test_integer_scans_equal_the_float_scan(n, nmin, pairs, seed):
+    """With two classes and unit weights the integer scans return the float scan's (loss, q) exactly."""
+    rng = np.random.default_rng(seed)
+    Z = np.zeros((n, 2))
+    Z[np.arange(n), rng.integers(0, 2, n)] = 1.0
+    vals = np.sort(rng.integers(0, max(2, n // 2), n)).astype(np.float64)
+    movers = rng.permutation(n).astype(np.int64)
+    T = 2 * pairs + 1
+    low_d = 1 + 2 * rng.integers(0, pairs, n).astype(np.int64)
+    up_d = low_d + 1
+    stats, cnt, lloss = np.zeros((T, 2)), np.zeros(T, np.int64), np.zeros(T)
+    for i in range(n):
+        stats[up_d[i]] += Z[i]
+        cnt[up_d[i]] += 1
+    leaves = np.arange(1, T)
+    for L in leaves:
+        lloss[L] = K.leaf_loss(K.MISCLASSIFICATION, stats, L, cnt)
+    total, deficient = lloss.sum(), int(sum(cnt[L] < nmin for L in leaves))
+    c1 = stats[:, 1].astype(np.int64)
+    got = K.scan_core_unit2(movers, n, vals, low_d, up_d, Z, nmin, cnt.copy(), c1.copy(), total, deficient)
+    if pairs == 1:
+        pair = K.scan_core_unit2_pair(movers, n, vals, Z, nmin, cnt[2], c1[2], cnt[1], c1[1], total, deficient)
+        assert pair == got
+    want = K.scan_core(movers, n, vals, low_d, up_d, Z, K.MISCLASSIFICATION, nmin, stats, cnt, lloss, total, deficient,
+                       K.fen_empty())
+    assert got == want
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(1, 300), frac=st.floats(0.0, 1.0), seed=st.integers(0, 10**6))
+def test_node_order_is_the_filtered_presorted_order(n, frac, seed):
+    """The bitmap of ranks lists a node's rows exactly as filtering the global presorted order does."""
+    rng = np.random.default_rng(seed)
+    X = np.round(rng.random((n, 3)), 1)  # many ties
+    prob = make_problem(prepare(X, rng.integers(0, 2, n), allow_single_class=True))
+    rankT = K.ranks(prob.orderT)
+    inI = rng.random(n) < frac
+    I = np.flatnonzero(inI).astype(np.int64)
+    mark = np.zeros((n + 63) // 64, np.uint64)
+    movers, vals = np.empty(n, np.int64), np.empty(n)
+    for j in range(3):
+        m = K.node_order(I, len(I), rankT, prob.orderT, prob.grpT, j, mark, movers, vals)
+        keep = inI[prob.orderT[j]]
+        assert m == len(I) and not mark.any()
+        np.testing.assert_array_equal(movers[:m], prob.orderT[j][keep])
+        np.testing.assert_array_equal(vals[:m], prob.grpT[j][keep])
+
+
+def test_unit_weights_take_the_integer_path_with_the_same_trees():
+    """Weights of 2 keep the float scans; every restart's tree equals the unit-weight (integer) run's."""
+    rng = np.random.default_rng(11)
+    X = np.round(rng.random((300, 5)), 2)
+    y = ((X[:, 0] > 0.4) ^ (X[:, 2] > 0.6)).astype(int) ^ (rng.random(300) < 0.1)
+    one = local_search(prepare(X, y), 4, alpha=0.01, n_restarts=20, random_state=2, return_all=True)
+    two = local_search(prepare(X, y, sample_weight=np.full(300, 2.0)), 4, alpha=0.01, n_restarts=20,
+                       random_state=2, return_all=True)
+    assert K.unit_binary(make_problem(prepare(X, y)).Z, K.MISCLASSIFICATION)
+    np.testing.assert_array_equal(one.objectives, two.objectives)
+    for a, b in zip(one.trees, two.trees):
+        assert a.predict(X).tolist() == b.predict(X).tolist()
+

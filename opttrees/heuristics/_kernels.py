@@ -515,6 +515,87 @@ def scan_core_binary(movers, m, vals, low_d, up_d, Z, kind, nmin, stats, cnt, ll
 
 
 @njit(cache=True, nogil=True)
+def scan_core_unit2(movers, m, vals, low_d, up_d, Z, nmin, cnt, c1, total, deficient):
+    """:func:`scan_core` for misclassification with two classes and unit weights, in integers.
+
+    Every stat is then a count and a leaf's loss min(count of class 0, count of class 1) exactly, so the
+    float scan's sums are exact integers too and this returns the same (loss, q) bit for bit, 1.5x faster
+    (measured 10 against 15 ns a point; integer adds, no leaf-loss cache). c1[L]: class-1 count of leaf L.
+    """
+    tot = np.int64(total)
+    best = tot
+    bestq = np.int64(-1) if deficient == 0 else np.int64(-2)
+    for q in range(m):
+        i = movers[q]
+        u = up_d[i]
+        l = low_d[i]
+        y = np.int64(Z[i, 1])
+        cu = cnt[u]
+        cl = cnt[l]
+        au = c1[u]
+        al = c1[l]
+        old = min(cu - au, au) + min(cl - al, al)
+        bu = np.int64(cu < nmin)
+        bl = np.int64(cl < nmin)
+        cu -= 1
+        au -= y
+        cl += 1
+        al += y
+        cnt[u] = cu
+        cnt[l] = cl
+        c1[u] = au
+        c1[l] = al
+        tot += min(cu - au, au) + min(cl - al, al) - old
+        deficient += np.int64(cu < nmin) - bu + np.int64(cl < nmin) - bl
+        if (q == m - 1 or vals[q + 1] > vals[q]) and deficient == 0 and (tot < best or bestq == -2):
+            best = tot
+            bestq = q
+    if bestq == -2:
+        return np.inf, bestq
+    return float(best), bestq
+
+
+@njit(cache=True, nogil=True)
+def scan_core_unit2_pair(movers, m, vals, Z, nmin, cu, au, cl, al, total, deficient):
+    """:func:`scan_core_unit2` when every point moves between the same two leaves (the node's children
+    are leaves): the counts stay in registers (cu / au: upper leaf's count / class-1 count, cl / al: lower)."""
+    tot = np.int64(total)
+    best = tot
+    bestq = np.int64(-1) if deficient == 0 else np.int64(-2)
+    for q in range(m):
+        y = np.int64(Z[movers[q], 1])
+        old = min(cu - au, au) + min(cl - al, al)
+        bu = np.int64(cu < nmin)
+        bl = np.int64(cl < nmin)
+        cu -= 1
+        au -= y
+        cl += 1
+        al += y
+        tot += min(cu - au, au) + min(cl - al, al) - old
+        deficient += np.int64(cu < nmin) - bu + np.int64(cl < nmin) - bl
+        if (q == m - 1 or vals[q + 1] > vals[q]) and deficient == 0 and (tot < best or bestq == -2):
+            best = tot
+            bestq = q
+    if bestq == -2:
+        return np.inf, bestq
+    return float(best), bestq
+
+
+@njit(cache=True, nogil=True)
+def unit_binary(Z, kind):
+    """True when the scans may count in integers (:func:`scan_core_unit2`): misclassification, two
+    classes, every row one-hot with weight 1."""
+    if kind != MISCLASSIFICATION or Z.shape[1] != 2:
+        return False
+    for i in range(Z.shape[0]):
+        a = Z[i, 0]
+        b = Z[i, 1]
+        if not ((a == 1.0 and b == 0.0) or (a == 0.0 and b == 1.0)):
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
 def scan_core_squared(movers, m, vals, low_d, up_d, Z, nmin, stats, cnt, lloss, total, deficient):
     """:func:`scan_core` for squared loss with the three moments held in registers (bit-identical)."""
     best, bestq = scan_start(total, deficient)
@@ -651,13 +732,67 @@ def safe_mid(a, b):
 
 
 @njit(cache=True, nogil=True)
-def best_parallel(I, nI, inI, X, Xs, grp, orderT, grpT, featok, fsub, nf, low_d, up_d, fixlow, Z, kind, nmin,
-                  leaves, nl, stats, cnt, movers, vals, lloss, bstats, bcnt, blloss):
+def ranks(orderT):
+    """rankT[j, i]: position of row i in feature j's presorted order (the inverse permutation of orderT[j])."""
+    p, n = orderT.shape
+    rankT = np.empty((p, n), np.int64)
+    for j in range(p):
+        for r in range(n):
+            rankT[j, orderT[j, r]] = r
+    return rankT
+
+
+@njit(cache=True, nogil=True)
+def node_order(I, nI, rankT, orderT, grpT, j, mark, movers, vals):
+    """The rows I[:nI] in feature j's presorted order (exactly the filtered global order) with their group
+    ranks in vals, via a bitmap of their ranks (``mark``: n/64 zero words, left zeroed); returns nI."""
+    for r in range(nI):
+        k = rankT[j, I[r]]
+        mark[k >> 6] |= np.uint64(1) << np.uint64(k & 63)
+    m = np.int64(0)
+    for w in range(mark.shape[0]):
+        x = mark[w]
+        if x == 0:
+            continue
+        mark[w] = np.uint64(0)
+        base = np.int64(w) << 6
+        while x != 0:
+            low = x & (~x + np.uint64(1))
+            b = np.int64(0)  # index of the lowest set bit, by halving
+            t = low
+            if t >> np.uint64(32):
+                b += 32
+                t >>= np.uint64(32)
+            if t >> np.uint64(16):
+                b += 16
+                t >>= np.uint64(16)
+            if t >> np.uint64(8):
+                b += 8
+                t >>= np.uint64(8)
+            if t >> np.uint64(4):
+                b += 4
+                t >>= np.uint64(4)
+            if t >> np.uint64(2):
+                b += 2
+                t >>= np.uint64(2)
+            if t >> np.uint64(1):
+                b += 1
+            movers[m] = orderT[j, base + b]
+            vals[m] = grpT[j, base + b]
+            m += 1
+            x ^= low
+    return m
+
+
+@njit(cache=True, nogil=True)
+def best_parallel(I, nI, inI, X, Xs, grp, orderT, grpT, rankT, featok, fsub, nf, low_d, up_d, fixlow, Z, kind,
+                  nmin, leaves, nl, stats, cnt, movers, vals, lloss, bstats, bcnt, blloss, unit):
     """BESTPARALLELSPLIT over features fsub[:nf]: returns (loss, j, threshold original, threshold scaled).
 
-    orderT / grpT: (p, n) presorted row indices per feature and the group ranks gathered in that order.
+    orderT / grpT: (p, n) presorted row indices per feature and the group ranks gathered in that order;
+    rankT (p, n): rankT[j, i] = position of row i in orderT[j] (:func:`ranks`).
     The start placement (everyone in the upper subtree) is built once and copied per feature (bstats,
-    bcnt, blloss: size-T scratch like stats / cnt / lloss).
+    bcnt, blloss: size-T scratch like stats / cnt / lloss). unit: :func:`unit_binary` (integer scans).
     """
     n = X.shape[0]
     S = Z.shape[1]
@@ -673,12 +808,20 @@ def best_parallel(I, nI, inI, X, Xs, grp, orderT, grpT, featok, fsub, nf, low_d,
     bfw = F[5].copy()
     bfwy = F[6].copy()
     small = nI * (np.log2(nI + 1.0) + 2.0) * 3.0 < n
+    # bitmap of the node's ranks: the filtered order at O(nI + n/64) instead of O(n) (about 5 ns a row
+    # against 1 ns a row filtered). For integer scans the order of tied values cannot change a result, so
+    # it also replaces the small-node sort; otherwise the sort stays, so every scan sees what it saw before
+    bitmap = nI * 5 < n and (unit or not small)
+    mark = np.zeros((n + 63) // 64 if bitmap else 0, np.uint64)
+    c1 = np.empty(stats.shape[0] if unit else 0, np.int64)
     for f in range(nf):
         j = fsub[f]
         if not featok[j]:
             continue
         m = np.int64(0)
-        if small:
+        if bitmap:
+            m = node_order(I, nI, rankT, orderT, grpT, j, mark, movers, vals)
+        elif small:
             # small node: sorting its own rows beats filtering the global presorted order
             for r in range(nI):
                 vals[r] = X[I[r], j]
@@ -696,6 +839,24 @@ def best_parallel(I, nI, inI, X, Xs, grp, orderT, grpT, featok, fsub, nf, low_d,
                 vals[m] = grpT[j, r]
                 m += np.int64(inI[i])
         if m < 2 or vals[0] == vals[m - 1]:
+            continue
+        if unit:
+            if nl == 2:  # two leaves: leaves[0] / [1] are the lower / upper child of every point
+                L0 = leaves[0]
+                L1 = leaves[1]
+                loss, q = scan_core_unit2_pair(movers, m, vals, Z, nmin, bcnt[L1], np.int64(bstats[L1, 1]), bcnt[L0],
+                                               np.int64(bstats[L0, 1]), btotal, bdef)
+            else:
+                for a in range(nl):
+                    L = leaves[a]
+                    cnt[L] = bcnt[L]
+                    c1[L] = np.int64(bstats[L, 1])
+                loss, q = scan_core_unit2(movers, m, vals, low_d, up_d, Z, nmin, cnt, c1, btotal, bdef)
+            if q >= 0 and q < m - 1 and loss < best:
+                best = loss
+                bj = j
+                bt = safe_mid(X[movers[q], j], X[movers[q + 1], j])
+                bts = 0.5 * (Xs[movers[q], j] + Xs[movers[q + 1], j])
             continue
         for a in range(nl):
             L = leaves[a]
@@ -876,6 +1037,14 @@ def grow(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, Z, featok, kind, D, n
     randsplit: instead of the best split, a uniformly random feasible cut on a random feature (a fully
     random start tree, used for part of the restarts to diversify starts when p is tiny).
     """
+    grow_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, ranks(orderT), Z, featok, kind, D, nmin, mtry, tol,
+                randsplit)
+
+
+@njit(cache=True, nogil=True)
+def grow_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, rankT, Z, featok, kind, D, nmin, mtry, tol,
+                randsplit):
+    """:func:`grow` with the rank table (:func:`ranks`) computed once by the caller."""
     n, p = X.shape
     T = ntype.shape[0]
     S = Z.shape[1]
@@ -957,9 +1126,9 @@ def grow(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, Z, featok, kind, D, n
         else:
             fs = okf[:nok].copy()
             nf = nok
-        loss, j, th, ths = best_parallel(I, nI, inI, X, Xs, grp, orderT, grpT, featok, fs, nf, low_d, up_d,
+        loss, j, th, ths = best_parallel(I, nI, inI, X, Xs, grp, orderT, grpT, rankT, featok, fs, nf, low_d, up_d,
                                          fixlow, Z, kind, nmin, leaves, two, stats, cnt, movers, vals, lloss,
-                                         bstats, bcnt, blloss)
+                                         bstats, bcnt, blloss, False)
         if j >= 0 and loss < parent - tol:
             ntype[t] = PAR
             feat[t] = j
@@ -1025,6 +1194,14 @@ def subtree_key(ntype, feat, thrb, t, h1, h2):
 @njit(cache=True, nogil=True)
 def local_search(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, Z, featok, kind, D, nmin, pen, hyper, H, tol,
                  max_moves, trace, stop, cache, counters):
+    """Algorithm 2.1 from any start tree: see :func:`local_search_ranked`."""
+    return local_search_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, ranks(orderT), Z, featok, kind, D,
+                               nmin, pen, hyper, H, tol, max_moves, trace, stop, cache, counters)
+
+
+@njit(cache=True, nogil=True)
+def local_search_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, rankT, Z, featok, kind, D, nmin, pen,
+                        hyper, H, tol, max_moves, trace, stop, cache, counters):
     """Algorithm 2.1 with first-improvement (trick 4): returns the number of accepted moves.
 
     ``cache`` (a typed dict (int64, int64) -> float64[3] [move, feature, threshold], one per thread)
@@ -1071,6 +1248,10 @@ def local_search(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, Z, featok, ki
     below = np.zeros(T, np.bool_)
     thrb = thr.view(np.uint64)
     rec = np.zeros(3)
+    unit = unit_binary(Z, kind)
+    depth = np.empty(T, np.int64)
+    for u in range(T):
+        depth[u] = node_depth(u)
     tot, feas = tree_objective_raw(ntype, feat, thr, coef, X, Xs, Z, kind, nmin, pen, leafpos, stats, cnt, leaves)
     trace[0] = tot
     while moves < max_moves:
@@ -1130,7 +1311,7 @@ def local_search(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, Z, featok, ki
                     pt = rec[2]
                     apply_move(ntype, feat, thr, coef, t, move, pj, pt, besta, 0.0, is_leaf)
                     moves = after_move(ntype, feat, thr, coef, X, Xs, Z, kind, nmin, pen, t, I, nI, leafpos, clean,
-                                       moves, trace, stats, cnt, leaves)
+                                       moves, trace, stats, cnt, leaves, zero, low_d, up_d, depth)
                     improved = True
                     continue
             # current subtree loss
@@ -1147,10 +1328,17 @@ def local_search(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, Z, featok, ki
                 ncl = np.int64(2)
                 cxc = np.int64(0)
             else:
+                # a point's current leaf is its leaf in one child subtree: route it only through the other
+                dcl = depth[cl]
                 for r in range(nI):
                     i = I[r]
-                    low_d[i] = route_point(i, cl, ntype, feat, thr, coef, X, Xs)
-                    up_d[i] = route_point(i, cu, ntype, feat, thr, coef, X, Xs)
+                    lp = leafpos[i]
+                    if ((lp + 1) >> (depth[lp] - dcl)) == cl + 1:
+                        low_d[i] = lp
+                        up_d[i] = route_point(i, cu, ntype, feat, thr, coef, X, Xs)
+                    else:
+                        up_d[i] = lp
+                        low_d[i] = route_point(i, cl, ntype, feat, thr, coef, X, Xs)
                 ncl = subtree_leaves(ntype, cl, cleaves, zero)
                 ncl = subtree_leaves(ntype, cu, cleaves, ncl)
                 cxc = subtree_complexity(ntype, coef, cl) + subtree_complexity(ntype, coef, cu)
@@ -1164,9 +1352,9 @@ def local_search(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, Z, featok, ki
             pt = 0.0
             pts = 0.0
             if hyper or cur - tol > pen * (1 + cxc):
-                ploss, pj, pt, pts = best_parallel(I, nI, inI, X, Xs, grp, orderT, grpT, featok, allf, p, low_d,
+                ploss, pj, pt, pts = best_parallel(I, nI, inI, X, Xs, grp, orderT, grpT, rankT, featok, allf, p, low_d,
                                                    up_d, fixlow, Z, kind, nmin, cleaves, ncl, stats, cnt, movers,
-                                                   vals, lloss, bstats, bcnt, blloss)
+                                                   vals, lloss, bstats, bcnt, blloss, unit)
                 counters[C_SCANNED] += nI * p
             if pj >= 0 and ploss + pen * (1 + cxc) < best - tol:
                 best = ploss + pen * (1 + cxc)
@@ -1223,7 +1411,7 @@ def local_search(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, Z, featok, ki
                 continue
             apply_move(ntype, feat, thr, coef, t, move, pj, pt, besta, bb, is_leaf)
             moves = after_move(ntype, feat, thr, coef, X, Xs, Z, kind, nmin, pen, t, I, nI, leafpos, clean, moves,
-                               trace, stats, cnt, leaves)
+                               trace, stats, cnt, leaves, move, low_d, up_d, depth)
             improved = True
         if not improved or stop[0] != 0:
             break
@@ -1255,9 +1443,13 @@ def apply_move(ntype, feat, thr, coef, t, move, pj, pt, besta, bb, is_leaf):
 
 @njit(cache=True, nogil=True)
 def after_move(ntype, feat, thr, coef, X, Xs, Z, kind, nmin, pen, t, I, nI, leafpos, clean, moves, trace, stats,
-               cnt, leaves):
+               cnt, leaves, move, low_d, up_d, depth):
     """Bookkeeping after an accepted move at t: mark t, its ancestors and everything below it dirty,
-    re-route t's points and record the objective in ``trace``; returns the new move count."""
+    re-route t's points and record the objective in ``trace``; returns the new move count.
+
+    move 1 (a parallel split with the children fixed) and 2 / 3 (promotions) reuse the visit's low_d /
+    up_d (each point's leaf in either child subtree) instead of walking the tree again; move 0 (a cache
+    hit, where they were not computed) and 4 (hyperplane) route from t. ``depth``: node depths by position."""
     T = ntype.shape[0]
     moves += 1
     u = t
@@ -1267,9 +1459,26 @@ def after_move(ntype, feat, thr, coef, X, Xs, Z, kind, nmin, pen, t, I, nI, leaf
     for u in range(t, T):
         if is_desc(u, t):
             clean[u] = False
-    for r in range(nI):
-        i = I[r]
-        leafpos[i] = route_point(i, t, ntype, feat, thr, coef, X, Xs)
+    if move == 1:
+        j = feat[t]
+        th = thr[t]
+        for r in range(nI):
+            i = I[r]
+            leafpos[i] = low_d[i] if X[i, j] < th else up_d[i]
+    elif move == 2 or move == 3:
+        # the kept child c's subtree moved up one level: position u (relative depth k below c) maps to
+        # u - (c - t) * 2^k; points routed to the other child now follow c's subtree (their low_d / up_d)
+        c = 2 * t + 1 if move == 2 else 2 * t + 2
+        dest = low_d if move == 2 else up_d
+        dc = depth[c]
+        for r in range(nI):
+            i = I[r]
+            u = dest[i]
+            leafpos[i] = u - (c - t) * (np.int64(1) << (depth[u] - dc))
+    else:
+        for r in range(nI):
+            i = I[r]
+            leafpos[i] = route_point(i, t, ntype, feat, thr, coef, X, Xs)
     if trace.shape[0] > 1:
         tot, feas = tree_objective_raw(ntype, feat, thr, coef, X, Xs, Z, kind, nmin, pen, leafpos, stats, cnt, leaves)
         if moves < trace.shape[0]:
@@ -1302,6 +1511,7 @@ def run_restarts(seeds, T, X, Xs, grp, orderT, grpT, Z, featok, kind, start_kind
     ocnt = np.zeros(T, np.int64)
     oleaves = np.empty(T + 2, np.int64)
     trace = np.zeros(1)
+    rankT = ranks(orderT)
     done = np.int64(0)
     for r in range(R):
         if r >= first_free and stop[0] != 0:
@@ -1312,9 +1522,10 @@ def run_restarts(seeds, T, X, Xs, grp, orderT, grpT, Z, featok, kind, start_kind
         thr = np.zeros(T)
         coef = np.zeros((T, p))
         rs = np.random.random() < random_frac
-        grow(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, Z, featok, start_kind, D, nmin, mtry, tol, rs)
-        local_search(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, Z, featok, kind, D, nmin, pen, hyper, H, tol,
-                     max_moves, trace, stop, cache, counters)
+        grow_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, rankT, Z, featok, start_kind, D, nmin, mtry, tol,
+                    rs)
+        local_search_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, rankT, Z, featok, kind, D, nmin, pen,
+                            hyper, H, tol, max_moves, trace, stop, cache, counters)
         NT[r] = ntype
         FE[r] = feat
         TH[r] = thr

@@ -12,8 +12,12 @@ Speed without changing any result (issue 17; every restart's tree is bit-identic
 each worker thread keeps a cache of node-visit outcomes keyed by (node's row set, subtree below it) that
 all its restarts share (parallel splits only, see ``_kernels``); a node whose subtree loss already equals
 the least a new split could cost (e.g. a pure subtree) skips its split scan; two-class and squared-loss
-scans keep the leaf statistics in registers; and restarts are ranked by the kernels' objective, so only the
-best trees are built as :class:`~opttrees.tree.Tree` (all of them with ``return_all``).
+scans keep the leaf statistics in registers, and two classes with unit weights scan in integer counts
+(exact, so the same decisions); a node's rows come in each feature's presorted order from a bitmap of their
+ranks (O(n_node + n/64) instead of filtering all n rows); a node's points are routed only through the
+child subtree they are not in, and after an accepted move they are re-placed from that routing instead of
+walking the tree again; and restarts are ranked by the kernels' objective, so only the best trees are built
+as :class:`~opttrees.tree.Tree` (all of them with ``return_all``).
 
 Stopping (Ctrl-C, time limits): the kernels always run in worker threads, even with ``n_jobs=1``, while the
 calling thread waits in short slices and polls :data:`opttrees.interrupt.STOP` and an optional
