@@ -1409,7 +1409,35 @@ def local_search_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, rankT,
             if move == 0:
                 clean[t] = True
                 continue
-            apply_move(ntype, feat, thr, coef, t, move, pj, pt, besta, bb, is_leaf)
+            if move == 4:
+                # a hyperplane's descent value is an incremental estimate: points on the plane (a.x == b) can
+                # route differently once applied, so a move counts only if the re-routed tree is strictly
+                # better; otherwise it is undone and t is marked clean (without this, squared-loss hyperplane
+                # searches could cycle forever between two trees)
+                before, _ = tree_objective_raw(ntype, feat, thr, coef, X, Xs, Z, kind, nmin, pen, leafpos, stats,
+                                               cnt, leaves)
+                old_type = ntype[t]
+                old_feat = feat[t]
+                old_thr = thr[t]
+                a[:] = coef[t]
+                old_cl = ntype[cl] if cl < T else 0
+                old_cu = ntype[cu] if cu < T else 0
+                apply_move(ntype, feat, thr, coef, t, move, pj, pt, besta, bb, is_leaf)
+                after, feas = tree_objective_raw(ntype, feat, thr, coef, X, Xs, Z, kind, nmin, pen, leafpos, stats,
+                                                 cnt, leaves)
+                if not (feas and after < before - tol):
+                    ntype[t] = old_type
+                    feat[t] = old_feat
+                    thr[t] = old_thr
+                    coef[t] = a
+                    if cl < T:
+                        ntype[cl] = old_cl
+                        ntype[cu] = old_cu
+                    tree_objective_raw(ntype, feat, thr, coef, X, Xs, Z, kind, nmin, pen, leafpos, stats, cnt, leaves)
+                    clean[t] = True
+                    continue
+            else:
+                apply_move(ntype, feat, thr, coef, t, move, pj, pt, besta, bb, is_leaf)
             moves = after_move(ntype, feat, thr, coef, X, Xs, Z, kind, nmin, pen, t, I, nI, leafpos, clean, moves,
                                trace, stats, cnt, leaves, move, low_d, up_d, depth)
             improved = True
