@@ -144,3 +144,18 @@ def test_tree_estimators_pass_sklearn_check_estimator(est):
         res = check_estimator(est, expected_failed_checks=expected, on_fail=None)
     failed = [(r["check_name"], str(r["exception"])[:200]) for r in res if r["status"] == "failed"]
     assert failed == [], failed
+
+
+def test_mio_row_variants_reach_the_same_optimum(iris_small):
+    """routing / loss_rows change how the OCT MIO is written, never its integer solutions."""
+    X, y = iris_small
+    seen = {}
+    for routing in ("aggregated", "thesis"):
+        for loss_rows in ("tight", "thesis"):
+            est = OptimalTreeClassifier(max_depth=1, routing=routing, loss_rows=loss_rows, time_limit=60).fit(X, y)
+            assert est.solve_result_.proven_optimal
+            seen[routing, loss_rows] = (est.objective_, est.solve_result_.timings["n_rows"])
+    assert len({round(v[0], 12) for v in seen.values()}) == 1
+    assert seen["aggregated", "tight"][1] != seen["aggregated", "thesis"][1]   # the rows really differ
+    with pytest.raises(InputError, match="loss_rows"):
+        OptimalTreeClassifier(loss_rows="loose").fit(X, y)

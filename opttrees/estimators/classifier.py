@@ -95,6 +95,12 @@ class OptimalTreeClassifier(FittedTreeMixin, ClassifierMixin, SolverMixin, OptTr
         starts from nothing. An OCT-H start whose splits are closer than ``hyperplane_margin`` is adjusted
         (:meth:`opttrees.formulations.OCTH.feasible_start`, with a warning); when the adjusted start and the
         solver's tree both score worse than the original start, the original start is returned.
+    routing : {"aggregated", "thesis"}, default="aggregated"
+        How the MIO writes the routing rows (``method="mio"``): the thesis's (2.13)/(2.14) literally, or one
+        aggregated row per branch node and point (same integer solutions, fewer rows; :class:`opttrees.formulations.OCT`).
+    loss_rows : {"tight", "thesis"}, default="tight"
+        How the MIO writes the misclassification rows (``method="mio"``): the thesis's (2.24) literally, or the
+        tighter equivalent rows (same integer solutions, stronger LP bound).
     dp_bound : bool, default=False
         Hand the solver the dynamic program's optimum over every midpoint as an objective bound
         (``method="mio"``, parallel splits): it relaxes the OCT MIO, so a tree that reaches it is proven optimal
@@ -165,6 +171,8 @@ class OptimalTreeClassifier(FittedTreeMixin, ClassifierMixin, SolverMixin, OptTr
         "method": [Options("mio", "local-search", "greedy", "dp")],
         "warm_start": warm_start_rules("greedy", "local-search", "dp"),
         "dp_bound": [BOOLEAN],
+        "routing": [Options("aggregated", "thesis")],
+        "loss_rows": [Options("tight", "thesis")],
         **DP_RULES,
         **MARGIN_RULES,
     }
@@ -172,6 +180,7 @@ class OptimalTreeClassifier(FittedTreeMixin, ClassifierMixin, SolverMixin, OptTr
     def __init__(self, *, max_depth=2, min_samples_leaf=1, alpha=0.0, method="mio", solver="highs", time_limit=60,
                  warm_start="greedy", mip_gap=1e-6, threads=1, n_restarts=100, split_type="parallel",
                  n_hyperplane_restarts=5, hyperplane_margin=0.005, n_jobs=1, binarization="quantile", dp_bound=False,
+                 routing="aggregated", loss_rows="tight",
                  n_thresholds=10, max_num_nodes=None, random_state=0, verbose=False):
         self.max_depth = max_depth
         self.min_samples_leaf = min_samples_leaf
@@ -191,6 +200,8 @@ class OptimalTreeClassifier(FittedTreeMixin, ClassifierMixin, SolverMixin, OptTr
         self.n_thresholds = n_thresholds
         self.max_num_nodes = max_num_nodes
         self.dp_bound = dp_bound
+        self.routing = routing
+        self.loss_rows = loss_rows
         self.random_state = random_state
         self.verbose = verbose
 
@@ -222,6 +233,7 @@ class OptimalTreeClassifier(FittedTreeMixin, ClassifierMixin, SolverMixin, OptTr
             make, kwargs = OCTH, {"margin": float(self.hyperplane_margin)}
         else:
             make, kwargs = OCT, {}
+        kwargs.update(routing=self.routing, loss=self.loss_rows)
         prob = make_problem(data)
         # stopped before any tree existed: the CART tree (or, if that is cut short too, the root)
         fallback = lambda: ctl.run("fallback", cart_classifier_tree, data, depth, self.min_samples_leaf,  # noqa: E731
