@@ -251,8 +251,6 @@ def _regression(tree):
 
 
 @pytest.mark.skipif(not HAS_SCIP, reason="needs SCIP")
-@pytest.mark.xfail(strict=True, reason="solvers/scip.py: _set_start leaves SCIP's epigraph variable of a quadratic "
-                                       "objective unset, so SCIP rejects every complete start of a squared-loss model")
 def test_scip_takes_a_squared_loss_start_as_its_first_incumbent():
     X, y = tiny(19, 20)
     data = prepare(X, y, task="regression")

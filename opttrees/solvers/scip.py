@@ -67,6 +67,7 @@ def _build(cm: CompiledModel, opts: SolveOptions):
         lo, hi = cm.row_lower[r], cm.row_upper[r]
         m.addCons(ExprCons(e, lhs=None if lo == -math.inf else float(lo), rhs=None if hi == math.inf else float(hi)),
                   name=f"r{r}")
+    t = None
     if cm.quad:
         # SCIP wants a linear objective: minimise an epigraph variable above the quadratic part
         t = m.addVar(name="quad_obj", lb=None, ub=None, obj=1.0)
@@ -78,14 +79,29 @@ def _build(cm: CompiledModel, opts: SolveOptions):
     if cm.offset:
         m.addObjoffset(cm.offset)
     m.setObjective(m.getObjective(), sense="minimize" if cm.sense > 0 else "maximize", clear=False)
-    return m, xs
+    return m, xs, t
 
 
-def _set_start(m, xs, x0: np.ndarray) -> bool:
+def _quad_value(cm: CompiledModel, x0: np.ndarray) -> float:
+    """The quadratic part of the objective at ``x0``: the value the epigraph variable takes at the start.
+
+    Exactly the left side of the ``quad_epigraph`` row (``sum c * x_i * x_j``); linear costs and the offset
+    stay on the columns and ``addObjoffset``, so they are not part of it.
+    """
+    if not cm.quad:
+        return 0.0
+    i, j, c = (np.asarray(a) for a in zip(*cm.quad))
+    return float(np.sum(c * x0[i] * x0[j]))
+
+
+def _set_start(m, xs, x0: np.ndarray, quad_obj=None, quad_value: float = 0.0) -> bool:
     """Hand a start to SCIP so that it shows up as an incumbent event.
 
     A complete start is tried after presolve (``createOrigSol`` + ``trySol``): the event handler is active by
-    then, so the start is the first entry of the trace. A partial start goes to the completesol heuristic.
+    then, so the start is the first entry of the trace (unless SCIP's trivial heuristic, which runs before
+    presolve, found a point). A partial start goes to the completesol heuristic.
+    ``quad_obj`` is the epigraph variable of a quadratic objective (not one of the compiled columns): a
+    complete start must set it too, to ``quad_value``, or SCIP rejects the solution as incomplete/infeasible.
     """
     known = ~np.isnan(x0)
     if not known.any():
@@ -97,6 +113,8 @@ def _set_start(m, xs, x0: np.ndarray) -> bool:
         sol = m.createOrigSol()
         for j in range(len(xs)):
             m.setSolVal(sol, xs[j], float(x0[j]))
+        if quad_obj is not None:
+            m.setSolVal(sol, quad_obj, float(quad_value))
         ok = m.trySol(sol, printreason=False, completely=True, checkbounds=True, checkintegrality=True,
                       checklprows=True, free=True)
         return bool(ok)
@@ -116,7 +134,7 @@ def solve_scip(cm: CompiledModel, opts: SolveOptions, x0: np.ndarray | None = No
                separator=None, repair=None) -> tuple[SolveResult, np.ndarray | None]:
     ps = _pyscipopt()
     t0 = time.perf_counter()
-    m, xs = _build(cm, opts)
+    m, xs, quad_obj = _build(cm, opts)
     load_time = time.perf_counter() - t0
     prog = Progress("scip", opts, cm.sense)  # runtime and trace times are measured from here
     errors: list[str] = []
@@ -156,7 +174,10 @@ def solve_scip(cm: CompiledModel, opts: SolveOptions, x0: np.ndarray | None = No
     if remaining is not None:   # the deadline covers compile and load: SCIP gets what is left
         m.setParam("limits/time", float(max(remaining, 0.01)))
     try:
-        started = _set_start(m, xs, x0) if x0 is not None else False  # may presolve: part of the runtime
+        started = False
+        if x0 is not None:   # may presolve: part of the runtime
+            qv = _quad_value(cm, x0) if quad_obj is not None and not np.isnan(x0).any() else 0.0
+            started = _set_start(m, xs, x0, quad_obj, qv)
         if not prog.stop:
             # without the GIL, so the progress ticker (and Ctrl-C handling) run while SCIP works in C
             (m.optimizeNogil if hasattr(m, "optimizeNogil") else m.optimize)()
