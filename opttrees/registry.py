@@ -70,6 +70,9 @@ def _register_builtin() -> None:
                    "programming (STreeD; no solver)", method="dp")
     register_model("ort", OptimalTreeRegressor, "ORT / ORT-H regression tree by local search (or greedy, dp, mio)",
                    metric="r2")
+    register_model("ort-linear", OptimalTreeRegressor, "ORT-L / ORT-LH: lasso (linear) leaves by local search, or "
+                   "the ORT-L MIO with method: mio (absolute loss: HiGHS or SCIP; squared: SCIP)", metric="r2",
+                   leaf_model="linear")
     register_model("ort-mio", OptimalTreeRegressor, "ORT / ORT-H MIO (4.8), warm-started by the local search "
                    "(absolute loss: HiGHS or SCIP; squared: SCIP)", metric="r2", method="mio")
     register_model("ort-dp", OptimalTreeRegressor, "optimal regression tree (squared loss) over binarised features by "

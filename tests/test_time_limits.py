@@ -70,7 +70,7 @@ def _solver_models():
         _register_builtin()
     return sorted(name for name, e in MODELS.items()
                   if "solver" in e.defaults() and e.fixed.get("method", "mio") == "mio"
-                  and name not in ("oct-local-search", "cart", "spot", "ort"))
+                  and name not in ("oct-local-search", "cart", "spot", "ort", "ort-linear"))
 
 
 def test_every_solver_model_type_has_a_case():

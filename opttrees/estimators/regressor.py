@@ -1,5 +1,9 @@
-"""OptimalTreeRegressor: ORT / ORT-H trees with constant leaves, by MIO, Dunn's local search, greedily or by DP."""
+"""OptimalTreeRegressor: ORT / ORT-H trees with constant leaves, by MIO, Dunn's local search, greedily or by DP,
+and ORT-L / ORT-LH trees with lasso (linear) leaves, by local search or MIO."""
 from __future__ import annotations
+
+import math
+import warnings
 
 import numpy as np
 from sklearn.base import RegressorMixin
@@ -8,21 +12,26 @@ from sklearn.utils.validation import check_is_fitted
 from ..data import prepare
 from ..errors import InputError
 from ..formulations.ort import ORT
-from ..params import Options
+from ..formulations.ort_linear import ORTLinear
+from ..params import NONE, Interval, Options
 from .base import OptTreesEstimator, SolverMixin, warm_start_rules
 from .common import check_X_fitted
 from .classifier import DP_RULES, MARGIN_RULES, fit_dp_tree
 from .fitcontrol import controlled_fit, fit_mio, warn_time_limit
 from ..heuristics import greedy_tree, local_search
 from ..heuristics.core import make_problem, objective
+from ..heuristics.linear_leaves import check_leaf_penalty, linear_leaf_tree, linear_local_search, linear_tree_objective
 from ..progress import fmt
 
 
 class OptimalTreeRegressor(RegressorMixin, SolverMixin, OptTreesEstimator):
-    """Regression tree (ORT / ORT-H) with constant leaves, minimising loss / L̂ + alpha * complexity (thesis ch. 4).
+    """Regression tree (ORT / ORT-H) minimising loss / L̂ + alpha * complexity (thesis ch. 4), with constant
+    leaves or, ``leaf_model="linear"``, lasso leaves (ORT-L / ORT-LH, thesis ch. 5: + leaf_penalty * Σ ||β_t|| / s_y).
 
-    L̂ is the same loss of the root-only tree, so ``alpha`` means the same thing on every data set. The
-    complexity is the number of splits (parallel) or of non-zero split coefficients (hyperplane).
+    L̂ is the same loss of the root-only constant tree, so ``alpha`` and ``leaf_penalty`` mean the same thing on
+    every data set. The complexity is the number of splits (parallel) or of non-zero split coefficients
+    (hyperplane). Leaf coefficients are penalised on the features min-max scaled to [0, 1] on the training
+    data; the tree stores them in original units, so ``predict`` takes raw X.
 
     Parameters
     ----------
@@ -68,6 +77,26 @@ class OptimalTreeRegressor(RegressorMixin, SolverMixin, OptTreesEstimator):
         Thresholds per feature for ``binarization="quantile"``.
     max_num_nodes : int or None, default=None
         At most this many splits (``method="dp"`` only; None: up to ``2**max_depth - 1``).
+    leaf_model : {"constant", "linear"}, default="constant"
+        Constant leaves (ORT), or a linear model in every leaf (ORT-L; ``method="local-search"`` or ``"mio"``):
+        a lasso on the scaled features, fitted by coordinate descent inside the local search
+        (:func:`opttrees.heuristics.linear_leaves.linear_local_search`, squared loss) or chosen by the MIO
+        (:class:`opttrees.formulations.ORTLinear`, squared or absolute loss).
+    leaf_penalty : float, default=0.01
+        lambda >= 0 (``leaf_model="linear"`` only), unit-free: with ``leaf_penalty_type="l1"`` the objective adds
+        lambda * Σ|β| / s_y, where β are the leaf coefficients on the min-max scaled features and s_y is y's
+        (weighted) standard deviation, so the same value means the same on any scale of y; with "l0" it adds
+        lambda per non-zero coefficient. 0 with leaves that may hold no more rows than features warns: the leaf
+        fits are then not unique and interpolate.
+    leaf_penalty_type : {"l1", "l0"}, default="l1"
+        Penalise Σ|β| (lasso) or the number of non-zero coefficients; "l0" with ``method="mio"`` only.
+    coef_bound : float or None, default=None
+        Bound on each leaf coefficient (scaled units) in the MIO (``leaf_model="linear"``, ``method="mio"`` only).
+        None: implied by the objective for "l1" with ``leaf_penalty`` > 0 (exact), else 10 * (max y - min y),
+        with a warning when the solution reaches it.
+    max_thresholds : int, default=32
+        Candidate thresholds per feature at each node visit of the linear-leaf local search (quantile positions
+        among the feasible ones): each visit costs about ``p * max_thresholds`` lasso fits per leaf below.
     random_state : int, RandomState instance or None, default=0
         Seeds the local search and the solver.
     n_jobs : int or None, default=1
@@ -84,7 +113,8 @@ class OptimalTreeRegressor(RegressorMixin, SolverMixin, OptTreesEstimator):
     tree_ : Tree
         The fitted tree, thresholds in the original feature units.
     objective_ : float
-        The tree's objective.
+        The tree's objective (with linear leaves: of the tree's own leaf models, with ``loss`` and
+        ``leaf_penalty_type``, :func:`opttrees.heuristics.linear_leaves.linear_tree_objective`).
     solve_result_ : SolveResult or None
         Status, objective, bound, gap and counters of the MIO or the dynamic program (else None).
     n_features_in_ : int
@@ -108,6 +138,10 @@ class OptimalTreeRegressor(RegressorMixin, SolverMixin, OptTreesEstimator):
     >>> mio = OptimalTreeRegressor(max_depth=1, method="mio", loss="absolute", n_restarts=5).fit(X, y)
     >>> mio.solve_result_.proven_optimal, mio.predict([[3.0], [15.0]]).tolist()
     (True, [1.0, 5.0])
+    >>> y_lin = np.where(X[:, 0] < 10, X[:, 0], 30.0 - 2.0 * X[:, 0])
+    >>> lin = OptimalTreeRegressor(max_depth=1, leaf_model="linear", leaf_penalty=1e-4, n_restarts=2).fit(X, y_lin)
+    >>> np.round(lin.predict([[3.0], [15.0]]), 1).tolist()
+    [3.0, 0.0]
     """
 
     _parameter_rules = {   # plus SHARED_RULES for the others
@@ -116,12 +150,18 @@ class OptimalTreeRegressor(RegressorMixin, SolverMixin, OptTreesEstimator):
         "warm_start": warm_start_rules("local-search", "greedy"),
         **DP_RULES,
         **MARGIN_RULES,
+        "leaf_model": [Options("constant", "linear")],
+        "leaf_penalty": [Interval("real", 0)],
+        "leaf_penalty_type": [Options("l1", "l0")],
+        "coef_bound": [Interval("real", 0, closed="neither"), NONE],
+        "max_thresholds": [Interval("int", 1)],
     }
 
     def __init__(self, *, max_depth=2, min_samples_leaf=1, alpha=0.0, method="local-search", n_restarts=100,
                  split_type="parallel", n_hyperplane_restarts=5, loss="squared", hyperplane_margin=0.005,
                  solver="highs", warm_start="local-search", mip_gap=1e-6, threads=1, random_state=0, n_jobs=1,
-                 verbose=False, time_limit=None, binarization="quantile", n_thresholds=10, max_num_nodes=None):
+                 verbose=False, time_limit=None, binarization="quantile", n_thresholds=10, max_num_nodes=None,
+                 leaf_model="constant", leaf_penalty=0.01, leaf_penalty_type="l1", coef_bound=None, max_thresholds=32):
         self.max_depth = max_depth
         self.min_samples_leaf = min_samples_leaf
         self.alpha = alpha
@@ -142,6 +182,11 @@ class OptimalTreeRegressor(RegressorMixin, SolverMixin, OptTreesEstimator):
         self.binarization = binarization
         self.n_thresholds = n_thresholds
         self.max_num_nodes = max_num_nodes
+        self.leaf_model = leaf_model
+        self.leaf_penalty = leaf_penalty
+        self.leaf_penalty_type = leaf_penalty_type
+        self.coef_bound = coef_bound
+        self.max_thresholds = max_thresholds
 
     def fit(self, X, y, sample_weight=None):
         self._check_params()
@@ -157,12 +202,22 @@ class OptimalTreeRegressor(RegressorMixin, SolverMixin, OptTreesEstimator):
         if self.method == "mio" and self.loss == "squared" and self.solver.lower() == "highs":
             raise InputError("loss='squared' with method='mio' is a quadratic MIO, which HiGHS cannot solve "
                              "(integers plus a quadratic objective): use solver='scip', or loss='absolute'")
+        self._check_leaf_model()
+        linear = self.leaf_model == "linear"
         self.solve_result_ = None
         with controlled_fit(self, self._time_limit()) as ctl:
             with ctl.stage("prepare"):
                 data = prepare(X, y, task="regression", sample_weight=sample_weight,
                                min_samples_leaf=self.min_samples_leaf)
-            if self.method == "dp":
+            if linear:
+                check_leaf_penalty(self.leaf_penalty, data, self.min_samples_leaf)   # warns once, at the caller
+                with warnings.catch_warnings():   # the search and the formulation check it again
+                    warnings.filterwarnings("ignore", message="leaf_model='linear' with leaf_penalty=0")
+                    tree = (self._mio_linear(data, ctl) if self.method == "mio"
+                            else self._linear_local_search(data, ctl, ctl.deadline))
+                if self.method != "mio":
+                    warn_time_limit(self, ctl, "the local search (best of the restarts completed)")
+            elif self.method == "dp":
                 tree, self.solve_result_ = fit_dp_tree(self, data, ctl, self.max_num_nodes)
                 warn_time_limit(self, ctl, "the dynamic program (best tree so far, see solve_result_.bound)")
             elif self.method == "greedy":
@@ -177,11 +232,83 @@ class OptimalTreeRegressor(RegressorMixin, SolverMixin, OptTreesEstimator):
             self.n_features_in_ = data.p
             if hasattr(X, "columns"):
                 self.feature_names_in_ = np.asarray([str(c) for c in X.columns], dtype=object)
-            self.objective_ = objective(tree, make_problem(data, self.loss), float(self.alpha))
+            self.objective_ = (self._linear_objective(data)(tree) if linear else
+                               objective(tree, make_problem(data, self.loss), float(self.alpha)))
         if self.verbose:
             print(f"OptimalTreeRegressor: objective {fmt(self.objective_)}, depth {tree.depth}, "
                   f"{tree.n_splits} splits")
         return self
+
+    def _check_leaf_model(self):
+        """The combinations the parameter rules cannot see: linear leaves need the local search or the MIO."""
+        if self.leaf_model == "constant":
+            if self.coef_bound is not None:
+                raise InputError(f"coef_bound={self.coef_bound!r} needs leaf_model='linear' and method='mio'")
+            return
+        if self.method in ("greedy", "dp"):
+            raise InputError(f"leaf_model='linear' needs method='local-search' or 'mio', not method={self.method!r}")
+        if self.method == "local-search":
+            if self.loss != "squared":
+                raise InputError(f"loss={self.loss!r} is not available with leaf_model='linear' and "
+                                 "method='local-search' (lasso leaves fit squared loss); use loss='squared', or "
+                                 "method='mio' for absolute loss")
+            if self.leaf_penalty_type != "l1":
+                raise InputError(f"leaf_penalty_type={self.leaf_penalty_type!r} needs method='mio' (the local "
+                                 "search fits lasso leaves: leaf_penalty_type='l1')")
+            if self.coef_bound is not None:
+                raise InputError(f"coef_bound={self.coef_bound!r} needs method='mio' (the local search's lasso "
+                                 "leaves are unbounded)")
+
+    def _penalty(self, data) -> float:
+        """The penalty the search and the MIO see: per unit of coefficient (y's units), so ``leaf_penalty`` / s_y
+        for l1, which makes ``leaf_penalty`` unit-free; l0 counts coefficients and needs no scaling."""
+        lam = float(self.leaf_penalty)
+        if self.leaf_penalty_type != "l1":
+            return lam
+        y, w = np.asarray(data.y, dtype=np.float64), np.asarray(data.sample_weight, dtype=np.float64)
+        W = float(w.sum())
+        mean = float((w * y).sum() / W) if W > 0 else 0.0
+        s_y = math.sqrt(float((w * (y - mean) ** 2).sum()) / W) if W > 0 else 0.0
+        return lam / s_y if s_y > 0 else lam
+
+    def _linear_objective(self, data):
+        """The ORT-L objective of a tree's own leaf models (what the MIO counts; the local search's for l1)."""
+        alpha, lam = float(self.alpha), self._penalty(data)
+        return lambda tree: linear_tree_objective(tree, data, alpha, lam, loss=self.loss,
+                                                  penalty=self.leaf_penalty_type, refit=False)
+
+    def _linear_local_search(self, data, ctl, deadline):
+        with ctl.stage("local_search"):
+            tree = linear_local_search(data, self.max_depth, self.alpha, self._penalty(data), self.min_samples_leaf,
+                                       self.n_restarts, self.random_state, split_type=self.split_type,
+                                       n_hyperplane_restarts=self.n_hyperplane_restarts,
+                                       max_thresholds=self.max_thresholds, deadline=deadline)
+        if ctl.stop():
+            ctl.mark_cut_short("local search")
+        return tree
+
+    def _mio_linear(self, data, ctl):
+        """ORT-L / ORT-LH from the warm start (its lasso leaves fit squared loss whatever ``loss``); the greedy
+        tree with lasso leaves is the fallback when the fit stops before any tree."""
+        lam = self._penalty(data)
+
+        def greedy(stage):
+            tree = ctl.run(stage, greedy_tree, data, self.max_depth, self.min_samples_leaf, self.alpha,
+                           loss=self.loss, cheap=True)
+            return None if tree is None else linear_leaf_tree(tree, data, lam)
+
+        start = None
+        if self.warm_start == "local-search":
+            start = self._linear_local_search(data, ctl, ctl.share(0.5))
+        elif self.warm_start == "greedy":
+            start = greedy("warm_start")
+        score = self._linear_objective(data)
+        # any feasible tree's objective bounds the coefficients (ORTLinear); the slack keeps the start feasible
+        kwargs = {"leaf_penalty": lam, "penalty": self.leaf_penalty_type, "loss": self.loss,
+                  "split_type": self.split_type, "margin": float(self.hyperplane_margin), "coef_bound": self.coef_bound,
+                  "upper_bound": 1.0 if start is None else min(1.0, score(start) * (1 + 1e-6) + 1e-9)}
+        return fit_mio(self, ctl, ORTLinear, (data, self.max_depth, self.min_samples_leaf, self.alpha), kwargs, start,
+                       score, lambda: greedy("fallback"))
 
     def _local_search(self, data, ctl, deadline):
         with ctl.stage("local_search"):
