@@ -567,3 +567,30 @@ def leaf_tree(value, task="classification", label=None, **kw) -> Tree:
     """A root-only tree (no split)."""
     return Tree(np.array([LEAF]), np.array([LEAF]), np.array([LEAF]), np.array([0.0]), np.atleast_2d(value),
                 task=task, label=None if label is None else np.array([label]), **kw)
+
+
+def heap_topology(split) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Preorder compaction of a heap-indexed tree (slot ``u``'s children at ``2u+1``, ``2u+2``; ``split[u]`` true
+    where it branches) into the flat ``Tree`` layout.
+
+    The searches (greedy/local search, DP, prescriptive) keep trees as fixed-size heap arrays; each decodes its own
+    split data, but the compaction is one. Returns ``children_left``, ``children_right`` and each node's heap
+    ``slot``, so a caller reads its per-slot split data as ``arr[slot]``.
+    """
+    split = np.asarray(split, dtype=bool)
+    left: list[int] = []
+    right: list[int] = []
+    slot: list[int] = []
+
+    def rec(u: int) -> int:
+        k = len(slot)
+        left.append(LEAF)
+        right.append(LEAF)
+        slot.append(u)
+        if split[u]:
+            lk = rec(2 * u + 1)
+            left[k], right[k] = lk, rec(2 * u + 2)
+        return k
+
+    rec(0)
+    return np.array(left, np.int64), np.array(right, np.int64), np.array(slot, np.int64)

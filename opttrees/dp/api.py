@@ -26,7 +26,7 @@ from ..encoding import Binarizer
 from ..errors import InputError, VerificationError
 from ..interrupt import STOP, Deadline, stop_on_sigint
 from ..solvers.result import Incumbent, finish, relative_gap
-from ..tree import LEAF, Tree
+from ..tree import LEAF, Tree, heap_topology
 from . import engine as E
 from .tasks import ClassificationTask, EngineData
 
@@ -246,21 +246,11 @@ def run_engine(Xb: np.ndarray, ed: EngineData, max_depth: int, max_num_nodes: in
 
 def heap_to_tree(heap: np.ndarray, decode, n_features: int, tree_task: str, classes=None, feature_names=None) -> Tree:
     """Compact heap arrays (column per node, -1 leaf, -2 absent) into a Tree; ``decode(col) -> (j, t)``."""
-    cl, cr, fe, th = [], [], [], []
-
-    def rec(u):
-        k = len(cl)
-        cl.append(LEAF), cr.append(LEAF), fe.append(LEAF), th.append(0.0)
-        if heap[u] >= 0:
-            j, t = decode(int(heap[u]))
-            fe[k], th[k] = j, t
-            left = rec(2 * u + 1)
-            right = rec(2 * u + 2)
-            cl[k], cr[k] = left, right
-        return k
-
-    rec(0)
+    cl, cr, slot = heap_topology(np.asarray(heap) >= 0)
     m = len(cl)
+    fe, th = np.full(m, LEAF, np.int64), np.zeros(m)
+    for k in np.flatnonzero(cl != LEAF):
+        fe[k], th[k] = decode(int(heap[slot[k]]))
     return Tree(cl, cr, fe, th, np.zeros((m, 1)), task=tree_task, classes=classes,
                 feature_names=feature_names, n_features=n_features)
 

@@ -84,6 +84,11 @@ class Formulation(ABC):
         if self.owns_model:
             m.objective = pyo.Objective(expr=m.objective_expr, sense=sense)
 
+    @property
+    def max_depth(self) -> int:
+        """The depth the model encodes: its heap structure's ``D`` (formulations without one override this)."""
+        return self.structure.D  # type: ignore[attr-defined]
+
     # ------------------------------------------------------------------ contract
     @abstractmethod
     def warm_start(self, tree) -> None:

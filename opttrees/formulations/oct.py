@@ -68,10 +68,6 @@ class OCT(Formulation):
         self.model = self._new_block(block, "OCT")
         self._build()
 
-    @property
-    def max_depth(self) -> int:
-        return self.structure.D
-
     def _build(self) -> None:
         d, S, m = self.data, self.structure, self.model
         n, K, TL = d.n, d.n_classes, S.leaves
@@ -135,9 +131,18 @@ class OCT(Formulation):
         d, S, m = self.data, self.structure, self.model
         splits, heap_leaf = S.decode(m.tree)
         cl, cr, feat, thr, heap = S.skeleton(splits)
-        n_nodes = len(cl)
-        K = d.n_classes
-        heap_arr = np.array(heap)
+        sub, label = self._leaf_labels(cl, cr, heap, heap_leaf)
+        return Tree(cl, cr, feat, thr, sub, task="classification", label=label,
+                    classes=list(d.codec.classes), feature_names=d.feature_names, n_features=d.p)
+
+    def _leaf_labels(self, cl, cr, heap, heap_leaf) -> tuple[np.ndarray, np.ndarray]:
+        """Per-node class counts (a branch: its subtree's) and labels of a decoded layout (OCT and OCT-H share it).
+
+        A leaf takes the model's class where the model marks it used, else its majority; an empty leaf its
+        parent's majority class. ``heap[node]`` is the node's heap leaf (-1 for a branch).
+        """
+        d, m = self.data, self.model
+        n_nodes, K = len(cl), d.n_classes
         node_of_point = np.zeros(d.n, dtype=np.int64)
         for node, h in enumerate(heap):
             if h >= 0:
@@ -147,17 +152,15 @@ class OCT(Formulation):
         for node, h in enumerate(heap):
             if h >= 0 and pyo.value(m.tree.l[h]) > 0.5:
                 label[node] = int(np.argmax([pyo.value(m.c[k, h]) for k in range(K)]))
-        # empty leaves predict their parent's majority class
-        parent = {c: p for p in range(n_nodes) for c in (cl[p], cr[p]) if c >= 0}
         sub = counts.copy()
         for node in range(n_nodes - 1, -1, -1):
             if cl[node] >= 0:
                 sub[node] = sub[cl[node]] + sub[cr[node]]
+        parent = {c: p for p in range(n_nodes) for c in (cl[p], cr[p]) if c >= 0}
         for node in range(n_nodes):
-            if heap_arr[node] >= 0 and counts[node].sum() == 0 and node in parent:
+            if heap[node] >= 0 and counts[node].sum() == 0 and node in parent:
                 label[node] = int(majority_label(sub[parent[node]]))
-        return Tree(cl, cr, feat, thr, sub, task="classification", label=label,
-                    classes=list(d.codec.classes), feature_names=d.feature_names, n_features=d.p)
+        return sub, label
 
     def tree_objective(self, tree: Tree) -> float:
         d = self.data

@@ -4,7 +4,6 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-import pyomo.environ as pyo
 
 from ..data import PreparedData
 from ..errors import InputError
@@ -111,24 +110,7 @@ class OCTH(OCT):
         d, S, m = self.data, self.structure, self.model
         splits, heap_leaf = S.decode(m.tree, keep_unused=self.alpha > 0)
         cl, cr, feat, thr, coef, heap = S.layout(splits)
-        n_nodes, K = len(cl), d.n_classes
-        node_of_point = np.zeros(d.n, dtype=np.int64)
-        for node, h in enumerate(heap):
-            if h >= 0:
-                node_of_point[heap_leaf == h] = node
-        counts = class_counts(node_of_point, d.y, K, n_nodes, d.sample_weight)
-        label = majority_label(counts)
-        for node, h in enumerate(heap):
-            if h >= 0 and pyo.value(m.tree.l[h]) > 0.5:
-                label[node] = int(np.argmax([pyo.value(m.c[k, h]) for k in range(K)]))
-        sub = counts.copy()
-        for node in range(n_nodes - 1, -1, -1):
-            if cl[node] >= 0:
-                sub[node] = sub[cl[node]] + sub[cr[node]]
-        parent = {c: p for p in range(n_nodes) for c in (cl[p], cr[p]) if c >= 0}
-        for node in range(n_nodes):   # empty leaves predict their parent's majority class
-            if heap[node] >= 0 and counts[node].sum() == 0 and node in parent:
-                label[node] = int(majority_label(sub[parent[node]]))
+        sub, label = self._leaf_labels(cl, cr, heap, heap_leaf)
         hyper = any(f < 0 and cl[k] >= 0 for k, f in enumerate(feat))
         return Tree(cl, cr, feat, thr, sub, task="classification", label=label,
                     coef=np.array(coef) if hyper else None, classes=list(d.codec.classes),

@@ -11,12 +11,24 @@ from ..data import PreparedData
 from ..errors import InputError
 from ..objectives import baseline, leaf_predictions, node_losses, tree_objective
 from ..params import check_alpha
-from ..tree import LEAF, Tree
+from ..tree import Tree
 from .base import Formulation
 from .structure import DEFAULT_MARGIN, BDStructure, HyperplaneStructure
 
 LOSSES = ("absolute", "squared")
 SPLIT_TYPES = ("parallel", "hyperplane")
+
+
+def add_regression_loss(m: pyo.Block, loss: str, y: list, w: list):
+    """The weighted loss of the fitted values ``m.f`` on ``y`` (ORT and ORT-L alike); absolute loss adds its
+    residuals ``m.L`` with the two rows that bound them, squared loss is the quadratic objective term itself."""
+    n = len(y)
+    if loss == "absolute":
+        m.L = pyo.Var(range(n), domain=pyo.NonNegativeReals)
+        m.residual_above = pyo.Constraint(range(n), rule=lambda m, i: m.L[i] >= m.f[i] - y[i])
+        m.residual_below = pyo.Constraint(range(n), rule=lambda m, i: m.L[i] >= y[i] - m.f[i])
+        return sum(w[i] * m.L[i] for i in range(n))
+    return sum(w[i] * (m.f[i] - y[i]) ** 2 for i in range(n))
 
 
 class ORT(Formulation):
@@ -68,10 +80,6 @@ class ORT(Formulation):
         self.model = self._new_block(block, "ORT-H" if split_type == "hyperplane" else "ORT")
         self._build()
 
-    @property
-    def max_depth(self) -> int:
-        return self.structure.D
-
     def _build(self) -> None:
         d, S, m = self.data, self.structure, self.model
         n, TL = d.n, S.leaves
@@ -86,13 +94,7 @@ class ORT(Formulation):
             m.f = pyo.Var(range(n), bounds=(lo, hi))
             m.fit_upper = pyo.Constraint(range(n), TL, rule=lambda m, i, t: m.f[i] - m.beta[t] <= M * (1 - z[i, t]))
             m.fit_lower = pyo.Constraint(range(n), TL, rule=lambda m, i, t: m.f[i] - m.beta[t] >= -M * (1 - z[i, t]))
-            if self.loss == "absolute":
-                m.L = pyo.Var(range(n), domain=pyo.NonNegativeReals)
-                m.residual_above = pyo.Constraint(range(n), rule=lambda m, i: m.L[i] >= m.f[i] - y[i])
-                m.residual_below = pyo.Constraint(range(n), rule=lambda m, i: m.L[i] >= y[i] - m.f[i])
-                total = sum(w[i] * m.L[i] for i in range(n))
-            else:
-                total = sum(w[i] * (m.f[i] - y[i]) ** 2 for i in range(n))
+            total = add_regression_loss(m, self.loss, y, w)
             self._set_objective((1.0 / self.baseline) * total + self.alpha * S.complexity(m.tree), pyo.minimize)
 
     # ------------------------------------------------------------------ Tree <-> model
@@ -137,19 +139,8 @@ class ORT(Formulation):
 
     def _decode(self) -> Tree:
         d, S, m = self.data, self.structure, self.model
-        if isinstance(S, HyperplaneStructure):
-            splits, heap_leaf = S.decode(m.tree, keep_unused=self.alpha > 0)
-        else:
-            splits, heap_leaf = S.decode(m.tree)
-        cl, cr, feat, thr, coef, heap = S.layout(splits)
-        n_nodes = len(cl)
-        node_of_point = np.full(d.n, -1, dtype=np.int64)
-        for node, h in enumerate(heap):
-            if h >= 0:
-                node_of_point[heap_leaf == h] = node
-        hyper = any(f < 0 and cl[k] != LEAF for k, f in enumerate(feat))
-        tree = Tree(cl, cr, feat, thr, np.zeros((n_nodes, 1)), task="regression",
-                    coef=np.array(coef) if hyper else None, feature_names=d.feature_names, n_features=d.p)
+        tree, heap, _ = S.decoded_tree(m.tree, "regression", 1, keep_unused=self.alpha > 0)
+        n_nodes = tree.n_nodes
         # every node's best constant on its training rows: what an empty leaf predicts is its parent's
         rows_at = tree.decision_path(d.X).toarray().astype(bool)
         best = np.array([self._best_constant(rows_at[:, k]) for k in range(n_nodes)])

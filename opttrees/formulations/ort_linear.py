@@ -36,8 +36,9 @@ from ..heuristics.linear_leaves import (check_leaf_penalty, fit_leaf, linear_lea
                                         to_original_units, to_scaled_units)
 from ..objectives import baseline
 from ..params import check_alpha
-from ..tree import LEAF, Tree
+from ..tree import Tree
 from .base import Formulation
+from .ort import add_regression_loss
 from .structure import DEFAULT_MARGIN, BDStructure, HyperplaneStructure
 
 LOSSES = ("absolute", "squared")
@@ -92,10 +93,6 @@ class ORTLinear(Formulation):
         self._bounds(float(upper_bound), coef_bound)
         self.model = self._new_block(block, "ORT-LH" if split_type == "hyperplane" else "ORT-L")
         self._build()
-
-    @property
-    def max_depth(self) -> int:
-        return self.structure.D
 
     def _bounds(self, zF: float, coef_bound) -> None:
         d = self.data
@@ -165,13 +162,7 @@ class ORTLinear(Formulation):
                 m.nonzero_upper = pyo.Constraint(J, TL, rule=lambda m, j, t: m.beta[j, t] <= Mr * m.r[j, t])
                 m.nonzero_lower = pyo.Constraint(J, TL, rule=lambda m, j, t: m.beta[j, t] >= -Mr * m.r[j, t])
                 pen = sum(m.r[j, t] for j in J for t in TL) if J else 0.0
-            if self.loss == "absolute":
-                m.L = pyo.Var(range(n), domain=pyo.NonNegativeReals)
-                m.residual_above = pyo.Constraint(range(n), rule=lambda m, i: m.L[i] >= m.f[i] - y[i])
-                m.residual_below = pyo.Constraint(range(n), rule=lambda m, i: m.L[i] >= y[i] - m.f[i])
-                total = sum(w[i] * m.L[i] for i in range(n))
-            else:
-                total = sum(w[i] * (m.f[i] - y[i]) ** 2 for i in range(n))
+            total = add_regression_loss(m, self.loss, y, w)
             self._set_objective((1.0 / self.baseline) * total + self.alpha * S.complexity(m.tree)
                                 + self.leaf_penalty * pen, pyo.minimize)
 
@@ -245,15 +236,8 @@ class ORTLinear(Formulation):
 
     def _decode(self) -> Tree:
         d, S, m = self.data, self.structure, self.model
-        if isinstance(S, HyperplaneStructure):
-            splits, heap_leaf = S.decode(m.tree, keep_unused=self.alpha > 0)
-        else:
-            splits, heap_leaf = S.decode(m.tree)
-        cl, cr, feat, thr, coef, heap = S.layout(splits)
-        n_nodes = len(cl)
-        hyper = any(f < 0 and cl[k] != LEAF for k, f in enumerate(feat))
-        tree = Tree(cl, cr, feat, thr, np.zeros((n_nodes, d.p + 1)), task="linear",
-                    coef=np.array(coef) if hyper else None, feature_names=d.feature_names, n_features=d.p)
+        tree, heap, _ = S.decoded_tree(m.tree, "linear", d.p + 1, keep_unused=self.alpha > 0)
+        n_nodes = tree.n_nodes
         rows_at = tree.decision_path(d.X).toarray().astype(bool)
         parent = tree.parents()
         value = np.zeros((n_nodes, d.p + 1))

@@ -101,10 +101,6 @@ class SPOTFormulation(Formulation):
         self.model = self._new_block(block, "SPOT")
         self._build(valid_inequality)
 
-    @property
-    def max_depth(self) -> int:
-        return self.structure.D
-
     # ------------------------------------------------------------------ model
     def _build(self, valid_inequality):
         st, n, d, m = self.structure, self.data.n, self.problem.n_decisions, self.model

@@ -214,8 +214,11 @@ class BDStructure:
         return tree, heap_leaf, tree_leaf_of_heap
 
     # ----------------------------------------------------------------- decoding
-    def decode(self, blk: pyo.Block) -> tuple[dict, np.ndarray]:
-        """Read the split structure: returns ({heap node: (feature, threshold in original units)}, point leaves)."""
+    def decode(self, blk: pyo.Block, keep_unused: bool = True) -> tuple[dict, np.ndarray]:
+        """Read the split structure: returns ({heap node: (feature, threshold in original units)}, point leaves).
+
+        ``keep_unused`` only matters for hyperplane splits (:meth:`HyperplaneStructure.decode`); it is taken here
+        so that a formulation on either structure decodes alike."""
         d = self.data
         splits = {}
         for t in self.branch:
@@ -235,6 +238,19 @@ class BDStructure:
         if len(left) and len(right):
             return float((left.max() + right.min()) / 2)
         return float(d.scaling.inverse(np.full((1, d.p), b))[0, j]) if not len(left) else float(left.max() + 1.0)
+
+    def decoded_tree(self, blk: pyo.Block, task: str, width: int,
+                     keep_unused: bool = True) -> tuple[Tree, list, np.ndarray]:
+        """The solution's splits as a Tree whose payload (``width`` zero columns) the formulation then sets.
+
+        Returns (tree, heap leaf of each node (-1 for a branch), heap leaf of each point); see :meth:`layout`.
+        """
+        splits, heap_leaf = self.decode(blk, keep_unused=keep_unused)
+        cl, cr, feat, thr, coef, heap = self.layout(splits)
+        hyper = any(f < 0 and cl[k] != LEAF for k, f in enumerate(feat))
+        tree = Tree(cl, cr, feat, thr, np.zeros((len(cl), width)), task=task,
+                    coef=np.array(coef) if hyper else None, feature_names=self.data.feature_names, n_features=self.data.p)
+        return tree, heap, heap_leaf
 
     def skeleton(self, splits: dict) -> tuple[list, list, list, list, list]:
         """Flat Tree arrays for the decoded splits; a non-splitting node is replaced by its right subtree.

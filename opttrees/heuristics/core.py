@@ -15,7 +15,7 @@ from ..data import EPS_ROUND_DECIMALS, PreparedData
 from ..params import check_alpha  # noqa: F401 (re-exported)
 from ..params import check_depth as _check_depth
 from ..errors import InputError
-from ..tree import HYPERPLANE, LEAF, Tree
+from ..tree import HYPERPLANE, LEAF, Tree, heap_topology
 from . import _kernels as K
 
 KIND = {"misclassification": K.MISCLASSIFICATION, "gini": K.GINI, "entropy": K.ENTROPY, "squared": K.SQUARED,
@@ -124,30 +124,22 @@ def _hyperplane_threshold(data, a_scaled: np.ndarray, b_scaled: float, a_orig: n
 def heap_to_tree(prob: Problem, ntype, feat, thr, coef) -> Tree:
     """Compact the heap arrays into a Tree (original units) with leaf payloads refitted on the training data."""
     data = prob.data
-    cl, cr, fe, th, co = [], [], [], [], []
-    hyper = bool((np.asarray(ntype) == 3).any())
-
-    def rec(u):
-        k = len(cl)
-        cl.append(LEAF), cr.append(LEAF), fe.append(LEAF), th.append(0.0), co.append(np.zeros(prob.p))
-        if ntype[u] >= 2:
-            if ntype[u] == 2:
-                fe[k] = int(feat[u])
-                th[k] = float(thr[u])
-            else:
-                a = np.asarray(coef[u], dtype=np.float64)
-                fe[k] = HYPERPLANE
-                co[k] = a / data.scaling.span
-                th[k] = _hyperplane_threshold(data, a, float(thr[u]), co[k])
-            left = rec(2 * u + 1)
-            right = rec(2 * u + 2)
-            cl[k], cr[k] = left, right
-        return k
-
-    rec(0)
+    ntype = np.asarray(ntype)
+    hyper = bool((ntype == 3).any())
+    cl, cr, slot = heap_topology(ntype >= 2)
     m = len(cl)
+    fe, th, co = np.full(m, LEAF, np.int64), np.zeros(m), np.zeros((m, prob.p))
+    for k in np.flatnonzero(cl != LEAF):
+        u = slot[k]
+        if ntype[u] == 2:
+            fe[k], th[k] = int(feat[u]), float(thr[u])
+        else:
+            a = np.asarray(coef[u], dtype=np.float64)
+            fe[k] = HYPERPLANE
+            co[k] = a / data.scaling.span
+            th[k] = _hyperplane_threshold(data, a, float(thr[u]), co[k])
     tree = Tree(cl, cr, fe, th, np.zeros((m, 1)), task="classification" if prob.loss == "misclassification" else "regression",
-                coef=np.array(co) if hyper else None, feature_names=list(data.feature_names), n_features=prob.p,
+                coef=co if hyper else None, feature_names=list(data.feature_names), n_features=prob.p,
                 classes=list(data.codec.classes) if data.codec is not None else None)
     return refit_leaves(tree, prob)
 

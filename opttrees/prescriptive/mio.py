@@ -54,10 +54,6 @@ class OPTFormulation(Formulation):
         self.model = self._new_block(block, "OPT")
         self._build()
 
-    @property
-    def max_depth(self) -> int:
-        return self.structure.D
-
     def _build(self) -> None:
         P, S, m = self.prob, self.structure, self.model
         d = P.data

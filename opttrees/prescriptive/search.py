@@ -22,7 +22,7 @@ from ..errors import InputError
 from ..heuristics.local_search import _n_jobs, _run_stoppable, _seeds
 from ..jit import announce_compile
 from ..params import check_alpha, check_depth
-from ..tree import LEAF, Tree
+from ..tree import LEAF, Tree, heap_topology
 from . import _kernels as K
 from .objective import KIND_LINEAR, PrescriptiveProblem, fill_payload, tree_objective
 
@@ -63,19 +63,10 @@ def kernel_arrays(prob: PrescriptiveProblem):
 
 def heap_to_tree(prob: PrescriptiveProblem, ntype, feat, thr) -> Tree:
     """Compact heap arrays into a prescription Tree (original units) with its payload from the training data."""
-    cl, cr, fe, th = [], [], [], []
-
-    def rec(u):
-        k = len(cl)
-        cl.append(LEAF), cr.append(LEAF), fe.append(LEAF), th.append(0.0)
-        if ntype[u] == K.SPLIT:
-            fe[k], th[k] = int(feat[u]), float(thr[u])
-            left = rec(2 * u + 1)
-            right = rec(2 * u + 2)
-            cl[k], cr[k] = left, right
-        return k
-
-    rec(0)
+    cl, cr, slot = heap_topology(np.asarray(ntype) == K.SPLIT)
+    branch = cl != LEAF
+    fe = np.where(branch, np.asarray(feat, np.int64)[slot], LEAF)
+    th = np.where(branch, np.asarray(thr, np.float64)[slot], 0.0)
     m = len(cl)
     tree = Tree(cl, cr, fe, th, np.zeros((m, prob.m)), task="prescription", label=np.zeros(m, np.int64),
                 classes=list(prob.data.classes), feature_names=list(prob.data.feature_names), n_features=prob.data.p)
