@@ -61,7 +61,7 @@ def test_one_warm_start_vocabulary(model_type):
         pytest.skip("no warm start")
     for value in ("greedy", None, False):
         parse_spec({"data": IRIS, "model": {"type": model_type, "warm_start": value}})
-    with pytest.raises(SpecError, match=r"model.warm_start: expected (one of )?'greedy'.*; got bool True"):
+    with pytest.raises(SpecError, match=r"model.warm_start: expected (one of )?.*'greedy'.*; got bool True"):
         parse_spec({"data": IRIS, "model": {"type": model_type, "warm_start": True}})
 
 
@@ -70,7 +70,9 @@ def test_solver_fields_only_on_models_with_a_solver(model_type):
     entry = models()[model_type]
     extra = {"decision_problem": {"type": "shortest_path", "rows": 4, "cols": 4}} if "decision_problem" in \
         entry.defaults() else {}
-    mio = model_type in ("oct", "flow-oct", "benders-oct", "robust-oct", "spot-mio")
+    # models that solve a MIO, or may (ort, ort-linear: method: mio)
+    mio = model_type in ("oct", "flow-oct", "benders-oct", "robust-oct", "spot-mio", "ort-mio", "opt-mio", "ort",
+                         "ort-linear")
     assert uses_solver(entry) == mio
     for key, value in (("name", "scip"), ("mip_gap", 0.01), ("threads", 2)):
         raw = {"data": IRIS, "model": {"type": model_type, **extra}, "solver": {key: value}}

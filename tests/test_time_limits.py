@@ -88,7 +88,7 @@ def test_time_limit_covers_the_whole_fit(name):
         params = {**params, "decision_problem": problem}
         data = (X, C)
     if name == "ort-mio":   # numba compiles the local-search kernels once per installation: not part of a fit
-        OptimalTreeRegressor(max_depth=1, n_restarts=1, loss="absolute").fit(*_noisy_regression(20, 2))
+        OptimalTreeRegressor(max_depth=1, n_restarts=1, loss="absolute").fit(*_noisy_regression(20, 3))
     est = entry.make(**params, time_limit=LIMIT)
     t0 = time.perf_counter()
     with warnings.catch_warnings():

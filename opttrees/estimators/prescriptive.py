@@ -147,7 +147,7 @@ class OptimalPrescriptiveTree(_PrescriptiveTreeBase):
         solve, so only SCIP is accepted.
     mip_gap : float, default=1e-6
         Relative gap at which SCIP stops (``method="mio"``).
-    random_state : int, RandomState instance or None, default=None
+    random_state : int, RandomState instance or None, default=0
         Seeds the local search.
     n_jobs : int or None, default=1
         Threads for the restarts (-1: all cores).
@@ -197,7 +197,7 @@ class OptimalPrescriptiveTree(_PrescriptiveTreeBase):
     def __init__(self, *, max_depth=2, min_samples_leaf=1, alpha=0.0, mu=0.5, n_treatment=1,
                  counterfactuals="constant", lasso_lambda=0.01, method="local-search", sense="min", treatments=None,
                  n_restarts=100, max_cuts="auto", binarization="quantile", n_thresholds=10, solver="scip",
-                 mip_gap=1e-6, random_state=None, n_jobs=1, verbose=False, time_limit=None):
+                 mip_gap=1e-6, random_state=0, n_jobs=1, verbose=False, time_limit=None):
         self.max_depth = max_depth
         self.min_samples_leaf = min_samples_leaf
         self.alpha = alpha
@@ -296,7 +296,7 @@ class PolicyTree(_PrescriptiveTreeBase):
         Candidate splits of ``method="dp"``.
     n_thresholds : int, default=10
         Thresholds per feature for ``binarization="quantile"``.
-    random_state : int, RandomState instance or None, default=None
+    random_state : int, RandomState instance or None, default=0
         Seeds the cross-fitting folds, the default outcome model and the local search.
     n_jobs : int or None, default=1
         Threads for the restarts (-1: all cores).
@@ -347,7 +347,7 @@ class PolicyTree(_PrescriptiveTreeBase):
     def __init__(self, *, max_depth=2, min_samples_leaf=1, alpha=0.0, teacher="dr", outcome_model=None,
                  propensity_model=None, n_folds=5, propensity_clip=0.01, n_treatment=0, method="dp", sense="min",
                  treatments=None, n_restarts=100, max_cuts="auto", binarization="quantile", n_thresholds=10,
-                 random_state=None, n_jobs=1, verbose=False, time_limit=None):
+                 random_state=0, n_jobs=1, verbose=False, time_limit=None):
         self.max_depth = max_depth
         self.min_samples_leaf = min_samples_leaf
         self.alpha = alpha
