@@ -347,6 +347,19 @@ def fit_mio(est, ctl: FitControl, make, args: tuple, kwargs: dict, start, score,
 DP_SHARE = 0.5
 
 
+def run_dp(form, who: str, binarization: str, n_thresholds: int, left: float | None, bound: bool):
+    """:func:`opttrees.dp.bound.dp_for_formulation` with ``DP_SHARE`` of the ``left`` seconds; None, with a
+    warning naming ``who``, when the DP cannot run on this formulation (it costs the start, not the fit)."""
+    from ..dp.bound import dp_for_formulation
+
+    try:
+        return dp_for_formulation(form, binarization=binarization, n_thresholds=int(n_thresholds),
+                                  time_limit=None if left is None else max(DP_SHARE * left, 1e-3), bound=bound)
+    except InputError as exc:
+        warnings.warn(f"{who}: no dynamic-programming start or bound ({exc})", stacklevel=4)
+        return None
+
+
 def dp_start_and_bound(est, form, ctl, use_start: bool, use_bound: bool):
     """The DP over ``form``'s own split set under the fit's deadline -> (start tree or None, ObjectiveBound or None).
 
@@ -356,20 +369,14 @@ def dp_start_and_bound(est, form, ctl, use_start: bool, use_bound: bool):
     when a bound is wanted. A DP that cannot run here (e.g. too many binary columns for its depth-two solver)
     costs a warning, not the fit.
     """
-    from ..dp.bound import dp_for_formulation
-
     if form is None or not (use_start or use_bound) or ctl.stop():
         return None, None
-    left = ctl.remaining()
     binarization = "midpoints" if use_bound else getattr(est, "binarization", "midpoints")
-    n_thresholds = int(getattr(est, "n_thresholds", 10))
     with ctl.stage("dp"):
-        try:
-            run = dp_for_formulation(form, binarization=binarization, n_thresholds=n_thresholds,
-                                     time_limit=None if left is None else max(DP_SHARE * left, 1e-3), bound=use_bound)
-        except InputError as exc:
-            warnings.warn(f"{type(est).__name__}: no dynamic-programming start or bound ({exc})", stacklevel=3)
-            return None, None
+        run = run_dp(form, type(est).__name__, binarization, getattr(est, "n_thresholds", 10), ctl.remaining(),
+                     use_bound)
+    if run is None:
+        return None, None
     start = run.tree if use_start and run.start_feasible else None
     if use_bound and run.bound is None:
         warnings.warn(f"{type(est).__name__}: dp_bound=True but {run.why_no_bound}; solving without it",

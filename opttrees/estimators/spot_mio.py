@@ -17,6 +17,7 @@ from ..solvers import solve
 from ..spo.greedy import check_costs_fit, grow_spo_tree
 from ..spo.objective import spot_norm, spot_objective
 from ..spo.pruning import prune_alpha, refit_nodes
+from .fitcontrol import run_dp
 
 
 def round_features(X, decimals: int | None) -> np.ndarray:
@@ -30,10 +31,6 @@ def round_features(X, decimals: int | None) -> np.ndarray:
     lo, hi = X.min(axis=0), X.max(axis=0)
     span = np.where(hi > lo, hi - lo, 1.0)
     return np.round((X - lo) / span, int(decimals)) * span + lo
-
-
-#: share of the time left the dynamic program may use for the start / bound (the MILP gets the rest)
-DP_SHARE = 0.5
 
 
 def fit_spot_mio(problem, X, C, w=None, depth: int = 2, min_samples_leaf: float = 1, alpha: float = 1e-4,
@@ -85,7 +82,7 @@ def fit_spot_mio(problem, X, C, w=None, depth: int = 2, min_samples_leaf: float 
     info["start_source"] = "greedy" if start is not None else None
     bound = None
     if warm_start == "dp" or dp_bound:
-        run = _dp_run(form, "midpoints" if dp_bound else binarization, n_thresholds, deadline, dp_bound)
+        run = run_dp(form, "SPOT MILP", "midpoints" if dp_bound else binarization, n_thresholds, deadline.remaining(), dp_bound)
         if run is not None:
             info.update(dp_result=run.result, dp_objective=run.objective, dp_tree=run.tree)
             bound = run.bound if dp_bound else None
@@ -123,14 +120,3 @@ def fit_spot_mio(problem, X, C, w=None, depth: int = 2, min_samples_leaf: float 
     return tree, info
 
 
-def _dp_run(form, binarization, n_thresholds, deadline, bound):
-    """The SPO dynamic program over the MILP's features (half the time left); None (with a warning) if it cannot run."""
-    from ..dp.bound import dp_for_formulation
-
-    left = deadline.remaining()
-    try:
-        return dp_for_formulation(form, binarization=binarization, n_thresholds=int(n_thresholds),
-                                  time_limit=None if left is None else max(DP_SHARE * left, 1e-3), bound=bound)
-    except InputError as exc:
-        warnings.warn(f"SPOT MILP: no dynamic-programming start or bound ({exc})", stacklevel=3)
-        return None
