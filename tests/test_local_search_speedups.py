@@ -130,9 +130,14 @@ def test_integer_scans_equal_the_float_scan(n, nmin, pairs, seed):
         lloss[L] = K.leaf_loss(K.MISCLASSIFICATION, stats, L, cnt)
     total, deficient = lloss.sum(), int(sum(cnt[L] < nmin for L in leaves))
     c1 = stats[:, 1].astype(np.int64)
-    got = K.scan_core_unit2(movers, n, vals, low_d, up_d, Z, nmin, cnt.copy(), c1.copy(), total, deficient)
+    lidx, pk = np.zeros(T, np.int64), np.zeros(n, np.int64)
+    K.unit_codes(np.arange(n), n, Z, low_d, up_d, leaves, len(leaves), lidx, pk)
+    assert (pk & 1).tolist() == Z[:, 1].astype(int).tolist()
+    assert (lidx[low_d] == (pk >> 1) & K.LMASK).all() and (lidx[up_d] == (pk >> 16) & K.LMASK).all()
+    code = pk[movers] | (vals.astype(np.int64) << 32)
+    got = K.scan_unit(code, n, nmin, (cnt[1:] << 32) | c1[1:], total, deficient)
     if pairs == 1:
-        pair = K.scan_core_unit2_pair(movers, n, vals, Z, nmin, cnt[2], c1[2], cnt[1], c1[1], total, deficient)
+        pair = K.scan_unit_pair(code, n, nmin, cnt[2], c1[2], cnt[1], c1[1], total, deficient)
         assert pair == got
     want = K.scan_core(movers, n, vals, low_d, up_d, Z, K.MISCLASSIFICATION, nmin, stats, cnt, lloss, total, deficient,
                        K.fen_empty())
@@ -152,11 +157,14 @@ def test_node_order_is_the_filtered_presorted_order(n, frac, seed):
     mark = np.zeros((n + 63) // 64, np.uint64)
     movers, vals = np.empty(n, np.int64), np.empty(n)
     for j in range(3):
-        m = K.node_order(I, len(I), rankT, prob.orderT, prob.grpT, j, mark, movers, vals)
+        pk, code = rng.integers(0, 2**31, n), np.empty(n, np.int64)
+        m = K.node_order(I, len(I), rankT, prob.orderT, prob.grpT, j, mark, movers, vals, pk, code, False)
         keep = inI[prob.orderT[j]]
         assert m == len(I) and not mark.any()
         np.testing.assert_array_equal(movers[:m], prob.orderT[j][keep])
         np.testing.assert_array_equal(vals[:m], prob.grpT[j][keep])
+        assert K.node_order(I, len(I), rankT, prob.orderT, prob.grpT, j, mark, movers, vals, pk, code, True) == m
+        np.testing.assert_array_equal(code[:m], pk[movers[:m]] | (prob.grpT[j][keep].astype(np.int64) << 32))
 
 
 def test_unit_weights_take_the_integer_path_with_the_same_trees():
