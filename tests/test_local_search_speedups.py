@@ -135,9 +135,10 @@ def test_integer_scans_equal_the_float_scan(n, nmin, pairs, seed):
     assert (pk & 1).tolist() == Z[:, 1].astype(int).tolist()
     assert (lidx[low_d] == (pk >> 1) & K.LMASK).all() and (lidx[up_d] == (pk >> 16) & K.LMASK).all()
     code = pk[movers] | (vals.astype(np.int64) << 32)
-    got = K.scan_unit(code, n, nmin, (cnt[1:] << 32) | c1[1:], total, deficient)
+    margin = 2 * c1 - cnt
+    got = K.scan_unit(code, n, nmin, (cnt[1:] << 32) | (margin[1:] + K.MBIAS), total, deficient)
     if pairs == 1:
-        pair = K.scan_unit_pair(code, n, nmin, cnt[2], c1[2], cnt[1], c1[1], total, deficient)
+        pair = K.scan_unit_pair(code, n, nmin, cnt[2], margin[2], cnt[1], margin[1], total, deficient)
         assert pair == got
     want = K.scan_core(movers, n, vals, low_d, up_d, Z, K.MISCLASSIFICATION, nmin, stats, cnt, lloss, total, deficient,
                        K.fen_empty())
@@ -167,14 +168,31 @@ def test_node_order_is_the_filtered_presorted_order(n, frac, seed):
         np.testing.assert_array_equal(code[:m], pk[movers[:m]] | (prob.grpT[j][keep].astype(np.int64) << 32))
 
 
-def test_unit_weights_take_the_integer_path_with_the_same_trees():
-    """Weights of 2 keep the float scans; every restart's tree equals the unit-weight (integer) run's."""
+def _tree_labels(X, depth, rng):
+    """Labels of a random axis-aligned tree (alternating classes by leaf) with 5% noise."""
+    node = np.zeros(len(X), dtype=int)
+    for d in range(depth):
+        feats, thr = rng.integers(0, X.shape[1], 2**d), rng.uniform(0.2, 0.8, 2**d)
+        pos = node - (2**d - 1)
+        node = 2 * node + 1 + (X[np.arange(len(X)), feats[pos]] >= thr[pos])
+    y = (node - (2**depth - 1)) % 2
+    return y ^ (rng.random(len(X)) < 0.05)
+
+
+@pytest.mark.parametrize("n, p, depth, decimals, alpha", [(300, 5, 4, 2, 0.01), (3000, 10, 2, 6, 0.0),
+                                                          (3000, 10, 4, 6, 0.0)])
+def test_unit_weights_take_the_integer_path_with_the_same_trees(n, p, depth, decimals, alpha):
+    """Weights of 2 keep the float scans; every restart's tree equals the unit-weight (integer) run's, which
+    also keeps rows in leaf order and caches the top nodes' feature orders (3000 continuous rows: large
+    nodes filter all rows and reuse the cached orders, small ones use the rank bitmap)."""
     rng = np.random.default_rng(11)
-    X = np.round(rng.random((300, 5)), 2)
-    y = ((X[:, 0] > 0.4) ^ (X[:, 2] > 0.6)).astype(int) ^ (rng.random(300) < 0.1)
-    one = local_search(prepare(X, y), 4, alpha=0.01, n_restarts=20, random_state=2, return_all=True)
-    two = local_search(prepare(X, y, sample_weight=np.full(300, 2.0)), 4, alpha=0.01, n_restarts=20,
-                       random_state=2, return_all=True)
+    X = np.round(rng.random((n, p)), decimals)
+    y = _tree_labels(X, 5, rng) if n > 1000 else ((X[:, 0] > 0.4) ^ (X[:, 2] > 0.6)).astype(int) ^ (rng.random(n) < 0.1)
+    # max_moves far above what these searches need: a wrong scan decision can make a search cycle forever
+    one = local_search(prepare(X, y), depth, alpha=alpha, n_restarts=30, random_state=0, return_all=True,
+                       max_moves=5000)
+    two = local_search(prepare(X, y, sample_weight=np.full(n, 2.0)), depth, alpha=alpha, n_restarts=30,
+                       random_state=0, return_all=True, max_moves=5000)
     assert K.unit_binary(make_problem(prepare(X, y)).Z, K.MISCLASSIFICATION)
     np.testing.assert_array_equal(one.objectives, two.objectives)
     for a, b in zip(one.trees, two.trees):

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
+from numba.cpython.unsafe.numbers import trailing_zeros
 
 LEAF, PAR, HYP = 1, 2, 3
 MISCLASSIFICATION, GINI, ENTROPY, SQUARED, ABSOLUTE = 0, 1, 2, 3, 4  # loss kinds (ABSOLUTE: Fenwick-tree leaves)
@@ -587,14 +588,20 @@ def unit_codes(I, nI, Z, low_d, up_d, leaves, nl, lidx, pk):
         pk[i] = np.int64(Z[i, 1]) | (lidx[low_d[i]] << 1) | (lidx[up_d[i]] << 16)
 
 
+MBIAS = np.int64(1) << 31  # a leaf's scan word: count << 32 | (class-1 count - class-0 count + MBIAS)
+
+
 @njit(cache=True, nogil=True)
-def scan_unit(code, m, nmin, cc, total, deficient):
+def scan_unit(code, m, nmin, cm, total, deficient):
     """:func:`scan_core` for misclassification with two classes and unit weights, in integers.
 
-    code[q]: mover q's scan word (:func:`unit_codes`); cc[a] = count << 32 | class-1 count of local leaf a.
-    Every stat is then a count and a leaf's loss min(count of class 0, count of class 1) exactly, so the
-    float scan's sums are exact integers too and this returns the same (loss, q) bit for bit. A cut after
-    q exists only where the next mover's group rank is larger (or q is last).
+    code[q]: mover q's scan word (:func:`unit_codes`); cm[a]: local leaf a's count and class margin
+    (c1 - c0) in one word (``MBIAS``). A leaf's loss is min(c0, c1), so a point of class y leaving a leaf
+    lowers it by one exactly when its class was not the strict majority (s * margin <= 0 with s = +-1)
+    and raises the leaf it enters by one exactly when its class is the strict minority there: the float
+    scan's sums are exact integers, so this returns the same (loss, q) bit for bit, and the margin form
+    needs a third fewer operations per mover than recomputing both minima. A cut after q exists only
+    where the next mover's group rank is larger (or q is last).
     """
     tot = np.int64(total)
     best = tot
@@ -602,26 +609,15 @@ def scan_unit(code, m, nmin, cc, total, deficient):
     one = np.int64(1) << 32
     for q in range(m):
         c = code[q]
-        y = c & 1
+        sg = ((c & 1) << 1) - 1
         l = (c >> 1) & LMASK
         u = (c >> 16) & LMASK
-        vu = cc[u]
-        vl = cc[l]
-        cu = vu >> 32
-        au = vu & CMASK
-        cl = vl >> 32
-        al = vl & CMASK
-        old = min(cu - au, au) + min(cl - al, al)
-        bu = np.int64(cu < nmin)
-        bl = np.int64(cl < nmin)
-        cc[u] = vu - one - y
-        cc[l] = vl + one + y
-        cu -= 1
-        au -= y
-        cl += 1
-        al += y
-        tot += min(cu - au, au) + min(cl - al, al) - old
-        deficient += np.int64(cu < nmin) - bu + np.int64(cl < nmin) - bl
+        vu = cm[u]
+        vl = cm[l]
+        cm[u] = vu - one - sg
+        cm[l] = vl + one + sg
+        tot += np.int64(((vl & CMASK) - MBIAS) * sg < 0) - np.int64(((vu & CMASK) - MBIAS) * sg <= 0)
+        deficient += np.int64((vu >> 32) == nmin) - np.int64((vl >> 32) + 1 == nmin)
         if (q == m - 1 or (code[q + 1] >> 32) > (c >> 32)) and deficient == 0 and (tot < best or bestq == -2):
             best = tot
             bestq = q
@@ -631,24 +627,21 @@ def scan_unit(code, m, nmin, cc, total, deficient):
 
 
 @njit(cache=True, nogil=True)
-def scan_unit_pair(code, m, nmin, cu, au, cl, al, total, deficient):
+def scan_unit_pair(code, m, nmin, cu, du, cl, dl, total, deficient):
     """:func:`scan_unit` when every point moves between the same two leaves (the node's children are
-    leaves): the counts stay in registers (cu / au: upper leaf's count / class-1 count, cl / al: lower)."""
+    leaves): counts and margins stay in registers (cu / du: upper leaf's count / margin, cl / dl: lower)."""
     tot = np.int64(total)
     best = tot
     bestq = np.int64(-1) if deficient == 0 else np.int64(-2)
     for q in range(m):
         c = code[q]
-        y = c & 1
-        old = min(cu - au, au) + min(cl - al, al)
-        bu = np.int64(cu < nmin)
-        bl = np.int64(cl < nmin)
+        sg = ((c & 1) << 1) - 1
+        tot += np.int64(dl * sg < 0) - np.int64(du * sg <= 0)
+        deficient += np.int64(cu == nmin) - np.int64(cl + 1 == nmin)
+        du -= sg
+        dl += sg
         cu -= 1
-        au -= y
         cl += 1
-        al += y
-        tot += min(cu - au, au) + min(cl - al, al) - old
-        deficient += np.int64(cu < nmin) - bu + np.int64(cl < nmin) - bl
         if (q == m - 1 or (code[q + 1] >> 32) > (c >> 32)) and deficient == 0 and (tot < best or bestq == -2):
             best = tot
             bestq = q
@@ -669,6 +662,42 @@ def unit_binary(Z, kind):
         if not ((a == 1.0 and b == 0.0) or (a == 0.0 and b == 1.0)):
             return False
     return True
+
+
+@njit(cache=True, nogil=True)
+def scan_core_binary_pair(movers, m, vals, Z, kind, nmin, su0, su1, cu, lu, sl0, sl1, cl, ll, total, deficient):
+    """:func:`scan_core_binary` when every point moves between the same two leaves (the node's children are
+    leaves, as in every split of a start tree): both leaves' weights, counts and losses stay in registers
+    (u: upper leaf, l: lower). The same operations in the same order, so the same (loss, q) bit for bit."""
+    best, bestq = scan_start(total, deficient)
+    for q in range(m):
+        i = movers[q]
+        z0 = Z[i, 0]
+        z1 = Z[i, 1]
+        bu = 1 if cu < nmin else 0
+        bl = 1 if cl < nmin else 0
+        cu -= 1
+        cl += 1
+        total -= lu + ll
+        if cu == 0:
+            su0 = 0.0
+            su1 = 0.0
+            nu = 0.0
+        else:
+            su0 = su0 - z0
+            su1 = su1 - z1
+            nu = mis_loss2(su0, su1) if kind == MISCLASSIFICATION else gini_loss2(su0, su1)
+        sl0 = sl0 + z0
+        sl1 = sl1 + z1
+        nw = mis_loss2(sl0, sl1) if kind == MISCLASSIFICATION else gini_loss2(sl0, sl1)
+        lu = nu
+        ll = nw
+        total += nu + nw
+        deficient += (1 if cu < nmin else 0) - bu + (1 if cl < nmin else 0) - bl
+        if (q == m - 1 or vals[q + 1] > vals[q]) and deficient == 0 and total < best:
+            best = total
+            bestq = q
+    return best, bestq
 
 
 @njit(cache=True, nogil=True)
@@ -819,10 +848,9 @@ def ranks(orderT):
 
 
 @njit(cache=True, nogil=True)
-def node_order(I, nI, rankT, orderT, grpT, j, mark, movers, vals, pk, code, want):
+def node_order(I, nI, rankT, orderT, grpT, j, mark, movers, vals):
     """The rows I[:nI] in feature j's presorted order (exactly the filtered global order) with their group
-    ranks in vals, via a bitmap of their ranks (``mark``: n/64 zero words, left zeroed); returns nI.
-    With ``want`` it writes instead code[m] = pk[row] | group rank << 32 (the scan words of :func:`unit_codes`)."""
+    ranks in vals, via a bitmap of their ranks (``mark``: n/64 zero words, left zeroed); returns nI."""
     for r in range(nI):
         k = rankT[j, I[r]]
         mark[k >> 6] |= np.uint64(1) << np.uint64(k & 63)
@@ -834,34 +862,48 @@ def node_order(I, nI, rankT, orderT, grpT, j, mark, movers, vals, pk, code, want
         mark[w] = np.uint64(0)
         base = np.int64(w) << 6
         while x != 0:
-            low = x & (~x + np.uint64(1))
-            b = np.int64(0)  # index of the lowest set bit, by halving
-            t = low
-            if t >> np.uint64(32):
-                b += 32
-                t >>= np.uint64(32)
-            if t >> np.uint64(16):
-                b += 16
-                t >>= np.uint64(16)
-            if t >> np.uint64(8):
-                b += 8
-                t >>= np.uint64(8)
-            if t >> np.uint64(4):
-                b += 4
-                t >>= np.uint64(4)
-            if t >> np.uint64(2):
-                b += 2
-                t >>= np.uint64(2)
-            if t >> np.uint64(1):
-                b += 1
-            i = orderT[j, base + b]
-            if want:
-                code[m] = pk[i] | (np.int64(grpT[j, base + b]) << 32)
-            else:
-                movers[m] = i
-                vals[m] = grpT[j, base + b]
+            b = np.int64(trailing_zeros(x))
+            movers[m] = orderT[j, base + b]
+            vals[m] = grpT[j, base + b]
             m += 1
-            x ^= low
+            x &= x - np.uint64(1)
+    return m
+
+
+LOW32 = (np.int64(1) << 32) - 1
+
+
+@njit(cache=True, nogil=True)
+def og_words(orderT, grpT):
+    """ogT[j, r] = orderT[j, r] | grpT[j, r] << 32: a row and its group rank in one load for the integer
+    scans, whose scan words keep the rank in the same high half (:func:`unit_codes`)."""
+    p, n = orderT.shape
+    ogT = np.empty((p, n), np.int64)
+    for j in range(p):
+        for r in range(n):
+            ogT[j, r] = orderT[j, r] | (np.int64(grpT[j, r]) << 32)
+    return ogT
+
+
+@njit(cache=True, nogil=True)
+def node_codes(I, nI, rankT, ogT, j, mark, pk, code):
+    """:func:`node_order` for the integer scans: code[q] = pk[row] | group rank << 32 for the rows I[:nI]
+    in feature j's presorted order (exactly the filtered global order); returns nI."""
+    for r in range(nI):
+        k = rankT[j, I[r]]
+        mark[k >> 6] |= np.uint64(1) << np.uint64(k & 63)
+    m = np.int64(0)
+    for w in range(mark.shape[0]):
+        x = mark[w]
+        if x == 0:
+            continue
+        mark[w] = np.uint64(0)
+        base = np.int64(w) << 6
+        while x != 0:
+            og = ogT[j, base + np.int64(trailing_zeros(x))]
+            code[m] = pk[og & LOW32] | (og & ~LOW32)
+            m += 1
+            x &= x - np.uint64(1)
     return m
 
 
@@ -870,7 +912,7 @@ def node_rows_at(I, nI, inI, orderT, rankT, j, q, mark, movers, vals, grpT, bitm
     """The node's rows at positions q and q + 1 of feature j's presorted order (the same order the scan
     saw: the rank bitmap or the filter)."""
     if bitmap:
-        node_order(I, nI, rankT, orderT, grpT, j, mark, movers, vals, movers, movers, False)
+        node_order(I, nI, rankT, orderT, grpT, j, mark, movers, vals)
         return movers[q], movers[q + 1]
     k = np.int64(-1)
     i0 = np.int64(-1)
@@ -914,13 +956,15 @@ def best_parallel(I, nI, inI, X, Xs, grp, orderT, grpT, rankT, featok, fsub, nf,
     # against 1 ns a row filtered); small nodes sort their own rows (the order every scan saw before)
     bitmap = nI * 5 < n and not small
     mark = np.zeros((n + 63) // 64 if bitmap else 0, np.uint64)
+    # two leaves (lower = leaves[0], upper = leaves[1] for every point) and two classes: register scan
+    pair = nl == 2 and S == 2 and (kind == MISCLASSIFICATION or kind == GINI)
     for f in range(nf):
         j = fsub[f]
         if not featok[j]:
             continue
         m = np.int64(0)
         if bitmap:
-            m = node_order(I, nI, rankT, orderT, grpT, j, mark, movers, vals, movers, movers, False)
+            m = node_order(I, nI, rankT, orderT, grpT, j, mark, movers, vals)
         elif small:
             # small node: sorting its own rows beats filtering the global presorted order
             for r in range(nI):
@@ -939,6 +983,18 @@ def best_parallel(I, nI, inI, X, Xs, grp, orderT, grpT, rankT, featok, fsub, nf,
                 vals[m] = grpT[j, r]
                 m += np.int64(inI[i])
         if m < 2 or vals[0] == vals[m - 1]:
+            continue
+        if pair:
+            L0 = leaves[0]
+            L1 = leaves[1]
+            loss, q = scan_core_binary_pair(movers, m, vals, Z, kind, nmin, bstats[L1, 0], bstats[L1, 1], bcnt[L1],
+                                            blloss[L1], bstats[L0, 0], bstats[L0, 1], bcnt[L0], blloss[L0], btotal,
+                                            bdef)
+            if q >= 0 and q < m - 1 and loss < best:
+                best = loss
+                bj = j
+                bt = safe_mid(X[movers[q], j], X[movers[q + 1], j])
+                bts = 0.5 * (Xs[movers[q], j] + Xs[movers[q + 1], j])
             continue
         for a in range(nl):
             L = leaves[a]
@@ -959,8 +1015,8 @@ def best_parallel(I, nI, inI, X, Xs, grp, orderT, grpT, rankT, featok, fsub, nf,
 
 
 @njit(cache=True, nogil=True)
-def best_parallel_unit(I, nI, inI, X, Xs, orderT, grpT, rankT, featok, fsub, nf, nmin, nl, pk, code, cc, cc0,
-                       btotal, bdef, movers, vals):
+def best_parallel_unit(I, nI, inI, X, Xs, orderT, grpT, rankT, ogT, featok, fsub, nf, nmin, nl, pk, code, cc, cc0,
+                       btotal, bdef, movers, vals, ordc, sa, cmode):
     """:func:`best_parallel` for two classes with unit weights (:func:`unit_binary`), in integers.
 
     pk: the node's rows' packed class and leaves (:func:`unit_codes`); cc0[a]: local leaf a's counts in
@@ -968,6 +1024,10 @@ def best_parallel_unit(I, nI, inI, X, Xs, orderT, grpT, rankT, featok, fsub, nf,
     loss and number of leaves below nmin. Each feature's scan words are gathered in its presorted order
     (the rank bitmap, or a filter of all n rows for large nodes) and scanned by :func:`scan_unit`; the
     rows on either side of the best cut are looked up once at the end.
+
+    Order cache (large nodes, whose row set changes only when an ancestor moves): cmode 1 also stores each
+    feature's filtered row words in ordc[j, sa:sa + nI], cmode 2 reads them from there instead of
+    filtering all n rows again (the same order, so the same result).
     """
     n = X.shape[0]
     best = np.inf
@@ -975,25 +1035,43 @@ def best_parallel_unit(I, nI, inI, X, Xs, orderT, grpT, rankT, featok, fsub, nf,
     bq = np.int64(-2)
     bitmap = nI * 5 < n  # the bitmap costs about 5 ns a node row, the filter about 1 ns a row of the data
     mark = np.zeros((n + 63) // 64 if bitmap else 0, np.uint64)
+    cm0 = np.empty(nl, np.int64)  # the start counts as scan words: count << 32 | margin + MBIAS
+    for a in range(nl):
+        k = cc0[a] >> 32
+        cm0[a] = (k << 32) | (2 * (cc0[a] & CMASK) - k + MBIAS)
     for f in range(nf):
         j = fsub[f]
         if not featok[j]:
             continue
         m = np.int64(0)
-        if bitmap:
-            m = node_order(I, nI, rankT, orderT, grpT, j, mark, movers, vals, pk, code, True)
-        else:
+        if cmode == 2:
+            for q in range(nI):
+                og = ordc[j, sa + q]
+                code[q] = pk[og & LOW32] | (og & ~LOW32)
+            m = nI
+        elif bitmap:
+            m = node_codes(I, nI, rankT, ogT, j, mark, pk, code)
+        elif cmode == 1:
             for r in range(n):  # branch-free filter: write every row, advance only past the node's rows
-                i = orderT[j, r]
-                code[m] = pk[i] | (np.int64(grpT[j, r]) << 32)
+                og = ogT[j, r]
+                i = og & LOW32
+                code[m] = pk[i] | (og & ~LOW32)
+                movers[m] = og  # staged: the filter writes one slot past the node's rows, a neighbour's block
+                m += np.int64(inI[i])
+            ordc[j, sa:sa + m] = movers[:m]
+        else:
+            for r in range(n):
+                og = ogT[j, r]
+                i = og & LOW32
+                code[m] = pk[i] | (og & ~LOW32)
                 m += np.int64(inI[i])
         if m < 2 or (code[0] >> 32) == (code[m - 1] >> 32):
             continue
         if nl == 2:  # two leaves: local 0 / 1 are the lower / upper child of every point
-            loss, q = scan_unit_pair(code, m, nmin, cc0[1] >> 32, cc0[1] & CMASK, cc0[0] >> 32, cc0[0] & CMASK,
-                                     btotal, bdef)
+            loss, q = scan_unit_pair(code, m, nmin, cm0[1] >> 32, (cm0[1] & CMASK) - MBIAS, cm0[0] >> 32,
+                                     (cm0[0] & CMASK) - MBIAS, btotal, bdef)
         else:
-            cc[:nl] = cc0[:nl]
+            cc[:nl] = cm0[:nl]
             loss, q = scan_unit(code, m, nmin, cc, btotal, bdef)
         if q >= 0 and q < m - 1 and loss < best:
             best = loss
@@ -1001,7 +1079,11 @@ def best_parallel_unit(I, nI, inI, X, Xs, orderT, grpT, rankT, featok, fsub, nf,
             bq = q
     if bj < 0:
         return best, bj, 0.0, 0.0
-    i0, i1 = node_rows_at(I, nI, inI, orderT, rankT, bj, bq, mark, movers, vals, grpT, bitmap)
+    if cmode != 0:
+        i0 = ordc[bj, sa + bq] & LOW32
+        i1 = ordc[bj, sa + bq + 1] & LOW32
+    else:
+        i0, i1 = node_rows_at(I, nI, inI, orderT, rankT, bj, bq, mark, movers, vals, grpT, bitmap)
     return best, bj, safe_mid(X[i0, bj], X[i1, bj]), 0.5 * (Xs[i0, bj] + Xs[i1, bj])
 
 
@@ -1402,12 +1484,13 @@ def seg_sort(seg, skey, a, b, leafpos, depth, D, lo, width, count, tmp):
 def local_search(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, Z, featok, kind, D, nmin, pen, hyper, H, tol,
                  max_moves, trace, stop, cache, counters):
     """Algorithm 2.1 from any start tree: see :func:`local_search_ranked`."""
-    return local_search_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, ranks(orderT), Z, featok, kind, D,
+    return local_search_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, ranks(orderT), og_words(orderT, grpT),
+                               Z, featok, kind, D,
                                nmin, pen, hyper, H, tol, max_moves, trace, stop, cache, counters)
 
 
 @njit(cache=True, nogil=True)
-def local_search_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, rankT, Z, featok, kind, D, nmin, pen,
+def local_search_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, rankT, ogT, Z, featok, kind, D, nmin, pen,
                         hyper, H, tol, max_moves, trace, stop, cache, counters):
     """Algorithm 2.1 with first-improvement (trick 4): returns the number of accepted moves.
 
@@ -1473,6 +1556,16 @@ def local_search_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, rankT,
     seg = np.arange(ns)
     skey = np.empty(ns, np.int64)
     kcount = np.zeros((1 << D) + 1 if segs else 0, np.int64)
+    # order cache of the top DC levels' large nodes (see best_parallel_unit): their rows change only when
+    # an ancestor moves, so each feature's filtered order is kept per node (block sa .. sa + nI of seg)
+    DC = min(D, 3) if segs else 0
+    ordc = np.empty((max(DC, 1), p, n if segs else 0), np.int64)
+    nc = (1 << DC) - 1
+    cok = np.zeros(nc, np.bool_)
+    ch1 = np.zeros(nc, np.uint64)
+    ch2 = np.zeros(nc, np.uint64)
+    csa = np.zeros(nc, np.int64)
+    cnI = np.zeros(nc, np.int64)
     h1 = np.empty(n, np.uint64)  # each row's two hash words for the move cache's row-set key
     h2 = np.empty(n, np.uint64)
     for i in range(n):
@@ -1621,8 +1714,24 @@ def local_search_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, rankT,
             pt = 0.0
             pts = 0.0
             if unit and (hyper or cur - tol > pen * (1 + cxc)):
-                ploss, pj, pt, pts = best_parallel_unit(I, nI, inI, X, Xs, orderT, grpT, rankT, featok, allf, p, nmin,
-                                                        ncl, pk, code, cc, upc, btotal, bdef, movers, vals)
+                cmode = np.int64(0)
+                dc = min(dt, DC - 1) if DC > 0 else 0
+                if t < nc and nI * 5 >= n:
+                    if cok[t] and ch1[t] == r1 and ch2[t] == r2 and csa[t] == sa and cnI[t] == nI:
+                        cmode = 2
+                    else:
+                        cmode = 1
+                        for u in range((1 << dt) - 1, (2 << dt) - 1):  # blocks it overwrites at its depth
+                            if cok[u] and csa[u] < sa + nI and sa < csa[u] + cnI[u]:
+                                cok[u] = False
+                        cok[t] = True
+                        ch1[t] = r1
+                        ch2[t] = r2
+                        csa[t] = sa
+                        cnI[t] = nI
+                ploss, pj, pt, pts = best_parallel_unit(I, nI, inI, X, Xs, orderT, grpT, rankT, ogT, featok, allf, p,
+                                                        nmin, ncl, pk, code, cc, upc, btotal, bdef, movers, vals,
+                                                        ordc[dc], sa, cmode)
                 counters[C_SCANNED] += nI * p
             elif hyper or cur - tol > pen * (1 + cxc):
                 ploss, pj, pt, pts = best_parallel(I, nI, inI, X, Xs, grp, orderT, grpT, rankT, featok, allf, p, low_d,
@@ -1818,6 +1927,7 @@ def run_restarts(seeds, T, X, Xs, grp, orderT, grpT, Z, featok, kind, start_kind
     oleaves = np.empty(T + 2, np.int64)
     trace = np.zeros(1)
     rankT = ranks(orderT)
+    ogT = og_words(orderT, grpT)
     done = np.int64(0)
     for r in range(R):
         if r >= first_free and stop[0] != 0:
@@ -1830,7 +1940,7 @@ def run_restarts(seeds, T, X, Xs, grp, orderT, grpT, Z, featok, kind, start_kind
         rs = np.random.random() < random_frac
         grow_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, rankT, Z, featok, start_kind, D, nmin, mtry, tol,
                     rs)
-        local_search_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, rankT, Z, featok, kind, D, nmin, pen,
+        local_search_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, rankT, ogT, Z, featok, kind, D, nmin, pen,
                             hyper, H, tol, max_moves, trace, stop, cache, counters)
         NT[r] = ntype
         FE[r] = feat
