@@ -148,7 +148,8 @@ def test_integer_scans_equal_the_float_scan(n, nmin, pairs, seed):
 @settings(max_examples=40, deadline=None)
 @given(n=st.integers(1, 300), frac=st.floats(0.0, 1.0), seed=st.integers(0, 10**6))
 def test_node_order_is_the_filtered_presorted_order(n, frac, seed):
-    """The bitmap of ranks lists a node's rows exactly as filtering the global presorted order does."""
+    """The bitmap of ranks lists a node's rows exactly as filtering the global presorted order does, in any
+    order of the node's rows (rows kept in leaf order are not sorted by index), with or without codes."""
     rng = np.random.default_rng(seed)
     X = np.round(rng.random((n, 3)), 1)  # many ties
     prob = make_problem(prepare(X, rng.integers(0, 2, n), allow_single_class=True))
@@ -158,14 +159,17 @@ def test_node_order_is_the_filtered_presorted_order(n, frac, seed):
     mark = np.zeros((n + 63) // 64, np.uint64)
     movers, vals = np.empty(n, np.int64), np.empty(n)
     for j in range(3):
-        pk, code = rng.integers(0, 2**31, n), np.empty(n, np.int64)
-        m = K.node_order(I, len(I), rankT, prob.orderT, prob.grpT, j, mark, movers, vals, pk, code, False)
+        pk, code, stage = rng.integers(0, 2**31, n), np.empty(n, np.int64), np.empty(n, np.int64)
+        m = K.node_order(I, len(I), rankT, prob.orderT, prob.grpT, j, mark, movers, vals)
         keep = inI[prob.orderT[j]]
         assert m == len(I) and not mark.any()
         np.testing.assert_array_equal(movers[:m], prob.orderT[j][keep])
         np.testing.assert_array_equal(vals[:m], prob.grpT[j][keep])
-        assert K.node_order(I, len(I), rankT, prob.orderT, prob.grpT, j, mark, movers, vals, pk, code, True) == m
+        ogT = K.og_words(prob.orderT, prob.grpT)
+        assert K.node_codes(I[::-1].copy(), len(I), rankT, ogT, j, mark, pk, code, stage, True) == m
+        assert not mark.any()
         np.testing.assert_array_equal(code[:m], pk[movers[:m]] | (prob.grpT[j][keep].astype(np.int64) << 32))
+        np.testing.assert_array_equal(stage[:m] & K.LOW32, movers[:m])
 
 
 def _tree_labels(X, depth, rng):

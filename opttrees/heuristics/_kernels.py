@@ -886,9 +886,10 @@ def og_words(orderT, grpT):
 
 
 @njit(cache=True, nogil=True)
-def node_codes(I, nI, rankT, ogT, j, mark, pk, code):
+def node_codes(I, nI, rankT, ogT, j, mark, pk, code, stage, keep):
     """:func:`node_order` for the integer scans: code[q] = pk[row] | group rank << 32 for the rows I[:nI]
-    in feature j's presorted order (exactly the filtered global order); returns nI."""
+    in feature j's presorted order (exactly the filtered global order); returns nI. With ``keep`` the row
+    words (:func:`og_words`) also go to stage[q] (for the order cache)."""
     for r in range(nI):
         k = rankT[j, I[r]]
         mark[k >> 6] |= np.uint64(1) << np.uint64(k & 63)
@@ -902,6 +903,8 @@ def node_codes(I, nI, rankT, ogT, j, mark, pk, code):
         while x != 0:
             og = ogT[j, base + np.int64(trailing_zeros(x))]
             code[m] = pk[og & LOW32] | (og & ~LOW32)
+            if keep:
+                stage[m] = og
             m += 1
             x &= x - np.uint64(1)
     return m
@@ -1050,7 +1053,9 @@ def best_parallel_unit(I, nI, inI, X, Xs, orderT, grpT, rankT, ogT, featok, fsub
                 code[q] = pk[og & LOW32] | (og & ~LOW32)
             m = nI
         elif bitmap:
-            m = node_codes(I, nI, rankT, ogT, j, mark, pk, code)
+            m = node_codes(I, nI, rankT, ogT, j, mark, pk, code, movers, cmode == 1)
+            if cmode == 1:
+                ordc[j, sa:sa + m] = movers[:m]
         elif cmode == 1:
             for r in range(n):  # branch-free filter: write every row, advance only past the node's rows
                 og = ogT[j, r]
@@ -1097,21 +1102,23 @@ def unit_node_counts(I, nI, Z, leafpos, low_d, up_d, leaves, nl, nlow, lidx, pk,
     promoting the upper child, the start placement's loss, its number of leaves below nmin); a promotion
     with a leaf below nmin costs -1 (infeasible). Integer counts, so these equal the float sums exactly.
     """
-    unit_codes(I, nI, Z, low_d, up_d, leaves, nl, lidx, pk)
     for a in range(nl):
+        lidx[leaves[a]] = a
         upc[a] = 0
         lowc[a] = 0
         curc[a] = 0
     one = np.int64(1) << 32
-    for r in range(nI):
+    for r in range(nI):  # the pk of unit_codes and the counts in one pass
         i = I[r]
-        c = pk[i]
-        w = one + (c & 1)
-        lo = (c >> 1) & LMASK
-        up = (c >> 16) & LMASK
+        y = np.int64(Z[i, 1])
+        ld = low_d[i]
+        lo = lidx[ld]
+        up = lidx[up_d[i]]
+        pk[i] = y | (lo << 1) | (up << 16)
+        w = one + y
         upc[up] += w
         lowc[lo] += w
-        if leafpos[i] == low_d[i]:
+        if leafpos[i] == ld:
             curc[lo] += w
         else:
             curc[up] += w
@@ -1311,7 +1318,13 @@ def grow_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, rankT, Z, feat
     ntype[:] = 0
     ntype[0] = LEAF
     coef[:, :] = 0.0
-    leafpos = np.zeros(n, np.int64)
+    # rows grouped by node, each block in row order (a stable partition per split): a node's rows cost
+    # O(its rows) instead of a pass over all n, in the same order the filter gave
+    rows = np.arange(n)
+    bs = np.zeros(T, np.int64)
+    be = np.zeros(T, np.int64)
+    be[0] = n
+    rtmp = np.empty(n, np.int64)
     inI = np.zeros(n, np.bool_)
     I = np.empty(n, np.int64)
     low_d = np.empty(n, np.int64)
@@ -1335,17 +1348,17 @@ def grow_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, rankT, Z, feat
         if featok[j]:
             okf[nok] = j
             nok += 1
+    nI = np.int64(0)
     for t in range(T):
         if ntype[t] != LEAF or node_depth(t) >= D:
             continue
-        nI = np.int64(0)
-        for i in range(n):
-            if leafpos[i] == t:
-                I[nI] = i
-                inI[i] = True
-                nI += 1
-            else:
-                inI[i] = False
+        for r in range(nI):  # the previous node's rows
+            inI[I[r]] = False
+        nI = be[t] - bs[t]
+        for r in range(nI):
+            i = rows[bs[t] + r]
+            I[r] = i
+            inI[i] = True
         if nI < 2 * nmin:
             continue
         leaves[0] = 2 * t + 1
@@ -1361,23 +1374,34 @@ def grow_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, rankT, Z, feat
         if randsplit:
             for _attempt in range(8):
                 j = okf[np.random.randint(nok)]
+                q = nmin - 1 + np.random.randint(nI - 2 * nmin + 1)
+                # the cut after the q-th smallest value, moved past its ties: found by selection in O(nI)
+                # (the same cut a full sort gives: value v, the next larger value v2, their ranks)
                 for r in range(nI):
                     vals[r] = X[I[r], j]
-                o = np.argsort(vals[:nI])
-                q = nmin - 1 + np.random.randint(nI - 2 * nmin + 1)
-                while q < nI - nmin and vals[o[q + 1]] == vals[o[q]]:
-                    q += 1
-                if q >= nI - nmin or grp[I[o[q]], j] == grp[I[o[q + 1]], j]:
+                v = np.partition(vals[:nI], q)[q]
+                nle = np.int64(0)
+                v2 = np.inf
+                iv = np.int64(-1)
+                iv2 = np.int64(-1)
+                for r in range(nI):
+                    x = vals[r]
+                    if x <= v:
+                        nle += 1
+                        if x == v:
+                            iv = I[r]
+                    elif x < v2:
+                        v2 = x
+                        iv2 = I[r]
+                if nle - 1 >= nI - nmin or grp[iv, j] == grp[iv2, j]:
                     continue
-                th = safe_mid(vals[o[q]], vals[o[q + 1]])
+                th = safe_mid(v, v2)
                 ntype[t] = PAR
                 feat[t] = j
                 thr[t] = th
                 ntype[2 * t + 1] = LEAF
                 ntype[2 * t + 2] = LEAF
-                for r in range(nI):
-                    i = I[r]
-                    leafpos[i] = 2 * t + 1 if X[i, j] < th else 2 * t + 2
+                split_block(rows, bs, be, t, X, j, th, rtmp)
                 break
             continue
         if mtry < nok:
@@ -1395,9 +1419,30 @@ def grow_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, rankT, Z, feat
             thr[t] = th
             ntype[2 * t + 1] = LEAF
             ntype[2 * t + 2] = LEAF
-            for r in range(nI):
-                i = I[r]
-                leafpos[i] = 2 * t + 1 if X[i, j] < th else 2 * t + 2
+            split_block(rows, bs, be, t, X, j, th, rtmp)
+
+
+@njit(cache=True, nogil=True)
+def split_block(rows, bs, be, t, X, j, th, tmp):
+    """Stable partition of node t's block of rows into its children's blocks (X[:, j] < th first)."""
+    a = bs[t]
+    b = be[t]
+    k = a
+    kr = np.int64(0)
+    for r in range(a, b):
+        i = rows[r]
+        if X[i, j] < th:
+            rows[k] = i
+            k += 1
+        else:
+            tmp[kr] = i
+            kr += 1
+    for r in range(kr):
+        rows[k + r] = tmp[r]
+    bs[2 * t + 1] = a
+    be[2 * t + 1] = k
+    bs[2 * t + 2] = k
+    be[2 * t + 2] = b
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -1655,6 +1700,7 @@ def local_search_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, rankT,
                     apply_move(ntype, feat, thr, coef, t, move, pj, pt, besta, 0.0, is_leaf)
                     moves = after_move(ntype, feat, thr, coef, X, Xs, Z, kind, nmin, pen, t, I, nI, leafpos, clean,
                                        moves, trace, stats, cnt, leaves, zero, low_d, up_d, depth, rbuf, rtmp)
+                    clean[t] = move == 1  # see below
                     if segs:
                         seg_sort(seg, skey, sa, sa + nI, leafpos, depth, D, lo, np.int64(1) << (D - dt), kcount, rtmp)
                     improved = True
@@ -1716,7 +1762,7 @@ def local_search_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, rankT,
             if unit and (hyper or cur - tol > pen * (1 + cxc)):
                 cmode = np.int64(0)
                 dc = min(dt, DC - 1) if DC > 0 else 0
-                if t < nc and nI * 5 >= n:
+                if t < nc:
                     if cok[t] and ch1[t] == r1 and ch2[t] == r2 and csa[t] == sa and cnI[t] == nI:
                         cmode = 2
                     else:
@@ -1826,6 +1872,11 @@ def local_search_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, rankT,
                 apply_move(ntype, feat, thr, coef, t, move, pj, pt, besta, bb, is_leaf)
             moves = after_move(ntype, feat, thr, coef, X, Xs, Z, kind, nmin, pen, t, I, nI, leafpos, clean, moves,
                                trace, stats, cnt, leaves, move, low_d, up_d, depth, rbuf, rtmp)
+            # after a new split with the children fixed, visiting t again before anything else changes in its
+            # subtree or rows finds the same best split (same rows, same children), promotions no better than
+            # before, so no move: it is left clean, and any later change below or above it dirties it again
+            # (about a third of all visits were these). Hyperplane visits draw random numbers: not skipped
+            clean[t] = move == 1 and not hyper
             if segs:
                 seg_sort(seg, skey, sa, sa + nI, leafpos, depth, D, lo, np.int64(1) << (D - dt), kcount, rtmp)
             improved = True
