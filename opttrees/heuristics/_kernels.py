@@ -278,13 +278,14 @@ def route_point(i, start, ntype, feat, thr, coef, X, Xs):
 
 
 @njit(cache=True, nogil=True)
-def route_block(buf, a, b, start, ntype, feat, thr, coef, X, Xs, dest, tmp):
+def route_block(buf, a, b, start, ntype, feat, thr, coef, X, XT, Xs, dest, tmp):
     """dest[i] = the leaf of the subtree at ``start`` that row i reaches, for the rows buf[a:b] (reordered).
 
     Node by node instead of row by row: at a parallel split the rows are partitioned by one comparison
     with the feature and threshold held in registers (branch-free, the right part through ``tmp``), so
     there is no chain of dependent loads per row and level; about 4x faster than :func:`route_point` per
-    row on a depth-6 tree. Hyperplane splits route their rows one at a time.
+    row on a depth-6 tree. XT: X transposed (p, n), so one split reads one contiguous column. Hyperplane
+    splits route their rows one at a time.
     """
     sn = np.empty(128, np.int64)
     sa = np.empty(128, np.int64)
@@ -307,7 +308,7 @@ def route_block(buf, a, b, start, ntype, feat, thr, coef, X, Xs, dest, tmp):
             kr = np.int64(0)
             for r in range(lo, hi):
                 i = buf[r]
-                go = np.int64(X[i, f] < th)
+                go = np.int64(XT[f, i] < th)
                 buf[kl] = i
                 tmp[kr] = i
                 kl += go
@@ -1276,7 +1277,8 @@ def tree_objective_raw(ntype, feat, thr, coef, X, Xs, Z, kind, nmin, pen, leafpo
         cnt[u] = 0
         for k in range(S):
             stats[u, k] = 0.0
-    route_block(np.arange(n), root, n, root, ntype, feat, thr, coef, X, Xs, leafpos, np.empty(n, np.int64))
+    route_block(np.arange(n), root, n, root, ntype, feat, thr, coef, X, np.ascontiguousarray(X.T), Xs, leafpos,
+                np.empty(n, np.int64))
     for i in range(n):
         t = leafpos[i]
         cnt[t] += 1
@@ -1566,6 +1568,7 @@ def local_search_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, rankT,
     V = np.empty(n)
     rbuf = np.empty(n, np.int64)
     rtmp = np.empty(n, np.int64)
+    XT = np.ascontiguousarray(X.T)
     stats = np.zeros((T, S))
     cnt = np.zeros(T, np.int64)
     lloss = np.zeros(T)
@@ -1699,7 +1702,7 @@ def local_search_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, rankT,
                     pt = rec[2]
                     apply_move(ntype, feat, thr, coef, t, move, pj, pt, besta, 0.0, is_leaf)
                     moves = after_move(ntype, feat, thr, coef, X, Xs, Z, kind, nmin, pen, t, I, nI, leafpos, clean,
-                                       moves, trace, stats, cnt, leaves, zero, low_d, up_d, depth, rbuf, rtmp)
+                                       moves, trace, stats, cnt, leaves, zero, low_d, up_d, depth, rbuf, rtmp, XT)
                     clean[t] = move == 1  # see below
                     if segs:
                         seg_sort(seg, skey, sa, sa + nI, leafpos, depth, D, lo, np.int64(1) << (D - dt), kcount, rtmp)
@@ -1722,22 +1725,35 @@ def local_search_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, rankT,
                 cxc = np.int64(0)
             else:
                 # a point's current leaf is its leaf in one child subtree: route it only through the other
-                dcl = depth[cl]
-                na = np.int64(0)  # rbuf[:na]: rows in cu's subtree, to route through cl; rbuf[nb:]: the others
-                nb = nI
-                for r in range(nI):
-                    i = I[r]
-                    lp = leafpos[i]
-                    if ((lp + 1) >> (depth[lp] - dcl)) == cl + 1:
-                        low_d[i] = lp
-                        nb -= 1
-                        rbuf[nb] = i
-                    else:
-                        up_d[i] = lp
-                        rbuf[na] = i
-                        na += 1
-                route_block(rbuf, zero, na, cl, ntype, feat, thr, coef, X, Xs, low_d, rtmp)
-                route_block(rbuf, na, nI, cu, ntype, feat, thr, coef, X, Xs, up_d, rtmp)
+                if segs:
+                    # the block lists cl's rows first (smaller leaf keys): I[:nk] are in cl's subtree
+                    nk = np.searchsorted(skey[sa:sa + nI], lo + (np.int64(1) << (D - dt - 1)))
+                    na = nI - nk
+                    for r in range(nk):
+                        i = I[r]
+                        low_d[i] = leafpos[i]
+                        rbuf[na + r] = i
+                    for r in range(nk, nI):
+                        i = I[r]
+                        up_d[i] = leafpos[i]
+                        rbuf[r - nk] = i
+                else:
+                    dcl = depth[cl]
+                    na = np.int64(0)  # rbuf[:na]: rows in cu's subtree, to route through cl; rbuf[nb:]: the others
+                    nb = nI
+                    for r in range(nI):
+                        i = I[r]
+                        lp = leafpos[i]
+                        if ((lp + 1) >> (depth[lp] - dcl)) == cl + 1:
+                            low_d[i] = lp
+                            nb -= 1
+                            rbuf[nb] = i
+                        else:
+                            up_d[i] = lp
+                            rbuf[na] = i
+                            na += 1
+                route_block(rbuf, zero, na, cl, ntype, feat, thr, coef, X, XT, Xs, low_d, rtmp)
+                route_block(rbuf, na, nI, cu, ntype, feat, thr, coef, X, XT, Xs, up_d, rtmp)
                 ncl = subtree_leaves(ntype, cl, cleaves, zero)
                 nlow = ncl
                 ncl = subtree_leaves(ntype, cu, cleaves, ncl)
@@ -1871,7 +1887,7 @@ def local_search_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, rankT,
             else:
                 apply_move(ntype, feat, thr, coef, t, move, pj, pt, besta, bb, is_leaf)
             moves = after_move(ntype, feat, thr, coef, X, Xs, Z, kind, nmin, pen, t, I, nI, leafpos, clean, moves,
-                               trace, stats, cnt, leaves, move, low_d, up_d, depth, rbuf, rtmp)
+                               trace, stats, cnt, leaves, move, low_d, up_d, depth, rbuf, rtmp, XT)
             # after a new split with the children fixed, visiting t again before anything else changes in its
             # subtree or rows finds the same best split (same rows, same children), promotions no better than
             # before, so no move: it is left clean, and any later change below or above it dirties it again
@@ -1910,7 +1926,7 @@ def apply_move(ntype, feat, thr, coef, t, move, pj, pt, besta, bb, is_leaf):
 
 @njit(cache=True, nogil=True)
 def after_move(ntype, feat, thr, coef, X, Xs, Z, kind, nmin, pen, t, I, nI, leafpos, clean, moves, trace, stats,
-               cnt, leaves, move, low_d, up_d, depth, rbuf, rtmp):
+               cnt, leaves, move, low_d, up_d, depth, rbuf, rtmp, XT):
     """Bookkeeping after an accepted move at t: mark t, its ancestors and everything below it dirty,
     re-route t's points and record the objective in ``trace``; returns the new move count.
 
@@ -1944,7 +1960,7 @@ def after_move(ntype, feat, thr, coef, X, Xs, Z, kind, nmin, pen, t, I, nI, leaf
             leafpos[i] = u - (c - t) * (np.int64(1) << (depth[u] - dc))
     else:
         rbuf[:nI] = I[:nI]
-        route_block(rbuf, np.int64(0), nI, t, ntype, feat, thr, coef, X, Xs, leafpos, rtmp)
+        route_block(rbuf, np.int64(0), nI, t, ntype, feat, thr, coef, X, XT, Xs, leafpos, rtmp)
     if trace.shape[0] > 1:
         tot, feas = tree_objective_raw(ntype, feat, thr, coef, X, Xs, Z, kind, nmin, pen, leafpos, stats, cnt, leaves)
         if moves < trace.shape[0]:
