@@ -1528,16 +1528,27 @@ def seg_sort(seg, skey, a, b, leafpos, depth, D, lo, width, count, tmp):
 
 
 @njit(cache=True, nogil=True)
+def order_cache(Z, kind, hyper, D, p):
+    """The order cache of :func:`local_search_ranked` (the top min(D, 3) levels' feature orders, for integer
+    visits with parallel splits; empty otherwise), made once by the caller for all restarts."""
+    n = Z.shape[0]
+    segs = unit_binary(Z, kind) and not hyper
+    return np.empty((max(min(D, 3), 1), p, n if segs else 0), np.int64)
+
+
+@njit(cache=True, nogil=True)
 def local_search(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, Z, featok, kind, D, nmin, pen, hyper, H, tol,
                  max_moves, trace, stop, cache, counters):
     """Algorithm 2.1 from any start tree: see :func:`local_search_ranked`."""
     return local_search_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, ranks(orderT), og_words(orderT, grpT),
-                               Z, featok, kind, D,
+                               np.ascontiguousarray(X.T), order_cache(Z, kind, hyper, D, X.shape[1]), Z, featok, kind,
+                               D,
                                nmin, pen, hyper, H, tol, max_moves, trace, stop, cache, counters)
 
 
 @njit(cache=True, nogil=True)
-def local_search_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, rankT, ogT, Z, featok, kind, D, nmin, pen,
+def local_search_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, rankT, ogT, XT, ordc, Z, featok, kind, D,
+                        nmin, pen,
                         hyper, H, tol, max_moves, trace, stop, cache, counters):
     """Algorithm 2.1 with first-improvement (trick 4): returns the number of accepted moves.
 
@@ -1568,7 +1579,6 @@ def local_search_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, rankT,
     V = np.empty(n)
     rbuf = np.empty(n, np.int64)
     rtmp = np.empty(n, np.int64)
-    XT = np.ascontiguousarray(X.T)
     stats = np.zeros((T, S))
     cnt = np.zeros(T, np.int64)
     lloss = np.zeros(T)
@@ -1606,8 +1616,7 @@ def local_search_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, rankT,
     kcount = np.zeros((1 << D) + 1 if segs else 0, np.int64)
     # order cache of the top DC levels' large nodes (see best_parallel_unit): their rows change only when
     # an ancestor moves, so each feature's filtered order is kept per node (block sa .. sa + nI of seg)
-    DC = min(D, 3) if segs else 0
-    ordc = np.empty((max(DC, 1), p, n if segs else 0), np.int64)
+    DC = min(D, 3) if segs else 0  # ordc: order_cache(...)
     nc = (1 << DC) - 1
     cok = np.zeros(nc, np.bool_)
     ch1 = np.zeros(nc, np.uint64)
@@ -1995,6 +2004,8 @@ def run_restarts(seeds, T, X, Xs, grp, orderT, grpT, Z, featok, kind, start_kind
     trace = np.zeros(1)
     rankT = ranks(orderT)
     ogT = og_words(orderT, grpT)
+    XT = np.ascontiguousarray(X.T)  # large per-call arrays made once for all restarts: every fresh megabyte
+    ordc = order_cache(Z, kind, hyper, D, p)  # is page faults, up to 40% of a restart's time
     done = np.int64(0)
     for r in range(R):
         if r >= first_free and stop[0] != 0:
@@ -2007,7 +2018,8 @@ def run_restarts(seeds, T, X, Xs, grp, orderT, grpT, Z, featok, kind, start_kind
         rs = np.random.random() < random_frac
         grow_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, rankT, Z, featok, start_kind, D, nmin, mtry, tol,
                     rs)
-        local_search_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, rankT, ogT, Z, featok, kind, D, nmin, pen,
+        local_search_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, rankT, ogT, XT, ordc, Z, featok, kind, D,
+                            nmin, pen,
                             hyper, H, tol, max_moves, trace, stop, cache, counters)
         NT[r] = ntype
         FE[r] = feat
