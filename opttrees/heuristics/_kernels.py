@@ -1123,6 +1123,59 @@ def unit_node_counts(I, nI, Z, leafpos, low_d, up_d, leaves, nl, nlow, lidx, pk,
             curc[lo] += w
         else:
             curc[up] += w
+    return unit_node_losses(nl, nlow, upc, lowc, curc, nmin)
+
+
+@njit(cache=True, nogil=True)
+def unit_node_counts_blocks(I, nI, nk, Z, low_d, up_d, leaves, nl, nlow, lidx, pk, upc, lowc, curc, nmin):
+    """:func:`unit_node_counts` when the rows come in leaf order (the leaf-ordered blocks of the local
+    search): I[:nk] are in the lower child's subtree, I[nk:] in the upper's, each leaf's rows together.
+
+    A row's own side is where it is now, so only the other side is counted row by row; its current leaf
+    is counted per run of equal leaves (one store per leaf instead of three read-modify-writes per row on
+    the same word, which chained every row on the one before).
+    """
+    for a in range(nl):
+        lidx[leaves[a]] = a
+        upc[a] = 0
+        lowc[a] = 0
+        curc[a] = 0
+    one = np.int64(1) << 32
+    prev = np.int64(-1)
+    acc = np.int64(0)
+    for r in range(nI):
+        i = I[r]
+        y = np.int64(Z[i, 1])
+        lo = lidx[low_d[i]]
+        up = lidx[up_d[i]]
+        pk[i] = y | (lo << 1) | (up << 16)
+        w = one + y
+        if r < nk:
+            upc[up] += w
+            own = lo
+        else:
+            lowc[lo] += w
+            own = up
+        if own != prev:
+            if prev >= 0:
+                curc[prev] += acc
+            prev = own
+            acc = w
+        else:
+            acc += w
+    if prev >= 0:
+        curc[prev] += acc
+    for a in range(nl):
+        if a < nlow:
+            lowc[a] += curc[a]
+        else:
+            upc[a] += curc[a]
+    return unit_node_losses(nl, nlow, upc, lowc, curc, nmin)
+
+
+@njit(cache=True, nogil=True)
+def unit_node_losses(nl, nlow, upc, lowc, curc, nmin):
+    """The five results of :func:`unit_node_counts` from the packed counts."""
     cur = np.int64(0)
     plow = np.int64(0)
     pup = np.int64(0)
@@ -1632,6 +1685,7 @@ def local_search_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, rankT,
     lo = np.int64(0)  # a visited node's block of rows in seg (segs): keys from lo, rows from sa
     sa = np.int64(0)
     nlow = np.int64(0)
+    nk = np.int64(0)
     depth = np.empty(T, np.int64)
     for u in range(T):
         depth[u] = node_depth(u)
@@ -1767,13 +1821,17 @@ def local_search_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, rankT,
                 nlow = ncl
                 ncl = subtree_leaves(ntype, cu, cleaves, ncl)
                 cxc = subtree_complexity(ntype, coef, cl) + subtree_complexity(ntype, coef, cu)
-            if unit:
+            if unit and segs and not is_leaf:
+                icur, plow, pup, btotal, bdef = unit_node_counts_blocks(I, nI, nk, Z, low_d, up_d, cleaves, ncl, nlow,
+                                                                        lidx, pk, upc, lowc, curc, nmin)
+            elif unit:
                 icur, plow, pup, btotal, bdef = unit_node_counts(I, nI, Z, leafpos, low_d, up_d, cleaves, ncl,
                                                                  np.int64(1) if is_leaf else nlow, lidx, pk, upc,
                                                                  lowc, curc, nmin)
                 if is_leaf:  # the rows are all in t, not in its would-be children
                     v = upc[0] + upc[1]
                     icur = min((v >> 32) - (v & CMASK), v & CMASK)
+            if unit:
                 cur = float(icur) + pen * subtree_complexity(ntype, coef, t)
             best = cur
             move = 0
