@@ -10,7 +10,8 @@ visits, move-cache hits, accepted moves; from a return_all run) and training / t
 train + 10,000 test, p=10, leaf means of a random depth-5 tree plus Student-t(2) noise, heavy-tailed so
 absolute loss matters). For squared and absolute loss: sklearn DecisionTreeRegressor (squared_error /
 absolute_error), our greedy tree on the same loss, and the local search with 100 restarts; train loss and
-test MAE / RMSE. Usage: python benchmarks/heuristics_speed.py [n_jobs [reps]] [--regression]
+test MAE / RMSE. ``--hyperplane``: OCT-H local search (20 restarts, 300 breast-cancer rows, depths 2 and 3).
+Usage: python benchmarks/heuristics_speed.py [n_jobs [reps]] [--regression | --hyperplane]
 """
 import os
 import sys
@@ -126,7 +127,32 @@ def main_regression(n_jobs=1):
     print(f"load average at end {os.getloadavg()[0]:.2f}")
 
 
+def main_hyperplane(n_jobs=1):
+    """OCT-H local search (hyperplane splits): 300 breast-cancer rows, 20 restarts, depths 2 and 3."""
+    Xb, yb = load_breast_cancer(return_X_y=True)
+    Xt, Xe, yt, ye = train_test_split(Xb, yb, train_size=300, random_state=0, stratify=yb)
+    d = prepare(Xt, yt)
+    local_search(prepare(Xb[:50], yb[:50]), 2, n_restarts=2, random_state=0, split_type="hyperplane")
+    print(f"OCT-H: local search 20 restarts, n_jobs={n_jobs}, 300 breast-cancer rows; CART = sklearn (best of 5); "
+          f"load average at start {os.getloadavg()[0]:.2f}")
+    print(f"{'D':>2s} {'CART s':>8s} {'LS s':>8s} {'ratio':>7s} {'LS cpu s':>9s} | train acc CART / LS | "
+          f"test acc CART / LS")
+    for D in (2, 3):
+        tc, _, cart = timeit(lambda: DecisionTreeClassifier(max_depth=D, random_state=0).fit(Xt, yt), 5)
+        tl, cl, tree = timeit(lambda: local_search(d, D, n_restarts=20, random_state=0, n_jobs=n_jobs,
+                                                   split_type="hyperplane"), 1)
+        print(f"{D:2d} {tc:8.4f} {tl:8.3f} {tl / tc:7.0f} {cl:9.3f} | "
+              f"{np.mean(cart.predict(Xt) == yt):.4f} / {np.mean(tree.predict(Xt) == yt):.4f} | "
+              f"{np.mean(cart.predict(Xe) == ye):.4f} / {np.mean(tree.predict(Xe) == ye):.4f}", flush=True)
+    print(f"load average at end {os.getloadavg()[0]:.2f}")
+
+
 if __name__ == "__main__":
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     jobs = int(args[0]) if args else 1
-    main_regression(jobs) if "--regression" in sys.argv else main(jobs, int(args[1]) if len(args) > 1 else 3)
+    if "--regression" in sys.argv:
+        main_regression(jobs)
+    elif "--hyperplane" in sys.argv:
+        main_hyperplane(jobs)
+    else:
+        main(jobs, int(args[1]) if len(args) > 1 else 3)

@@ -87,10 +87,12 @@ def test_move_cache_changes_no_restart(loss):
     seeds = np.arange(30, dtype=np.int64) * 7919 + 1
     stop = np.zeros(1, np.int64)
     shared, counters = new_move_cache(), np.zeros(K.N_COUNTERS, np.int64)
-    out = K.run_restarts(seeds, *args, stop, 1, shared, counters)
+    work = (*K.search_arrays(prob.X, prob.orderT, prob.grpT), K.order_cache(prob.Z, prob.kind, False, 3, prob.p))
+    out = K.run_restarts(seeds, *args, stop, 1, shared, counters, *work)
     assert counters[K.C_HITS] > 0
     for r in range(len(seeds)):
-        one = K.run_restarts(seeds[r:r + 1], *args, stop, 1, new_move_cache(), np.zeros(K.N_COUNTERS, np.int64))
+        one = K.run_restarts(seeds[r:r + 1], *args, stop, 1, new_move_cache(), np.zeros(K.N_COUNTERS, np.int64),
+                             *work)
         for a, b in zip(out[:5], one[:5]):
             np.testing.assert_array_equal(a[r], b[0])
 

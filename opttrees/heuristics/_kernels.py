@@ -1581,6 +1581,14 @@ def seg_sort(seg, skey, a, b, leafpos, depth, D, lo, width, count, tmp):
 
 
 @njit(cache=True, nogil=True)
+def search_arrays(X, orderT, grpT):
+    """(rankT, ogT, XT): the read-only arrays every restart uses (:func:`ranks`, :func:`og_words`, X
+    transposed), made once per call and shared by all threads. Large arrays made per restart or per chunk
+    cost page faults: a fresh 3 MB per restart was up to 40% of a restart's time."""
+    return ranks(orderT), og_words(orderT, grpT), np.ascontiguousarray(X.T)
+
+
+@njit(cache=True, nogil=True)
 def order_cache(Z, kind, hyper, D, p):
     """The order cache of :func:`local_search_ranked` (the top min(D, 3) levels' feature orders, for integer
     visits with parallel splits; empty otherwise), made once by the caller for all restarts."""
@@ -2037,7 +2045,7 @@ def after_move(ntype, feat, thr, coef, X, Xs, Z, kind, nmin, pen, t, I, nI, leaf
 
 @njit(cache=True, nogil=True)
 def run_restarts(seeds, T, X, Xs, grp, orderT, grpT, Z, featok, kind, start_kind, D, nmin, pen, hyper, H, tol,
-                 mtry, max_moves, random_frac, stop, first_free, cache, counters):
+                 mtry, max_moves, random_frac, stop, first_free, cache, counters, rankT, ogT, XT, ordc):
     """R independent restarts: RF-style start tree (random mtry features per split), then local search.
 
     Returns (NT, FE, TH, CO, OB, done): restarts 0..done-1 hold valid trees, OB their raw objectives
@@ -2045,7 +2053,8 @@ def run_restarts(seeds, T, X, Xs, grp, orderT, grpT, Z, featok, kind, start_kind
     rank them. ``stop[0]`` set by another thread ends the run early: restarts from index ``first_free`` on
     are not started once it is set (so a caller passing first_free=1 always gets at least one tree), and
     the running one ends within one node visit with its tree so far (still valid: local search only
-    applies whole improving moves). ``cache`` and ``counters``: see :func:`local_search`.
+    applies whole improving moves). ``cache`` and ``counters``: see :func:`local_search`. rankT, ogT, XT:
+    :func:`search_arrays`, read only and shared by every thread; ordc: :func:`order_cache`, one per thread.
     """
     R = seeds.shape[0]
     p = X.shape[1]
@@ -2060,10 +2069,6 @@ def run_restarts(seeds, T, X, Xs, grp, orderT, grpT, Z, featok, kind, start_kind
     ocnt = np.zeros(T, np.int64)
     oleaves = np.empty(T + 2, np.int64)
     trace = np.zeros(1)
-    rankT = ranks(orderT)
-    ogT = og_words(orderT, grpT)
-    XT = np.ascontiguousarray(X.T)  # large per-call arrays made once for all restarts: every fresh megabyte
-    ordc = order_cache(Z, kind, hyper, D, p)  # is page faults, up to 40% of a restart's time
     done = np.int64(0)
     for r in range(R):
         if r >= first_free and stop[0] != 0:

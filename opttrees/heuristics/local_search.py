@@ -11,13 +11,22 @@ shared objective (losses / L̂ + alpha * complexity) until no node improves. Res
 Speed without changing any result (issue 17; every restart's tree is bit-identical to the plain search):
 each worker thread keeps a cache of node-visit outcomes keyed by (node's row set, subtree below it) that
 all its restarts share (parallel splits only, see ``_kernels``); a node whose subtree loss already equals
-the least a new split could cost (e.g. a pure subtree) skips its split scan; two-class and squared-loss
-scans keep the leaf statistics in registers, and two classes with unit weights scan in integer counts
-(exact, so the same decisions); a node's rows come in each feature's presorted order from a bitmap of their
-ranks (O(n_node + n/64) instead of filtering all n rows); a node's points are routed only through the
-child subtree they are not in, and after an accepted move they are re-placed from that routing instead of
-walking the tree again; and restarts are ranked by the kernels' objective, so only the best trees are built
-as :class:`~opttrees.tree.Tree` (all of them with ``return_all``).
+the least a new split could cost (e.g. a pure subtree) skips its split scan, and a node that has just taken
+a new split with its children fixed is not re-scanned until something below or above it changes (that scan
+could only find the same split); two-class and squared-loss scans keep the leaf statistics in registers.
+Two classes with unit weights (the common case) run every visit in integers, exact and so with the same
+decisions: one pass of packed counts gives the current loss, both promotions and the scan's start; each
+feature's scan reads one sequential word per row (class, both leaves, rank) and keeps a leaf's count and
+class margin in one word; rows are kept in leaf order, so a node's rows are one block found by binary search
+(no pass over all n rows per visit); the top levels' feature orders are cached per node while their rows do
+not change. A node's rows come in each feature's presorted order from a bitmap of their ranks (O(n_node +
+n/64) instead of filtering all n rows); a node's points are routed only through the child subtree they are
+not in, node by node with one comparison per row and level, and after an accepted move they are re-placed
+from that routing instead of walking the tree again; start trees split each node's block of rows in place
+and place random cuts by selection; per-call arrays are made once for all restarts (fresh megabytes per
+restart were page faults); and restarts are ranked by the kernels' objective, so only the best trees are
+built as :class:`~opttrees.tree.Tree` (all of them with ``return_all``; exact ties go to the first restart
+without building the others).
 
 Stopping (Ctrl-C, time limits): the kernels always run in worker threads, even with ``n_jobs=1``, while the
 calling thread waits in short slices and polls :data:`opttrees.interrupt.STOP` and an optional
@@ -83,20 +92,28 @@ def new_move_cache():
 
 
 class _ThreadCaches:
-    """One move cache per worker thread, kept for the whole call: a thread runs one chunk at a time, so its
-    dictionary is never used by two kernels at once, and every restart a thread runs reuses what the
-    thread's earlier restarts learned. A cache hit returns what the full node visit would have computed, so
-    the results do not depend on which thread ran which restart."""
+    """One move cache and one order-cache array per worker thread, kept for the whole call: a thread runs one
+    chunk at a time, so they are never used by two kernels at once, and every restart a thread runs reuses
+    what the thread's earlier restarts learned. A cache hit returns what the full node visit would have
+    computed, so the results do not depend on which thread ran which restart."""
 
-    def __init__(self):
+    def __init__(self, make_order_cache=None):
         self.lock = threading.Lock()
         self.caches: dict = {}
+        self.make_order_cache = make_order_cache
 
     def get(self):
+        return self._get()[0]
+
+    def get_order_cache(self):
+        return self._get()[1]
+
+    def _get(self):
         tid = threading.get_ident()
         with self.lock:
             if tid not in self.caches:
-                self.caches[tid] = new_move_cache()
+                oc = self.make_order_cache() if self.make_order_cache is not None else None
+                self.caches[tid] = (new_move_cache(), oc)
             return self.caches[tid]
 
 
@@ -271,9 +288,12 @@ def local_search(data: PreparedData, max_depth: int, alpha: float = 0.0, min_sam
     size = max(1, len(seeds) // (8 * jobs)) if jobs > 1 or verbose else len(seeds)
     chunks = [seeds[i:i + size] for i in range(0, len(seeds), size)]
     stop = np.zeros(1, np.int64)
-    caches = _ThreadCaches()
+    caches = _ThreadCaches(lambda: K.order_cache(prob.Z, int(prob.kind), split_type == "hyperplane", int(D),
+                                                 int(prob.X.shape[1])))
+    shared = K.search_arrays(prob.X, prob.orderT, prob.grpT)
     counters = np.zeros((len(chunks), K.N_COUNTERS), np.int64)
-    tasks = [lambda c=c, k=k: K.run_restarts(c, *args, stop, 1 if k == 0 else 0, caches.get(), counters[k])
+    tasks = [lambda c=c, k=k: K.run_restarts(c, *args, stop, 1 if k == 0 else 0, caches.get(), counters[k], *shared,
+                                             caches.get_order_cache())
              for k, c in enumerate(chunks)]
     announce_compile("local-search", K.run_restarts, "about a minute on 2 cores")
     left = deadline.remaining() if deadline is not None else None
