@@ -204,3 +204,23 @@ def test_unit_weights_take_the_integer_path_with_the_same_trees(n, p, depth, dec
     for a, b in zip(one.trees, two.trees):
         assert a.predict(X).tolist() == b.predict(X).tolist()
 
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(1, 60), p=st.integers(1, 4), decimals=st.integers(0, 3), scale=st.sampled_from([1.0, 1e-9, 1e6]),
+       flip=st.booleans(), seed=st.integers(0, 10**6))
+def test_vectorised_presort_equals_the_per_column_sort(n, p, decimals, scale, flip, seed):
+    """All columns sorted at once give each column's (key, X, row) order and dense key ranks, also when a
+    column's key is not monotone in X (that column falls back to its own lexsort)."""
+    from opttrees.heuristics.core import _presort
+    rng = np.random.default_rng(seed)
+    X = np.round(rng.normal(size=(n, p)) * scale, decimals)
+    X[:, 0] = X[:, 0] if n % 3 else 3.0  # constant columns too
+    lo, hi = X.min(axis=0), X.max(axis=0)
+    key = np.round(np.clip((X - lo) / np.where(hi > lo, hi - lo, 1.0), 0.0, 1.0), 6)
+    if flip:
+        key[:, -1] = -key[:, -1]
+    order, grp = _presort(X, key)
+    for j in range(p):
+        np.testing.assert_array_equal(order[:, j], np.lexsort((X[:, j], key[:, j])))
+        np.testing.assert_array_equal(grp[:, j], np.unique(key[:, j], return_inverse=True)[1].ravel())

@@ -58,6 +58,28 @@ class Problem:
         return self.X.shape[1]
 
 
+def _presort(X: np.ndarray, key: np.ndarray):
+    """Each column's rows sorted by (key, X, row) and each row's dense rank of key, for all columns at once.
+
+    The scaled key is a non-decreasing function of X in every column (min-max scaling, clipping, rounding),
+    so a stable sort by X alone is the (key, X, row) order; that is checked, and a column where it fails
+    falls back to its own lexsort. Per-column sorts cost about 2 ms per call on 30 features, as much as a
+    few restarts.
+    """
+    n, p = X.shape
+    order = np.argsort(X, axis=0, kind="stable")
+    ks = np.take_along_axis(key, order, axis=0)
+    for j in np.flatnonzero((np.diff(ks, axis=0) < 0).any(axis=0)):
+        order[:, j] = np.lexsort((X[:, j], key[:, j]))
+        ks[:, j] = key[order[:, j], j]
+    rank_sorted = np.zeros((n, p), dtype=np.int32)
+    if n > 1:
+        np.cumsum(ks[1:] != ks[:-1], axis=0, out=rank_sorted[1:])
+    grp = np.empty((n, p), dtype=np.int32)
+    np.put_along_axis(grp, order, rank_sorted, axis=0)
+    return order.astype(np.int64, copy=False), grp
+
+
 def make_problem(data: PreparedData, loss: str | None = None) -> Problem:
     loss = loss or default_loss(data)
     if loss not in obj.LOSSES:
@@ -72,13 +94,7 @@ def make_problem(data: PreparedData, loss: str | None = None) -> Problem:
     Xs = np.ascontiguousarray(data.Xs, dtype=np.float64)
     key = np.round(Xs, EPS_ROUND_DECIMALS)
     n, p = X.shape
-    order = np.empty((n, p), dtype=np.int64)
-    grp = np.empty((n, p), dtype=np.int32)
-    for j in range(p):
-        o = np.lexsort((X[:, j], key[:, j]))
-        order[:, j] = o
-        _, inv = np.unique(key[:, j], return_inverse=True)
-        grp[:, j] = inv.ravel()
+    order, grp = _presort(X, key)
     w = data.sample_weight
     if loss == "misclassification":
         y = np.asarray(data.y, dtype=np.int64)
