@@ -848,13 +848,20 @@ def ranks(orderT):
     return rankT
 
 
+@njit(cache=True, nogil=True, inline="always")
+def mark_ranks(I, nI, rankT, j, mark):
+    """Set bit rankT[j, i] of the bitmap ``mark`` for every row i of I[:nI]: the node's rows in feature j's
+    presorted order are then its set bits, read word by word (:func:`node_order`, :func:`node_codes`)."""
+    for r in range(nI):
+        k = rankT[j, I[r]]
+        mark[k >> 6] |= np.uint64(1) << np.uint64(k & 63)
+
+
 @njit(cache=True, nogil=True)
 def node_order(I, nI, rankT, orderT, grpT, j, mark, movers, vals):
     """The rows I[:nI] in feature j's presorted order (exactly the filtered global order) with their group
     ranks in vals, via a bitmap of their ranks (``mark``: n/64 zero words, left zeroed); returns nI."""
-    for r in range(nI):
-        k = rankT[j, I[r]]
-        mark[k >> 6] |= np.uint64(1) << np.uint64(k & 63)
+    mark_ranks(I, nI, rankT, j, mark)
     m = np.int64(0)
     for w in range(mark.shape[0]):
         x = mark[w]
@@ -891,9 +898,7 @@ def node_codes(I, nI, rankT, ogT, j, mark, pk, code, stage, keep):
     """:func:`node_order` for the integer scans: code[q] = pk[row] | group rank << 32 for the rows I[:nI]
     in feature j's presorted order (exactly the filtered global order); returns nI. With ``keep`` the row
     words (:func:`og_words`) also go to stage[q] (for the order cache)."""
-    for r in range(nI):
-        k = rankT[j, I[r]]
-        mark[k >> 6] |= np.uint64(1) << np.uint64(k & 63)
+    mark_ranks(I, nI, rankT, j, mark)
     m = np.int64(0)
     for w in range(mark.shape[0]):
         x = mark[w]
