@@ -133,7 +133,11 @@ def test_integer_scans_equal_the_float_scan(n, nmin, pairs, seed):
     total, deficient = lloss.sum(), int(sum(cnt[L] < nmin for L in leaves))
     c1 = stats[:, 1].astype(np.int64)
     lidx, pk = np.zeros(T, np.int64), np.zeros(n, np.int64)
-    K.unit_codes(np.arange(n), n, Z, low_d, up_d, leaves, len(leaves), lidx, pk)
+    upc, lowc, curc = (np.zeros(T, np.int64) for _ in range(3))
+    got_counts = K.unit_node_counts(np.arange(n), n, Z, up_d, low_d, up_d, leaves, len(leaves), len(leaves), lidx,
+                                    pk, upc, lowc, curc, nmin)
+    assert got_counts[3] == total and got_counts[4] == deficient  # the start placement: everyone upper
+    np.testing.assert_array_equal(upc[:len(leaves)], (cnt[leaves] << 32) | c1[leaves])
     assert (pk & 1).tolist() == Z[:, 1].astype(int).tolist()
     assert (lidx[low_d] == (pk >> 1) & K.LMASK).all() and (lidx[up_d] == (pk >> 16) & K.LMASK).all()
     code = pk[movers] | (vals.astype(np.int64) << 32)

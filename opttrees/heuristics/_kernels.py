@@ -569,24 +569,37 @@ def scan_core_binary(movers, m, vals, low_d, up_d, Z, kind, nmin, stats, cnt, ll
     return best, bestq
 
 
-LMASK = (1 << 15) - 1  # scan words (unit_codes): bit 0 class, bits 1-15 / 16-30 leaves, bits 32-63 group rank
+LMASK = (1 << 15) - 1  # scan words (unit_word): bit 0 class, bits 1-15 / 16-30 leaves, bits 32-63 group rank
 CMASK = (1 << 32) - 1  # a leaf's packed counts: count << 32 | class-1 count
 
 
-@njit(cache=True, nogil=True)
-def unit_codes(I, nI, Z, low_d, up_d, leaves, nl, lidx, pk):
-    """pk[i] = class | lower leaf << 1 | upper leaf << 16 for every row of I, leaves as local indices
-    0..nl-1 < 2^15 (lidx: heap position -> local index).
+@njit(cache=True, nogil=True, inline="always")
+def unit_word(y, lo, up):
+    """A row's packed class and leaves: class | lower leaf << 1 | upper leaf << 16, leaves as local indices
+    0..nl-1 < 2^15 (:func:`unit_node_counts` fills pk[i] with it).
 
     Why: gathered in a feature's order with the group rank in the high half (``pk[i] | rank << 32``), one
     sequential word holds all an integer scan reads of a mover, instead of a row index, a rank and four
     scattered reads (class, two leaves); the scan then keeps each leaf's two counts in one word too.
     """
-    for a in range(nl):
-        lidx[leaves[a]] = a
-    for r in range(nI):
-        i = I[r]
-        pk[i] = np.int64(Z[i, 1]) | (lidx[low_d[i]] << 1) | (lidx[up_d[i]] << 16)
+    return y | (lo << 1) | (up << 16)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def unit_cut(q, m, code, c, tot, deficient, best, bestq):
+    """The integer scans' bookkeeping after mover q: keep the cut after it if it is a cut (the next mover's
+    group rank is larger, or q is last), feasible and the best so far (bestq -2: none feasible yet)."""
+    if (q == m - 1 or (code[q + 1] >> 32) > (c >> 32)) and deficient == 0 and (tot < best or bestq == -2):
+        return tot, q
+    return best, bestq
+
+
+@njit(cache=True, nogil=True, inline="always")
+def unit_result(best, bestq):
+    """(loss, q) as the float scans return them: inf when no cut was feasible."""
+    if bestq == -2:
+        return np.inf, bestq
+    return float(best), bestq
 
 
 MBIAS = np.int64(1) << 31  # a leaf's scan word: count << 32 | (class-1 count - class-0 count + MBIAS)
@@ -596,7 +609,7 @@ MBIAS = np.int64(1) << 31  # a leaf's scan word: count << 32 | (class-1 count - 
 def scan_unit(code, m, nmin, cm, total, deficient):
     """:func:`scan_core` for misclassification with two classes and unit weights, in integers.
 
-    code[q]: mover q's scan word (:func:`unit_codes`); cm[a]: local leaf a's count and class margin
+    code[q]: mover q's scan word (:func:`unit_word`); cm[a]: local leaf a's count and class margin
     (c1 - c0) in one word (``MBIAS``). A leaf's loss is min(c0, c1), so a point of class y leaving a leaf
     lowers it by one exactly when its class was not the strict majority (s * margin <= 0 with s = +-1)
     and raises the leaf it enters by one exactly when its class is the strict minority there: the float
@@ -619,12 +632,8 @@ def scan_unit(code, m, nmin, cm, total, deficient):
         cm[l] = vl + one + sg
         tot += np.int64(((vl & CMASK) - MBIAS) * sg < 0) - np.int64(((vu & CMASK) - MBIAS) * sg <= 0)
         deficient += np.int64((vu >> 32) == nmin) - np.int64((vl >> 32) + 1 == nmin)
-        if (q == m - 1 or (code[q + 1] >> 32) > (c >> 32)) and deficient == 0 and (tot < best or bestq == -2):
-            best = tot
-            bestq = q
-    if bestq == -2:
-        return np.inf, bestq
-    return float(best), bestq
+        best, bestq = unit_cut(q, m, code, c, tot, deficient, best, bestq)
+    return unit_result(best, bestq)
 
 
 @njit(cache=True, nogil=True)
@@ -643,17 +652,13 @@ def scan_unit_pair(code, m, nmin, cu, du, cl, dl, total, deficient):
         dl += sg
         cu -= 1
         cl += 1
-        if (q == m - 1 or (code[q + 1] >> 32) > (c >> 32)) and deficient == 0 and (tot < best or bestq == -2):
-            best = tot
-            bestq = q
-    if bestq == -2:
-        return np.inf, bestq
-    return float(best), bestq
+        best, bestq = unit_cut(q, m, code, c, tot, deficient, best, bestq)
+    return unit_result(best, bestq)
 
 
 @njit(cache=True, nogil=True)
 def unit_binary(Z, kind):
-    """True when the scans may count in integers (:func:`scan_core_unit2`): misclassification, two
+    """True when the scans may count in integers (:func:`scan_unit`): misclassification, two
     classes, every row one-hot with weight 1."""
     if kind != MISCLASSIFICATION or Z.shape[1] != 2:
         return False
@@ -884,7 +889,7 @@ LOW32 = (np.int64(1) << 32) - 1
 @njit(cache=True, nogil=True)
 def og_words(orderT, grpT):
     """ogT[j, r] = orderT[j, r] | grpT[j, r] << 32: a row and its group rank in one load for the integer
-    scans, whose scan words keep the rank in the same high half (:func:`unit_codes`)."""
+    scans, whose scan words keep the rank in the same high half (:func:`unit_word`)."""
     p, n = orderT.shape
     ogT = np.empty((p, n), np.int64)
     for j in range(p):
@@ -1028,7 +1033,7 @@ def best_parallel_unit(I, nI, inI, X, Xs, orderT, grpT, rankT, ogT, featok, fsub
                        btotal, bdef, movers, vals, ordc, sa, cmode):
     """:func:`best_parallel` for two classes with unit weights (:func:`unit_binary`), in integers.
 
-    pk: the node's rows' packed class and leaves (:func:`unit_codes`); cc0[a]: local leaf a's counts in
+    pk: the node's rows' packed class and leaves (:func:`unit_word`); cc0[a]: local leaf a's counts in
     the start placement (everyone in the upper subtree; :func:`unit_node_counts`), btotal / bdef its
     loss and number of leaves below nmin. Each feature's scan words are gathered in its presorted order
     (the rank bitmap, or a filter of all n rows for large nodes) and scanned by :func:`scan_unit`; the
@@ -1102,7 +1107,7 @@ def best_parallel_unit(I, nI, inI, X, Xs, orderT, grpT, rankT, ogT, featok, fsub
 def unit_node_counts(I, nI, Z, leafpos, low_d, up_d, leaves, nl, nlow, lidx, pk, upc, lowc, curc, nmin):
     """One pass over a node's rows for every integer quantity a visit needs (two classes, unit weights).
 
-    Sets pk (:func:`unit_codes`) and, per local leaf a of ``leaves`` (the lower child's nlow leaves first),
+    Sets pk (:func:`unit_word`) and, per local leaf a of ``leaves`` (the lower child's nlow leaves first),
     the packed counts (count << 32 | class-1 count) with every row in its upper leaf (upc), in its lower
     leaf (lowc) and where it is now (curc). Returns (current loss, loss of promoting the lower child, of
     promoting the upper child, the start placement's loss, its number of leaves below nmin); a promotion
@@ -1114,13 +1119,13 @@ def unit_node_counts(I, nI, Z, leafpos, low_d, up_d, leaves, nl, nlow, lidx, pk,
         lowc[a] = 0
         curc[a] = 0
     one = np.int64(1) << 32
-    for r in range(nI):  # the pk of unit_codes and the counts in one pass
+    for r in range(nI):  # the words and the counts in one pass
         i = I[r]
         y = np.int64(Z[i, 1])
         ld = low_d[i]
         lo = lidx[ld]
         up = lidx[up_d[i]]
-        pk[i] = y | (lo << 1) | (up << 16)
+        pk[i] = unit_word(y, lo, up)
         w = one + y
         upc[up] += w
         lowc[lo] += w
@@ -1153,7 +1158,7 @@ def unit_node_counts_blocks(I, nI, nk, Z, low_d, up_d, leaves, nl, nlow, lidx, p
         y = np.int64(Z[i, 1])
         lo = lidx[low_d[i]]
         up = lidx[up_d[i]]
-        pk[i] = y | (lo << 1) | (up << 16)
+        pk[i] = unit_word(y, lo, up)
         w = one + y
         if r < nk:
             upc[up] += w
