@@ -1,5 +1,8 @@
 """The local search's speed-ups change no result: specialised scans agree with a recount, the move cache
 returns what a full node visit computes, and restarts ranked by the kernels' objective pick the same tree."""
+from concurrent.futures import ThreadPoolExecutor
+
+import numba
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -76,25 +79,65 @@ def _restart_args(d, D, loss=None):
                   0.0, False, 5, 1e-9 * prob.baseline, 2, 2**62, 0.25)
 
 
+def _run(prob, args, seeds, cache, counters=None, jobs=1):
+    """K.run_restarts on ``jobs`` threads sharing ``cache``: (NT, FE, TH, OB) of every restart, and done."""
+    R, T = len(seeds), args[0]
+    out = (np.zeros((R, T), np.int8), np.zeros((R, T), np.int64), np.zeros((R, T)), np.zeros((R, T, 0)),
+           np.zeros(R), np.zeros(R, np.int64))
+    counters = np.zeros((jobs, K.N_COUNTERS), np.int64) if counters is None else counters
+    stop, nxt = np.zeros(1, np.int64), np.zeros(1, np.int64)
+    work = K.search_arrays(prob.X, prob.orderT, prob.grpT)
+    with ThreadPoolExecutor(jobs) as ex:
+        list(ex.map(lambda k: K.run_restarts(seeds, *args, stop, nxt, cache, counters[k], *work, *out), range(jobs)))
+    return (out[0], out[1], out[2], out[4]), out[5]
+
+
 @pytest.mark.parametrize("loss", [None, "squared"])
 def test_move_cache_changes_no_restart(loss):
-    """One cache shared by 30 restarts gives the same trees as a fresh cache per restart, and it is hit."""
+    """One cache table shared by 30 restarts on two threads gives the same trees as a fresh table per
+    restart, and it is hit; so does a two-slot table that keeps overwriting itself (a lost entry is a miss)."""
     rng = np.random.default_rng(3)
     X = np.round(rng.random((150, 4)), 2)
     y = (X[:, 0] + X[:, 1] > 1).astype(int) ^ (rng.random(150) < 0.15) if loss is None else X[:, 0] + rng.normal(size=150)
     d = prepare(X, y, task="classification" if loss is None else "regression")
     prob, args = _restart_args(d, 3, loss)
     seeds = np.arange(30, dtype=np.int64) * 7919 + 1
-    stop = np.zeros(1, np.int64)
-    shared, counters = new_move_cache(), np.zeros(K.N_COUNTERS, np.int64)
-    work = (*K.search_arrays(prob.X, prob.orderT, prob.grpT), K.order_cache(prob.Z, prob.kind, False, 3, prob.p))
-    out = K.run_restarts(seeds, *args, stop, 1, shared, counters, *work)
-    assert counters[K.C_HITS] > 0
+    counters = np.zeros((2, K.N_COUNTERS), np.int64)
+    out, done = _run(prob, args, seeds, new_move_cache(30, 15), counters, jobs=2)
+    assert done.tolist() == [1] * 30 and counters[:, K.C_HITS].sum() > 0
+    tiny, _ = _run(prob, args, seeds, np.zeros((2, 5), np.int64))
     for r in range(len(seeds)):
-        one = K.run_restarts(seeds[r:r + 1], *args, stop, 1, new_move_cache(), np.zeros(K.N_COUNTERS, np.int64),
-                             *work)
-        for a, b in zip(out[:5], one[:5]):
+        one, _ = _run(prob, args, seeds[r:r + 1], new_move_cache())
+        for a, b, c in zip(out, one, tiny):
             np.testing.assert_array_equal(a[r], b[0])
+            np.testing.assert_array_equal(a[r], c[r])
+
+
+def test_move_cache_table_reads_a_torn_slot_as_a_miss():
+    mc = new_move_cache()
+    K.mc_put(mc, 12345, -678, 2, 7, np.float64(0.25).view(np.int64))
+    assert K.mc_get(mc, 12345, -678) == (True, 2, 7, np.float64(0.25).view(np.int64))
+    assert not K.mc_get(mc, 12345, -679)[0]
+    slot = np.flatnonzero(mc[:, 0] == 12345)[0]
+    mc[slot, 3] ^= 1  # the threshold half-written by another thread: the check word no longer matches
+    assert not K.mc_get(mc, 12345, -678)[0]
+
+
+def test_fetch_add_hands_out_every_index_once_across_threads():
+    seen = np.zeros(20000, np.int64)
+    nxt = np.zeros(1, np.int64)
+
+    @numba.njit(nogil=True)
+    def take(nxt, seen):
+        while True:
+            k = K.fetch_add(nxt, 0)
+            if k >= seen.shape[0]:
+                return
+            K.fetch_add(seen, k)
+
+    with ThreadPoolExecutor(2) as ex:
+        list(ex.map(lambda _: take(nxt, seen), range(2)))
+    assert (seen == 1).all() and nxt[0] == 20002
 
 
 def test_kernel_objectives_rank_like_the_trees():

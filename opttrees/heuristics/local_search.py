@@ -9,8 +9,8 @@ shared objective (losses / L̂ + alpha * complexity) until no node improves. Res
 ``random_state``, never on ``n_jobs`` (unless the run is stopped early).
 
 Speed without changing any result (issue 17; every restart's tree is bit-identical to the plain search):
-each worker thread keeps a cache of node-visit outcomes keyed by (node's row set, subtree below it) that
-all its restarts share (parallel splits only, see ``_kernels``); a node whose subtree loss already equals
+all restarts and threads of a call share one lock-free table of node-visit outcomes keyed by (node's row
+set, subtree below it) (parallel splits only, see ``_kernels``); a node whose subtree loss already equals
 the least a new split could cost (e.g. a pure subtree) skips its split scan, and a node that has just taken
 a new split with its children fixed is not re-scanned until something below or above it changes (that scan
 could only find the same split); two-class and squared-loss scans keep the leaf statistics in registers.
@@ -43,13 +43,10 @@ from __future__ import annotations
 import copy
 import math
 import os
-import threading
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
 import numpy as np
-from numba import types
-from numba.typed import Dict
 
 from ..data import PreparedData
 from ..params import check_param
@@ -86,35 +83,10 @@ COUNTER_NAMES = {K.C_PASSES: "passes", K.C_VISITS: "node_visits", K.C_HITS: "cac
                  K.C_SCANNED: "points_scanned", K.C_MOVES: "accepted_moves", K.C_ROWS: "rows_examined"}
 
 
-def new_move_cache():
-    """An empty cache of node-visit outcomes (see the move-cache note in ``_kernels``): one per worker thread."""
-    return Dict.empty(key_type=types.UniTuple(types.int64, 2), value_type=types.float64[::1])
-
-
-class _ThreadCaches:
-    """One move cache and one order-cache array per worker thread, kept for the whole call: a thread runs one
-    chunk at a time, so they are never used by two kernels at once, and every restart a thread runs reuses
-    what the thread's earlier restarts learned. A cache hit returns what the full node visit would have
-    computed, so the results do not depend on which thread ran which restart."""
-
-    def __init__(self, make_order_cache=None):
-        self.lock = threading.Lock()
-        self.caches: dict = {}
-        self.make_order_cache = make_order_cache
-
-    def get(self):
-        return self._get()[0]
-
-    def get_order_cache(self):
-        return self._get()[1]
-
-    def _get(self):
-        tid = threading.get_ident()
-        with self.lock:
-            if tid not in self.caches:
-                oc = self.make_order_cache() if self.make_order_cache is not None else None
-                self.caches[tid] = (new_move_cache(), oc)
-            return self.caches[tid]
+def new_move_cache(n_restarts: int = 1, T: int = 1):
+    """An empty table of node-visit outcomes (see the move-cache note in ``_kernels``), shared by all the
+    worker threads of one call."""
+    return K.move_cache(n_restarts, T)
 
 
 def _check_common(min_samples_leaf, split_type, n_restarts, n_hyperplane_restarts):
@@ -142,11 +114,11 @@ def _stop_requested(deadline) -> bool:
     return STOP.is_set() or (deadline is not None and deadline.stop())
 
 
-def _run_stoppable(tasks, jobs: int, deadline, stop: np.ndarray, on_done=None) -> list:
+def _run_stoppable(tasks, jobs: int, deadline, stop: np.ndarray, on_done=None, on_poll=None) -> list:
     """Run ``tasks`` (callables) on ``jobs`` worker threads; set ``stop[0]`` on Ctrl-C or at the deadline.
 
     Returns each task's result in order (None for a task cancelled before it started); ``on_done(k, result)``
-    is called in the calling thread as task k finishes (progress). Without
+    is called in the calling thread as task k finishes, ``on_poll()`` every time it wakes (progress). Without
     :func:`~opttrees.interrupt.stop_on_sigint` around the call, Ctrl-C raises KeyboardInterrupt here in the
     main thread: the workers are stopped and joined first, then it is re-raised.
     """
@@ -160,6 +132,8 @@ def _run_stoppable(tasks, jobs: int, deadline, stop: np.ndarray, on_done=None) -
             if not stop[0] and _stop_requested(deadline):
                 stop[0] = 1
             finished, pending = wait(pending, timeout=0.02, return_when=FIRST_COMPLETED)
+            if on_poll is not None:
+                on_poll()
             if on_done is not None:
                 for f in finished:
                     if not f.cancelled() and f.exception() is None:
@@ -176,76 +150,77 @@ def _run_stoppable(tasks, jobs: int, deadline, stop: np.ndarray, on_done=None) -
 
 
 class _Restarts:
-    """Restart results as they arrive. Many restarts reach the same heap tree, and building and scoring a
-    Tree in Python costs about as much as a whole restart on small data, so restarts are ranked by the
-    kernels' objective and only the trees that are needed are built, each distinct one once: the best ones
+    """The restarts' heap trees and kernel objectives, written by the worker threads into shared arrays
+    (:func:`~opttrees.heuristics._kernels.run_restarts`), ranked without building every tree: many restarts
+    reach the same heap tree, and building and scoring a Tree in Python costs about as much as a whole
+    restart on small data. Only the trees that are needed are built, each distinct one once: the best ones
     (within ``_TIE`` of the best kernel objective, then ranked by the shared Python objective exactly as
-    before) or, with ``return_all``, all of them. The progress line shows restarts done and the best
-    objective while the rest run."""
+    before) or, with ``return_all``, all of them. ``poll`` shows restarts done and the best objective on the
+    progress line while the rest run."""
 
     _TIE = 1e-9  # kernel and Python objectives differ only by rounding (~1e-15); ties are resolved in Python
 
-    def __init__(self, prob, alpha: float, n_total: int, progress: ProgressLine | None, deadline):
-        self.prob, self.alpha, self.n_total = prob, alpha, n_total
+    def __init__(self, prob, alpha: float, seeds: np.ndarray, T: int, hyper: bool, progress, deadline):
+        R = len(seeds)
+        self.prob, self.alpha, self.seeds = prob, alpha, seeds
         self.progress, self.deadline = progress, deadline
-        self.heaps: dict = {}   # key -> (heap arrays, kernel objective / L̂)
-        self.built: dict = {}   # key -> (Tree, objective)
-        self.chunks: dict = {}
-        self.best = math.inf
+        self.out = (np.zeros((R, T), np.int8), np.zeros((R, T), np.int64), np.zeros((R, T)),
+                    np.zeros((R, T, prob.p if hyper else 0)), np.zeros(R), np.zeros(R, np.int64))
+        self.built: dict = {}   # distinct tree id -> (Tree, objective)
 
-    def add(self, k: int, out, seeds: np.ndarray) -> None:
-        NT, FE, TH, CO, OB, n = out
-        rows = []
-        for r in range(n):
-            key = (NT[r].tobytes(), FE[r].tobytes(), TH[r].tobytes(), CO[r].tobytes())
-            if key not in self.heaps:
-                self.heaps[key] = ((NT[r], FE[r], TH[r], CO[r]), float(OB[r]) / self.prob.baseline)
-                self.best = min(self.best, self.heaps[key][1])
-            rows.append(key)
-        self.chunks[k] = (seeds[:n], rows)
-        if self.progress is not None:
-            left = self.deadline.remaining() if self.deadline is not None else None
-            self.progress.update(restarts=f"{self.n_done()}/{self.n_total}", best=self.best,
-                                 left=None if left is None or not math.isfinite(left) else round(max(left, 0.0), 1))
+    def poll(self) -> None:
+        if self.progress is None:
+            return
+        OB, done = self.out[4], self.out[5] != 0
+        left = self.deadline.remaining() if self.deadline is not None else None
+        self.progress.update(restarts=f"{int(done.sum())}/{len(self.seeds)}",
+                             best=float(OB[done].min()) / self.prob.baseline if done.any() else math.inf,
+                             left=None if left is None or not math.isfinite(left) else round(max(left, 0.0), 1))
+
+    def finish(self) -> None:
+        """Index the finished restarts (in restart order) and their distinct heap trees, after the threads."""
+        NT, FE, TH, CO, OB, done = self.out
+        self.index = np.flatnonzero(done)
+        R = len(self.index)
+        rows = np.concatenate([a[self.index].reshape(R, -1).view(np.uint8).reshape(R, -1) for a in (NT, FE, TH, CO)],
+                              axis=1)
+        rows = np.ascontiguousarray(rows).view(np.dtype((np.void, rows.shape[1]))).ravel()
+        _, first, self.tree_id = np.unique(rows, return_index=True, return_inverse=True)
+        self.tree_id = self.tree_id.ravel()
+        self.first = first  # tree id -> its first restart (position in index)
+        self.kobj = OB[self.index] / self.prob.baseline
 
     def n_done(self) -> int:
-        return sum(len(s) for s, _ in self.chunks.values())
+        return len(self.index)
 
-    def _build(self, key):
-        if key not in self.built:
-            t = heap_to_tree(self.prob, *self.heaps[key][0])
-            self.built[key] = (t, objective(t, self.prob, self.alpha))
-        return self.built[key]
-
-    def _keys(self):
-        seeds, keys = [], []
-        for k in sorted(self.chunks):
-            s, rows = self.chunks[k]
-            seeds.append(s)
-            keys.extend(rows)
-        return (np.concatenate(seeds) if seeds else np.zeros(0, np.int64)), keys
+    def _build(self, tid: int):
+        if tid not in self.built:
+            r = self.index[self.first[tid]]
+            NT, FE, TH, CO = self.out[:4]
+            coef = CO[r] if CO.shape[2] else np.zeros((NT.shape[1], self.prob.p))
+            t = heap_to_tree(self.prob, NT[r], FE[r], TH[r], coef)
+            self.built[tid] = (t, objective(t, self.prob, self.alpha))
+        return self.built[tid]
 
     def best_tree(self) -> Tree:
         """The best tree, ties to the first restart (as ``ranked`` orders them), building only the candidates."""
-        _, keys = self._keys()
-        low = min(self.heaps[key][1] for key in keys)
-        cands = [key for key in keys if self.heaps[key][1] <= low + self._TIE * max(1.0, abs(low))]
-        if all(self.heaps[key][1] == low for key in cands):
+        low = self.kobj.min()
+        cand = np.flatnonzero(self.kobj <= low + self._TIE * max(1.0, abs(low)))  # positions, restart order
+        if (self.kobj[cand] == low).all():
             # exact ties (e.g. many restarts reach a perfect tree at depth 6): the first restart wins, as the
             # ranking below would choose; building every tied tree cost 40 ms on breast cancer at depth 6
-            return self._build(cands[0])[0]
-        objs = np.array([self._build(key)[1] for key in cands])
-        return self.built[cands[int(np.lexsort((np.arange(len(objs)), np.round(objs, 12)))[0])]][0]
+            return self._build(int(self.tree_id[cand[0]]))[0]
+        objs = np.array([self._build(int(self.tree_id[k]))[1] for k in cand])
+        return self._build(int(self.tree_id[cand[int(np.lexsort((np.arange(len(objs)), np.round(objs, 12)))[0])]]))[0]
 
     def ranked(self, return_all: bool):
-        """(seeds, trees, objectives) in restart order (chunks in submission order)."""
-        seeds, keys = self._keys()
+        """(seeds, trees, objectives) in restart order."""
         trees, objs = [], []
-        for key in keys:
-            t, o = self._build(key)
+        for tid in self.tree_id:
+            t, o = self._build(int(tid))
             trees.append(copy.deepcopy(t) if return_all else t)
             objs.append(o)
-        return seeds, trees, np.asarray(objs, dtype=np.float64)
+        return self.seeds[self.index], trees, np.asarray(objs, dtype=np.float64)
 
 
 def local_search(data: PreparedData, max_depth: int, alpha: float = 0.0, min_samples_leaf: int = 1,
@@ -281,26 +256,25 @@ def local_search(data: PreparedData, max_depth: int, alpha: float = 0.0, min_sam
             int(n_hyperplane_restarts), float(1e-9 * prob.baseline), int(mtry),
             2**62 if max_moves is None else int(max_moves), float(random_starts))
     jobs = min(_n_jobs(n_jobs), len(seeds))
-    # dynamic dispatch: restart times vary a lot, so small chunks are handed to whichever thread is free
-    # (static halves can leave one thread idle at the end); each restart seeds itself, so chunking never
-    # changes results. The first chunk always completes one restart, even when stopped before it starts.
-    # With a progress line, one thread also gets chunks so that the line moves as restarts finish.
-    size = max(1, len(seeds) // (8 * jobs)) if jobs > 1 or verbose else len(seeds)
-    chunks = [seeds[i:i + size] for i in range(0, len(seeds), size)]
+    # each worker thread runs one kernel call that takes restarts one at a time from a shared counter
+    # (restart times vary a lot; a Python call per chunk of restarts cost about 0.1 ms each); each restart
+    # seeds itself, so which thread runs it never changes results. Restart 0 always completes, even when
+    # stopped before it starts.
     stop = np.zeros(1, np.int64)
-    caches = _ThreadCaches(lambda: K.order_cache(prob.Z, int(prob.kind), split_type == "hyperplane", int(D),
-                                                 int(prob.X.shape[1])))
+    nxt = np.zeros(1, np.int64)
     shared = K.search_arrays(prob.X, prob.orderT, prob.grpT)
-    counters = np.zeros((len(chunks), K.N_COUNTERS), np.int64)
-    tasks = [lambda c=c, k=k: K.run_restarts(c, *args, stop, 1 if k == 0 else 0, caches.get(), counters[k], *shared,
-                                             caches.get_order_cache())
-             for k, c in enumerate(chunks)]
-    announce_compile("local-search", K.run_restarts, "about a minute on 2 cores")
+    moves = new_move_cache(len(seeds), T)
+    counters = np.zeros((jobs, K.N_COUNTERS), np.int64)
     left = deadline.remaining() if deadline is not None else None
+    announce_compile("local-search", K.run_restarts, "about a minute on 2 cores")
     with ProgressLine("local search", enabled=bool(verbose), time_limit=left) as line:
         line.update(restarts=f"0/{len(seeds)}")
-        runs = _Restarts(prob, alpha, len(seeds), line if verbose else None, deadline)
-        _run_stoppable(tasks, jobs, deadline, stop, on_done=lambda k, out: runs.add(k, out, chunks[k]))
+        runs = _Restarts(prob, alpha, seeds, T, split_type == "hyperplane", line if verbose else None, deadline)
+        tasks = [lambda k=k: K.run_restarts(seeds, *args, stop, nxt, moves, counters[k], *shared, *runs.out)
+                 for k in range(jobs)]
+        _run_stoppable(tasks, jobs, deadline, stop, on_poll=runs.poll)
+        runs.poll()
+    runs.finish()
     stopped = bool(stop[0])
     if not return_all:
         return runs.best_tree()
@@ -309,7 +283,7 @@ def local_search(data: PreparedData, max_depth: int, alpha: float = 0.0, min_sam
     best = trees[rank[0]]
     total = counters.sum(axis=0)
     return LocalSearchResult(best, float(objs[rank[0]]), [trees[r] for r in rank], objs[rank], seeds[rank],
-                             stopped=stopped, n_done=len(seeds),
+                             stopped=stopped, n_done=runs.n_done(),
                              counters={name: int(total[k]) for k, name in COUNTER_NAMES.items()})
 
 
