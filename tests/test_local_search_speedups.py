@@ -271,3 +271,39 @@ def test_vectorised_presort_equals_the_per_column_sort(n, p, decimals, scale, fl
     for j in range(p):
         np.testing.assert_array_equal(order[:, j], np.lexsort((X[:, j], key[:, j])))
         np.testing.assert_array_equal(grp[:, j], np.unique(key[:, j], return_inverse=True)[1].ravel())
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(8, 400), frac=st.floats(0.02, 1.0), decimals=st.sampled_from([1, 3, 9]), weighted=st.booleans(),
+       kind=st.sampled_from([K.GINI, K.MISCLASSIFICATION]), nmin=st.integers(1, 4), seed=st.integers(0, 10**6))
+def test_start_tree_split_equals_the_generic_split(n, frac, decimals, weighted, kind, nmin, seed):
+    """best_parallel_start (a start tree's two-class split with the set-up done once) returns best_parallel's
+    (loss, feature, thresholds) bit for bit: continuous features (all values distinct, where small nodes
+    take the bitmap instead of sorting) and features with ties (decimals=1), unit and float weights."""
+    rng = np.random.default_rng(seed)
+    X = np.round(rng.random((n, 4)), decimals)
+    y = rng.integers(0, 2, n)
+    w = rng.uniform(0.5, 2.0, n) if weighted else None
+    prob = make_problem(prepare(X, y, sample_weight=w, allow_single_class=True))
+    rankT = K.ranks(prob.orderT)
+    inI = rng.random(n) < frac
+    I = np.flatnonzero(inI).astype(np.int64)
+    nI = len(I)
+    if nI < 2 * nmin:
+        return
+    T, fs = 3, np.arange(4, dtype=np.int64)
+    low_d, up_d = np.full(n, 1, np.int64), np.full(n, 2, np.int64)
+    leaves = np.array([1, 2], np.int64)
+    scratch = [np.zeros((T, 2)), np.zeros(T, np.int64), np.zeros(T), np.zeros((T, 2)), np.zeros(T, np.int64),
+               np.zeros(T)]
+    want = K.best_parallel(I, nI, inI, prob.X, prob.Xs, prob.grp, prob.orderT, prob.grpT, rankT, prob.featok, fs, 4,
+                           low_d, up_d, np.zeros(n, np.bool_), prob.Z, kind, nmin, leaves, 2, scratch[0], scratch[1],
+                           np.empty(n, np.int64), np.empty(n), scratch[2], scratch[3], scratch[4], scratch[5])
+    s0, s1 = 0.0, 0.0
+    for i in I:  # in row order, as the kernels sum
+        s0 += prob.Z[i, 0]
+        s1 += prob.Z[i, 1]
+    x = K.gini_loss2(s0, s1) if kind == K.GINI else K.mis_loss2(s0, s1)
+    got = K.best_parallel_start(I, nI, inI, prob.X, prob.Xs, prob.grp, prob.orderT, prob.grpT, rankT, prob.featok, fs,
+                                4, prob.Z, kind, nmin, np.empty(n, np.int64), np.empty(n), s0, s1, x)
+    assert got == want
