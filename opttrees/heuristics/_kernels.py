@@ -884,28 +884,37 @@ def mark_ranks(I, nI, rankT, j, mark):
         mark[k >> 6] |= np.uint64(1) << np.uint64(k & 63)
 
 
+LOW32 = (np.int64(1) << 32) - 1
+TOP_BIT = np.uint64(1) << np.uint64(63)  # x | TOP_BIT: trailing_zeros is 63, not undefined, for x = 0
+
+
 @njit(cache=True, nogil=True)
 def node_order(I, nI, rankT, orderT, grpT, j, mark, movers, vals):
     """The rows I[:nI] in feature j's presorted order (exactly the filtered global order) with their group
     ranks in vals, via a bitmap of their ranks (``mark``: n/64 zero words, left zeroed); returns nI."""
     mark_ranks(I, nI, rankT, j, mark)
     m = np.int64(0)
+    last = orderT.shape[1] - 1
+    nb = 2 if nI < movers.shape[0] else 0  # see node_codes
     for w in range(mark.shape[0]):
         x = mark[w]
-        if x == 0:
-            continue
         mark[w] = np.uint64(0)
         base = np.int64(w) << 6
+        for _ in range(nb):
+            k = min(base + np.int64(trailing_zeros(x | TOP_BIT)), last)
+            movers[m] = orderT[j, k]
+            vals[m] = grpT[j, k]
+            m += np.int64(x != 0)
+            x &= x - np.uint64(1)
         while x != 0:
-            b = np.int64(trailing_zeros(x))
-            movers[m] = orderT[j, base + b]
-            vals[m] = grpT[j, base + b]
+            k = base + np.int64(trailing_zeros(x))
+            movers[m] = orderT[j, k]
+            vals[m] = grpT[j, k]
             m += 1
             x &= x - np.uint64(1)
     return m
 
 
-LOW32 = (np.int64(1) << 32) - 1
 
 
 @njit(cache=True, nogil=True)
@@ -927,12 +936,22 @@ def node_codes(I, nI, rankT, ogT, j, mark, pk, code, stage, keep):
     words (:func:`og_words`) also go to stage[q] (for the order cache)."""
     mark_ranks(I, nI, rankT, j, mark)
     m = np.int64(0)
+    last = ogT.shape[1] - 1
+    # a node's bitmap is sparse (a few bits a word): a loop per word mispredicted its exit about once a
+    # word, so each word's first two bits are taken without a branch (written at m, kept only if the bit
+    # exists; m <= nI, so with nI below the buffers' size the slot is scratch), the rest in the loop
+    nb = 2 if nI < min(code.shape[0], stage.shape[0] if keep else code.shape[0]) else 0
     for w in range(mark.shape[0]):
         x = mark[w]
-        if x == 0:
-            continue
         mark[w] = np.uint64(0)
         base = np.int64(w) << 6
+        for _ in range(nb):
+            og = ogT[j, min(base + np.int64(trailing_zeros(x | TOP_BIT)), last)]
+            code[m] = pk[og & LOW32] | (og & ~LOW32)
+            if keep:
+                stage[m] = og
+            m += np.int64(x != 0)
+            x &= x - np.uint64(1)
         while x != 0:
             og = ogT[j, base + np.int64(trailing_zeros(x))]
             code[m] = pk[og & LOW32] | (og & ~LOW32)
