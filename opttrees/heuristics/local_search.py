@@ -166,7 +166,8 @@ class _Restarts:
         self.progress, self.deadline = progress, deadline
         self.out = (np.zeros((R, T), np.int8), np.zeros((R, T), np.int64), np.zeros((R, T)),
                     np.zeros((R, T, prob.p if hyper else 0)), np.zeros(R), np.zeros(R, np.int64))
-        self.built: dict = {}   # distinct tree id -> (Tree, objective)
+        self.built: dict = {}   # distinct tree id -> Tree
+        self.objs: dict = {}    # distinct tree id -> its objective (the shared Python one)
 
     def poll(self) -> None:
         if self.progress is None:
@@ -193,14 +194,18 @@ class _Restarts:
     def n_done(self) -> int:
         return len(self.index)
 
-    def _build(self, tid: int):
+    def _tree(self, tid: int) -> Tree:
         if tid not in self.built:
             r = self.index[self.first[tid]]
             NT, FE, TH, CO = self.out[:4]
             coef = CO[r] if CO.shape[2] else np.zeros((NT.shape[1], self.prob.p))
-            t = heap_to_tree(self.prob, NT[r], FE[r], TH[r], coef)
-            self.built[tid] = (t, objective(t, self.prob, self.alpha))
+            self.built[tid] = heap_to_tree(self.prob, NT[r], FE[r], TH[r], coef)
         return self.built[tid]
+
+    def _objective(self, tid: int) -> float:
+        if tid not in self.objs:
+            self.objs[tid] = objective(self._tree(tid), self.prob, self.alpha)
+        return self.objs[tid]
 
     def best_tree(self) -> Tree:
         """The best tree, ties to the first restart (as ``ranked`` orders them), building only the candidates."""
@@ -209,17 +214,17 @@ class _Restarts:
         if (self.kobj[cand] == low).all():
             # exact ties (e.g. many restarts reach a perfect tree at depth 6): the first restart wins, as the
             # ranking below would choose; building every tied tree cost 40 ms on breast cancer at depth 6
-            return self._build(int(self.tree_id[cand[0]]))[0]
-        objs = np.array([self._build(int(self.tree_id[k]))[1] for k in cand])
-        return self._build(int(self.tree_id[cand[int(np.lexsort((np.arange(len(objs)), np.round(objs, 12)))[0])]]))[0]
+            return self._tree(int(self.tree_id[cand[0]]))
+        objs = np.array([self._objective(int(self.tree_id[k])) for k in cand])
+        return self._tree(int(self.tree_id[cand[int(np.lexsort((np.arange(len(objs)), np.round(objs, 12)))[0])]]))
 
     def ranked(self, return_all: bool):
         """(seeds, trees, objectives) in restart order."""
         trees, objs = [], []
         for tid in self.tree_id:
-            t, o = self._build(int(tid))
+            t = self._tree(int(tid))
             trees.append(copy.deepcopy(t) if return_all else t)
-            objs.append(o)
+            objs.append(self._objective(int(tid)))
         return self.seeds[self.index], trees, np.asarray(objs, dtype=np.float64)
 
 
