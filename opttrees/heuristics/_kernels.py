@@ -1075,30 +1075,22 @@ def best_parallel(I, nI, inI, X, Xs, grp, orderT, grpT, rankT, featok, fsub, nf,
     F = fen_build(I, nI, low_d, up_d, Z, leaves, nl, stats.shape[0]) if kind == ABSOLUTE else fen_empty()
     place_init(I, nI, low_d, up_d, fixlow, Z, kind, leaves, nl, bstats, bcnt, F)
     btotal, bdef = cache_leaf_losses(kind, nmin, leaves, nl, bstats, bcnt, blloss, F)
+    if nl == 2 and S == 2 and (kind == MISCLASSIFICATION or kind == GINI):
+        # two leaves (lower = leaves[0], upper = leaves[1] for every point) and two classes: every point starts
+        # in the upper leaf (so btotal is its loss), as in a start tree's split
+        L1 = leaves[1]
+        return best_parallel_start(I, nI, inI, X, Xs, grp, orderT, grpT, rankT, featok, fsub, nf, Z, kind, nmin, movers,
+                                   vals, bstats[L1, 0], bstats[L1, 1], blloss[L1])
     bfw = F[5].copy()
     bfwy = F[6].copy()
     small, bitmap, bsmall = order_mode(nI, n)
     mark = np.zeros((n + 63) // 64 if bitmap or bsmall else 0, np.uint64)
-    # two leaves (lower = leaves[0], upper = leaves[1] for every point) and two classes: register scan
-    pair = nl == 2 and S == 2 and (kind == MISCLASSIFICATION or kind == GINI)
     for f in range(nf):
         j = fsub[f]
         if not featok[j]:
             continue
         m = feature_order(I, nI, inI, X, grp, orderT, grpT, rankT, j, mark, movers, vals, small, bitmap, bsmall)
         if m < 2 or vals[0] == vals[m - 1]:
-            continue
-        if pair:
-            L0 = leaves[0]
-            L1 = leaves[1]
-            loss, q = scan_core_binary_pair(movers, m, vals, Z, kind, nmin, bstats[L1, 0], bstats[L1, 1], bcnt[L1],
-                                            blloss[L1], bstats[L0, 0], bstats[L0, 1], bcnt[L0], blloss[L0], btotal,
-                                            bdef)
-            if q >= 0 and q < m - 1 and loss < best:
-                best = loss
-                bj = j
-                bt = safe_mid(X[movers[q], j], X[movers[q + 1], j])
-                bts = 0.5 * (Xs[movers[q], j] + Xs[movers[q + 1], j])
             continue
         for a in range(nl):
             L = leaves[a]

@@ -18,15 +18,17 @@ Two classes with unit weights (the common case) run every visit in integers, exa
 decisions: one pass of packed counts gives the current loss, both promotions and the scan's start; each
 feature's scan reads one sequential word per row (class, both leaves, rank) and keeps a leaf's count and
 class margin in one word; rows are kept in leaf order, so a node's rows are one block found by binary search
-(no pass over all n rows per visit); the top levels' feature orders are cached per node while their rows do
-not change. A node's rows come in each feature's presorted order from a bitmap of their ranks (O(n_node +
-n/64) instead of filtering all n rows); a node's points are routed only through the child subtree they are
-not in, node by node with one comparison per row and level, and after an accepted move they are re-placed
-from that routing instead of walking the tree again; start trees split each node's block of rows in place
-and place random cuts by selection; per-call arrays are made once for all restarts (fresh megabytes per
-restart were page faults); and restarts are ranked by the kernels' objective, so only the best trees are
-built as :class:`~opttrees.tree.Tree` (all of them with ``return_all``; exact ties go to the first restart
-without building the others).
+(no pass over all n rows per visit); each scanned node keeps its feature orders until an ancestor moves, and
+a node whose rows changed filters its nearest cached ancestor's orders when that is cheaper than a bitmap of
+its ranks (O(n_node + n/64), the first two bits of each word read without a branch). A node's points are
+routed only through the child subtree they are not in, node by node with one comparison per row and level,
+and after an accepted move they are re-placed from that routing instead of walking the tree again; start
+trees split each node's block of rows in place (two-class splits with their set-up done once) and place
+random cuts by selection; per-call arrays are made once for all restarts (fresh megabytes per restart were
+page faults); each worker thread makes one kernel call that takes restarts one at a time from an atomic
+counter; and restarts are ranked by the kernels' objective, so only the best trees are built as
+:class:`~opttrees.tree.Tree` (all of them with ``return_all``; exact ties go to the first restart without
+building or scoring the others).
 
 Stopping (Ctrl-C, time limits): the kernels always run in worker threads, even with ``n_jobs=1``, while the
 calling thread waits in short slices and polls :data:`opttrees.interrupt.STOP` and an optional
