@@ -276,10 +276,12 @@ def test_vectorised_presort_equals_the_per_column_sort(n, p, decimals, scale, fl
 @settings(max_examples=40, deadline=None)
 @given(n=st.integers(8, 400), frac=st.floats(0.02, 1.0), decimals=st.sampled_from([1, 3, 9]), weighted=st.booleans(),
        kind=st.sampled_from([K.GINI, K.MISCLASSIFICATION]), nmin=st.integers(1, 4), seed=st.integers(0, 10**6))
-def test_start_tree_split_equals_the_generic_split(n, frac, decimals, weighted, kind, nmin, seed):
-    """best_parallel_start (a start tree's two-class split with the set-up done once) returns best_parallel's
-    (loss, feature, thresholds) bit for bit: continuous features (all values distinct, where small nodes
-    take the bitmap instead of sorting) and features with ties (decimals=1), unit and float weights."""
+def test_start_tree_split_equals_the_generic_scan(n, frac, decimals, weighted, kind, nmin, seed):
+    """best_parallel_start (a start tree's two-class split with the set-up done once; best_parallel hands it
+    the two-leaf case) returns the best of the generic scan (:func:`scan`, its own set-up) over each feature's
+    order, bit for bit, and that order is the filtered presorted order wherever a feature's values are all
+    distinct (where small nodes take the bitmap instead of sorting): ties or distinct values, unit or float
+    weights, gini or misclassification, minimum leaf sizes."""
     rng = np.random.default_rng(seed)
     X = np.round(rng.random((n, 4)), decimals)
     y = rng.integers(0, 2, n)
@@ -287,23 +289,35 @@ def test_start_tree_split_equals_the_generic_split(n, frac, decimals, weighted, 
     prob = make_problem(prepare(X, y, sample_weight=w, allow_single_class=True))
     rankT = K.ranks(prob.orderT)
     inI = rng.random(n) < frac
-    I = np.flatnonzero(inI).astype(np.int64)
+    I = rng.permutation(np.flatnonzero(inI)).astype(np.int64)  # any row order, as blocks of rows come
     nI = len(I)
     if nI < 2 * nmin:
         return
-    T, fs = 3, np.arange(4, dtype=np.int64)
+    T = 3
     low_d, up_d = np.full(n, 1, np.int64), np.full(n, 2, np.int64)
     leaves = np.array([1, 2], np.int64)
-    scratch = [np.zeros((T, 2)), np.zeros(T, np.int64), np.zeros(T), np.zeros((T, 2)), np.zeros(T, np.int64),
-               np.zeros(T)]
-    want = K.best_parallel(I, nI, inI, prob.X, prob.Xs, prob.grp, prob.orderT, prob.grpT, rankT, prob.featok, fs, 4,
-                           low_d, up_d, np.zeros(n, np.bool_), prob.Z, kind, nmin, leaves, 2, scratch[0], scratch[1],
-                           np.empty(n, np.int64), np.empty(n), scratch[2], scratch[3], scratch[4], scratch[5])
+    movers, vals, mark = np.empty(n, np.int64), np.empty(n), np.zeros((n + 63) // 64, np.uint64)
+    small, bitmap, bsmall = K.order_mode(nI, n)
+    want = (np.inf, -1, 0.0, 0.0)
+    for j in range(4):
+        m = K.feature_order(I, nI, inI, prob.X, prob.grp, prob.orderT, prob.grpT, rankT, j, mark, movers, vals, small,
+                            bitmap, bsmall)
+        assert m == nI
+        if len(np.unique(X[:, j])) == n or not small:
+            np.testing.assert_array_equal(movers[:m], prob.orderT[j][inI[prob.orderT[j]]])
+        if m < 2 or vals[0] == vals[m - 1]:
+            continue
+        loss, q = K.scan(I, nI, movers, m, vals, low_d, up_d, np.zeros(n, np.bool_), prob.Z, kind, nmin, leaves, 2,
+                         np.zeros((T, 2)), np.zeros(T, np.int64), np.zeros(T))
+        if 0 <= q < m - 1 and loss < want[0]:
+            i0, i1 = movers[q], movers[q + 1]
+            want = (loss, j, K.safe_mid(prob.X[i0, j], prob.X[i1, j]), 0.5 * (prob.Xs[i0, j] + prob.Xs[i1, j]))
     s0, s1 = 0.0, 0.0
     for i in I:  # in row order, as the kernels sum
         s0 += prob.Z[i, 0]
         s1 += prob.Z[i, 1]
     x = K.gini_loss2(s0, s1) if kind == K.GINI else K.mis_loss2(s0, s1)
-    got = K.best_parallel_start(I, nI, inI, prob.X, prob.Xs, prob.grp, prob.orderT, prob.grpT, rankT, prob.featok, fs,
-                                4, prob.Z, kind, nmin, np.empty(n, np.int64), np.empty(n), s0, s1, x)
+    got = K.best_parallel_start(I, nI, inI, prob.X, prob.Xs, prob.grp, prob.orderT, prob.grpT, rankT, prob.featok,
+                                np.arange(4, dtype=np.int64), 4, prob.Z, kind, nmin, np.empty(n, np.int64), np.empty(n),
+                                s0, s1, x)
     assert got == want
