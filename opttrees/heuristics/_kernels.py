@@ -299,6 +299,25 @@ def route_point(i, start, ntype, feat, thr, coef, X, Xs):
     return t
 
 
+@njit(cache=True, nogil=True, inline="always")
+def partition_rows(buf, lo, hi, col, th, tmp):
+    """Stable partition of the rows buf[lo:hi] by col[i] < th, that part first; returns where the rest
+    starts. Branch-free (every row is written to both sides, the side's index advances): a cut through
+    random data mispredicted half its rows. ``tmp``: scratch for the rest, copied back after."""
+    k = lo
+    kr = np.int64(0)
+    for r in range(lo, hi):
+        i = buf[r]
+        go = np.int64(col[i] < th)
+        buf[k] = i
+        tmp[kr] = i
+        k += go
+        kr += 1 - go
+    for r in range(kr):
+        buf[k + r] = tmp[r]
+    return k
+
+
 @njit(cache=True, nogil=True)
 def route_block(buf, a, b, start, ntype, feat, thr, coef, X, XT, Xs, dest, tmp):
     """dest[i] = the leaf of the subtree at ``start`` that row i reaches, for the rows buf[a:b] (reordered).
@@ -324,19 +343,7 @@ def route_block(buf, a, b, start, ntype, feat, thr, coef, X, XT, Xs, dest, tmp):
         if lo >= hi:
             continue
         if ntype[s] == PAR:
-            f = feat[s]
-            th = thr[s]
-            kl = lo
-            kr = np.int64(0)
-            for r in range(lo, hi):
-                i = buf[r]
-                go = np.int64(XT[f, i] < th)
-                buf[kl] = i
-                tmp[kr] = i
-                kl += go
-                kr += 1 - go
-            for r in range(kr):
-                buf[kl + r] = tmp[r]
+            kl = partition_rows(buf, lo, hi, XT[feat[s]], thr[s], tmp)
             sn[sp] = 2 * s + 2
             sa[sp] = kl
             sb[sp] = hi
@@ -983,6 +990,23 @@ def node_rows_at(I, nI, inI, orderT, rankT, j, q, mark, movers, vals, grpT, bitm
 
 
 @njit(cache=True, nogil=True, inline="always")
+def cut_thresholds(X, Xs, i0, i1, j):
+    """The split between rows i0 and i1 (adjacent in feature j's order): (threshold in original units,
+    strictly between their values; threshold in scaled units)."""
+    return safe_mid(X[i0, j], X[i1, j]), 0.5 * (Xs[i0, j] + Xs[i1, j])
+
+
+@njit(cache=True, nogil=True, inline="always")
+def keep_better(loss, q, m, j, movers, X, Xs, best, bj, bt, bts):
+    """A feature's scan result (loss, q) kept if it is a cut (0 <= q < m - 1) better than the best so far:
+    the new (best, feature, thresholds), else the old ones."""
+    if q >= 0 and q < m - 1 and loss < best:
+        bt, bts = cut_thresholds(X, Xs, movers[q], movers[q + 1], j)
+        return loss, j, bt, bts
+    return best, bj, bt, bts
+
+
+@njit(cache=True, nogil=True, inline="always")
 def order_mode(nI, n):
     """How :func:`feature_order` lists a node of nI rows out of n: (small, bitmap, bsmall).
 
@@ -1045,11 +1069,7 @@ def best_parallel_start(I, nI, inI, X, Xs, grp, orderT, grpT, rankT, featok, fsu
             continue
         loss, q = scan_core_binary_pair(movers, m, vals, Z, kind, nmin, s0, s1, nI, x, 0.0, 0.0, np.int64(0), 0.0,
                                         x, deficient)
-        if q >= 0 and q < m - 1 and loss < best:
-            best = loss
-            bj = j
-            bt = safe_mid(X[movers[q], j], X[movers[q + 1], j])
-            bts = 0.5 * (Xs[movers[q], j] + Xs[movers[q + 1], j])
+        best, bj, bt, bts = keep_better(loss, q, m, j, movers, X, Xs, best, bj, bt, bts)
     return best, bj, bt, bts
 
 
@@ -1102,11 +1122,7 @@ def best_parallel(I, nI, inI, X, Xs, grp, orderT, grpT, rankT, featok, fsub, nf,
             F[5][:] = bfw
             F[6][:] = bfwy
         loss, q = scan_core(movers, m, vals, low_d, up_d, Z, kind, nmin, stats, cnt, lloss, btotal, bdef, F)
-        if q >= 0 and q < m - 1 and loss < best:
-            best = loss
-            bj = j
-            bt = safe_mid(X[movers[q], j], X[movers[q + 1], j])
-            bts = 0.5 * (Xs[movers[q], j] + Xs[movers[q + 1], j])
+        best, bj, bt, bts = keep_better(loss, q, m, j, movers, X, Xs, best, bj, bt, bts)
     return best, bj, bt, bts
 
 
@@ -1200,7 +1216,8 @@ def best_parallel_unit(I, nI, inI, X, Xs, orderT, grpT, rankT, ogT, featok, fsub
         i1 = ogT[bj, bq + 1] & LOW32
     else:
         i0, i1 = node_rows_at(I, nI, inI, orderT, rankT, bj, bq, mark, movers, vals, grpT, src == ORD_BITMAP)
-    return best, bj, safe_mid(X[i0, bj], X[i1, bj]), 0.5 * (Xs[i0, bj] + Xs[i1, bj])
+    bt, bts = cut_thresholds(X, Xs, i0, i1, bj)
+    return best, bj, bt, bts
 
 
 @njit(cache=True, nogil=True)
@@ -1609,21 +1626,10 @@ def grow_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, rankT, Z, feat
 
 @njit(cache=True, nogil=True)
 def split_block(rows, bs, be, t, X, j, th, tmp):
-    """Stable partition of node t's block of rows into its children's blocks (X[:, j] < th first),
-    branch-free as in :func:`route_block` (a random cut mispredicted half its rows)."""
+    """Stable partition of node t's block of rows into its children's blocks (X[:, j] < th first)."""
     a = bs[t]
     b = be[t]
-    k = a
-    kr = np.int64(0)
-    for r in range(a, b):
-        i = rows[r]
-        go = np.int64(X[i, j] < th)
-        rows[k] = i
-        tmp[kr] = i
-        k += go
-        kr += 1 - go
-    for r in range(kr):
-        rows[k + r] = tmp[r]
+    k = partition_rows(rows, a, b, X[:, j], th, tmp)
     bs[2 * t + 1] = a
     be[2 * t + 1] = k
     bs[2 * t + 2] = k
