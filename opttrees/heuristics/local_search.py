@@ -116,30 +116,25 @@ def _stop_requested(deadline) -> bool:
     return STOP.is_set() or (deadline is not None and deadline.stop())
 
 
-def _run_stoppable(tasks, jobs: int, deadline, stop: np.ndarray, on_done=None, on_poll=None) -> list:
+def _run_stoppable(tasks, jobs: int, deadline, stop: np.ndarray, on_poll=None) -> list:
     """Run ``tasks`` (callables) on ``jobs`` worker threads; set ``stop[0]`` on Ctrl-C or at the deadline.
 
-    Returns each task's result in order (None for a task cancelled before it started); ``on_done(k, result)``
-    is called in the calling thread as task k finishes, ``on_poll()`` every time it wakes (progress). Without
+    Returns each task's result in order (None for a task cancelled before it started); ``on_poll()`` is
+    called in the calling thread every time it wakes (progress). Without
     :func:`~opttrees.interrupt.stop_on_sigint` around the call, Ctrl-C raises KeyboardInterrupt here in the
     main thread: the workers are stopped and joined first, then it is re-raised.
     """
     ex = ThreadPoolExecutor(max_workers=max(1, jobs))
     futures = [ex.submit(t) for t in tasks]
-    index = {f: k for k, f in enumerate(futures)}
     interrupted = None
     try:
         pending = set(futures)
         while pending:
             if not stop[0] and _stop_requested(deadline):
                 stop[0] = 1
-            finished, pending = wait(pending, timeout=0.02, return_when=FIRST_COMPLETED)
+            _, pending = wait(pending, timeout=0.02, return_when=FIRST_COMPLETED)
             if on_poll is not None:
                 on_poll()
-            if on_done is not None:
-                for f in finished:
-                    if not f.cancelled() and f.exception() is None:
-                        on_done(index[f], f.result())
     except KeyboardInterrupt as exc:
         interrupted = exc
     finally:
