@@ -155,9 +155,12 @@ def test_kernel_objectives_rank_like_the_trees():
 
 
 @settings(max_examples=60, deadline=None)
-@given(n=st.integers(2, 60), nmin=st.integers(1, 4), pairs=st.integers(1, 3), seed=st.integers(0, 10**6))
-def test_integer_scans_equal_the_float_scan(n, nmin, pairs, seed):
-    """With two classes and unit weights the integer scans return the float scan's (loss, q) exactly."""
+@given(n=st.integers(2, 60), nmin=st.integers(1, 4), pairs=st.integers(1, 3), seed=st.integers(0, 10**6),
+       bound=st.integers(0, 40))
+def test_integer_scans_equal_the_float_scan(n, nmin, pairs, seed, bound):
+    """With two classes and unit weights the integer scans return the float scan's (loss, q) exactly; with a
+    bound (they stop once no later cut can be below it) exactly whenever that loss is below the bound, and
+    otherwise nothing below it."""
     rng = np.random.default_rng(seed)
     Z = np.zeros((n, 2))
     Z[np.arange(n), rng.integers(0, 2, n)] = 1.0
@@ -185,13 +188,21 @@ def test_integer_scans_equal_the_float_scan(n, nmin, pairs, seed):
     assert (lidx[low_d] == (pk >> 1) & K.LMASK).all() and (lidx[up_d] == (pk >> 16) & K.LMASK).all()
     code = pk[movers] | (vals.astype(np.int64) << 32)
     margin = 2 * c1 - cnt
-    got = K.scan_unit(code, n, nmin, (cnt[1:] << 32) | (margin[1:] + K.MBIAS), total, deficient)
+    cm = (cnt[1:] << 32) | (margin[1:] + K.MBIAS)
+    got = K.scan_unit(code, n, nmin, cm.copy(), total, deficient, K.NO_BOUND)
+    cut = K.scan_unit(code, n, nmin, cm.copy(), total, deficient, bound)
     if pairs == 1:
-        pair = K.scan_unit_pair(code, n, nmin, cnt[2], margin[2], cnt[1], margin[1], total, deficient)
-        assert pair == got
+        assert cnt[1] == 0  # the lower leaf starts empty
+        u1 = int(stats[2, 1])
+        assert K.scan_unit_pair(code, n, nmin, cnt[2] - u1, u1, K.NO_BOUND) == got
+        assert K.scan_unit_pair(code, n, nmin, cnt[2] - u1, u1, bound) == cut
     want = K.scan_core(movers, n, vals, low_d, up_d, Z, K.MISCLASSIFICATION, nmin, stats, cnt, lloss, total, deficient,
                        K.fen_empty())
     assert got == want
+    if want[0] < bound:
+        assert cut == want
+    else:
+        assert not cut[0] < bound
 
 
 @settings(max_examples=40, deadline=None)

@@ -615,10 +615,11 @@ def unit_word(y, lo, up):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def unit_cut(q, m, code, c, tot, deficient, best, bestq):
-    """The integer scans' bookkeeping after mover q: keep the cut after it if it is a cut (the next mover's
-    group rank is larger, or q is last), feasible and the best so far (bestq -2: none feasible yet)."""
-    if (q == m - 1 or (code[q + 1] >> 32) > (c >> 32)) and deficient == 0 and (tot < best or bestq == -2):
+def unit_cut(q, cut, tot, feasible, best, bestq):
+    """The integer scans' bookkeeping after mover q: keep the cut after it if it is one (``cut``: the next
+    mover's group rank is larger, or q is last), feasible and the best so far (bestq -2: none feasible
+    yet). Scalars only: an array passed in kept numba's reference counting inside the scan loops."""
+    if cut and feasible and (tot < best or bestq == -2):
         return tot, q
     return best, bestq
 
@@ -635,7 +636,7 @@ MBIAS = np.int64(1) << 31  # a leaf's scan word: count << 32 | (class-1 count - 
 
 
 @njit(cache=True, nogil=True)
-def scan_unit(code, m, nmin, cm, total, deficient):
+def scan_unit(code, m, nmin, cm, total, deficient, bound):
     """:func:`scan_core` for misclassification with two classes and unit weights, in integers.
 
     code[q]: mover q's scan word (:func:`unit_word`); cm[a]: local leaf a's count and class margin
@@ -645,11 +646,17 @@ def scan_unit(code, m, nmin, cm, total, deficient):
     scan's sums are exact integers, so this returns the same (loss, q) bit for bit, and the margin form
     needs a third fewer operations per mover than recomputing both minima. A cut after q exists only
     where the next mover's group rank is larger (or q is last).
+
+    Only cuts with a loss below ``bound`` are wanted (the caller's best so far, or what a move must beat):
+    movers only enter the lower leaves, whose losses never fall as rows enter, so once their sum reaches
+    the bound no later cut can be below it and the scan stops. Every cut below the bound, and the first
+    of the least, is still seen: the result is the same whenever its loss is below the bound.
     """
     tot = np.int64(total)
     best = tot
     bestq = np.int64(-1) if deficient == 0 else np.int64(-2)
     one = np.int64(1) << 32
+    low = np.int64(0)  # the lower leaves' losses (all empty at the start)
     for q in range(m):
         c = code[q]
         sg = ((c & 1) << 1) - 1
@@ -659,29 +666,36 @@ def scan_unit(code, m, nmin, cm, total, deficient):
         vl = cm[l]
         cm[u] = vu - one - sg
         cm[l] = vl + one + sg
-        tot += np.int64(((vl & CMASK) - MBIAS) * sg < 0) - np.int64(((vu & CMASK) - MBIAS) * sg <= 0)
+        up = np.int64(((vl & CMASK) - MBIAS) * sg < 0)
+        tot += up - np.int64(((vu & CMASK) - MBIAS) * sg <= 0)
+        low += up
         deficient += np.int64((vu >> 32) == nmin) - np.int64((vl >> 32) + 1 == nmin)
-        best, bestq = unit_cut(q, m, code, c, tot, deficient, best, bestq)
+        best, bestq = unit_cut(q, q == m - 1 or (code[q + 1] >> 32) > (c >> 32), tot, deficient == 0, best, bestq)
+        if low >= bound:
+            break
     return unit_result(best, bestq)
 
 
 @njit(cache=True, nogil=True)
-def scan_unit_pair(code, m, nmin, cu, du, cl, dl, total, deficient):
+def scan_unit_pair(code, m, nmin, u0, u1, bound):
     """:func:`scan_unit` when every point moves between the same two leaves (the node's children are
-    leaves): counts and margins stay in registers (cu / du: upper leaf's count / margin, cl / dl: lower)."""
-    tot = np.int64(total)
-    best = tot
-    bestq = np.int64(-1) if deficient == 0 else np.int64(-2)
+    leaves), the lower one empty at the start and the upper one holding all m movers (u0 / u1 of each
+    class). Each cut's loss follows from the count of class-1 movers so far, and its feasibility from q
+    alone (the lower leaf holds q + 1 rows, the upper m - q - 1): a few registers, no table."""
+    best = min(u0, u1)
+    bestq = np.int64(-1) if nmin <= 0 and m >= nmin else np.int64(-2)
+    qa = nmin - 1
+    qb = m - 1 - nmin
+    ones = np.int64(0)
     for q in range(m):
         c = code[q]
-        sg = ((c & 1) << 1) - 1
-        tot += np.int64(dl * sg < 0) - np.int64(du * sg <= 0)
-        deficient += np.int64(cu == nmin) - np.int64(cl + 1 == nmin)
-        du -= sg
-        dl += sg
-        cu -= 1
-        cl += 1
-        best, bestq = unit_cut(q, m, code, c, tot, deficient, best, bestq)
+        ones += c & 1
+        l0 = q + 1 - ones
+        low = min(l0, ones)
+        tot = low + min(u0 - l0, u1 - ones)
+        best, bestq = unit_cut(q, q == m - 1 or (code[q + 1] >> 32) > (c >> 32), tot, qa <= q <= qb, best, bestq)
+        if low >= bound:
+            break
     return unit_result(best, bestq)
 
 
@@ -1126,13 +1140,59 @@ def best_parallel(I, nI, inI, X, Xs, grp, orderT, grpT, rankT, featok, fsub, nf,
     return best, bj, bt, bts
 
 
+NO_BOUND = np.int64(1) << 62
+
+
+@njit(cache=True, nogil=True)
+def accept_bound(best, tol, extra, nmax):
+    """The least integer loss k (0 .. nmax + 1) with k + extra < best - tol false: a split with the
+    children fixed (loss k, costing k + extra) is accepted only below it. Found with the acceptance test
+    itself, so rounding cannot make it disagree with the test."""
+    k = min(max(np.floor(best - tol - extra), 0.0), float(nmax + 1))
+    k = np.int64(k)
+    while k > 0 and not (float(k - 1) + extra < best - tol):
+        k -= 1
+    while k <= nmax and float(k) + extra < best - tol:
+        k += 1
+    return k
+
+
 # where best_parallel_unit takes each feature's order of the node's rows from
 ORD_BITMAP, ORD_ALL, ORD_FILTER_ALL, ORD_OWN, ORD_FILTER = 0, 1, 2, 3, 4
 
 
+@njit(cache=True, nogil=True, inline="always")
+def filter_order(src, sn, inI, pk, code, movers, rest, split):
+    """The rows of src[:sn] (row words, :func:`og_words`) that are in the node (inI), in src's order: their
+    scan words in code and their row words in movers; with ``split`` the other rows' words go to rest, in
+    order (a parent's order filtered to one child also gives the other child's). Branch-free: every row is
+    written, and only the right count advances. Staged, not stored in place: a store in place would write
+    one slot past the node's block. Returns the node's count."""
+    m = np.int64(0)
+    if split:
+        k = np.int64(0)
+        for r in range(sn):
+            og = src[r]
+            i = og & LOW32
+            code[m] = pk[i] | (og & ~LOW32)
+            movers[m] = og
+            rest[k] = og
+            b = np.int64(inI[i])
+            m += b
+            k += 1 - b
+    else:
+        for r in range(sn):
+            og = src[r]
+            i = og & LOW32
+            code[m] = pk[i] | (og & ~LOW32)
+            movers[m] = og
+            m += np.int64(inI[i])
+    return m
+
+
 @njit(cache=True, nogil=True)
 def best_parallel_unit(I, nI, inI, X, Xs, orderT, grpT, rankT, ogT, featok, fsub, nf, nmin, nl, pk, code, cc, cc0,
-                       btotal, bdef, movers, vals, ordc, src, slev, ssa, sn, olev, osa):
+                       btotal, bdef, movers, vals, ordc, src, slev, ssa, sn, olev, osa, sib_sa, stage2, bound):
     """:func:`best_parallel` for two classes with unit weights (:func:`unit_binary`), in integers.
 
     pk: the node's rows' packed class and leaves (:func:`unit_word`); cc0[a]: local leaf a's counts in
@@ -1150,6 +1210,7 @@ def best_parallel_unit(I, nI, inI, X, Xs, orderT, grpT, rankT, ogT, featok, fsub
     """
     n = X.shape[0]
     best = np.inf
+    ibest = np.int64(bound)  # only cuts below it are wanted: the best so far, or what a move must beat
     bj = -1
     bq = np.int64(-2)
     mark = np.zeros((n + 63) // 64 if src == ORD_BITMAP else 0, np.uint64)
@@ -1176,31 +1237,24 @@ def best_parallel_unit(I, nI, inI, X, Xs, orderT, grpT, rankT, ogT, featok, fsub
         elif src == ORD_BITMAP:
             m = node_codes(I, nI, rankT, ogT, j, mark, pk, code, movers, store)
         elif src == ORD_FILTER_ALL:
-            for r in range(n):  # branch-free filter: write every row, advance only past the node's rows
-                og = ogT[j, r]
-                i = og & LOW32
-                code[m] = pk[i] | (og & ~LOW32)
-                movers[m] = og  # staged: a store in place would write one slot past the node's block
-                m += np.int64(inI[i])
+            m = filter_order(ogT[j], n, inI, pk, code, movers, stage2, sib_sa >= 0)
         else:
-            for r in range(sn):
-                og = ordc[slev, j, ssa + r]
-                i = og & LOW32
-                code[m] = pk[i] | (og & ~LOW32)
-                movers[m] = og
-                m += np.int64(inI[i])
+            m = filter_order(ordc[slev, j, ssa:ssa + sn], sn, inI, pk, code, movers, stage2, sib_sa >= 0)
         if store:  # (never for the root, ORD_ALL)
             ordc[olev, j, osa:osa + m] = movers[:m]
+            if sib_sa >= 0:
+                ordc[olev, j, sib_sa:sib_sa + sn - m] = stage2[:sn - m]
         if m < 2 or (code[0] >> 32) == (code[m - 1] >> 32):
             continue
         if nl == 2:  # two leaves: local 0 / 1 are the lower / upper child of every point
-            loss, q = scan_unit_pair(code, m, nmin, cm0[1] >> 32, (cm0[1] & CMASK) - MBIAS, cm0[0] >> 32,
-                                     (cm0[0] & CMASK) - MBIAS, btotal, bdef)
+            v = cc0[1]  # the upper leaf's counts (the lower one is empty)
+            loss, q = scan_unit_pair(code, m, nmin, (v >> 32) - (v & CMASK), v & CMASK, ibest)
         else:
             cc[:nl] = cm0[:nl]
-            loss, q = scan_unit(code, m, nmin, cc, btotal, bdef)
-        if q >= 0 and q < m - 1 and loss < best:
+            loss, q = scan_unit(code, m, nmin, cc, btotal, bdef, ibest)
+        if q >= 0 and q < m - 1 and loss < ibest:
             best = loss
+            ibest = np.int64(loss)
             bj = j
             bq = q
     if bj < 0:
@@ -1891,11 +1945,16 @@ def local_search_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, rankT,
     ch2 = np.zeros(nc, np.uint64)
     csa = np.zeros(nc, np.int64)
     cnI = np.zeros(nc, np.int64)
+    stage2 = np.empty(n if DC > 0 else 0, np.int64)  # a sibling's order, staged (best_parallel_unit)
     h1 = np.empty(n, np.uint64)  # each row's two hash words for the move cache's row-set key
     h2 = np.empty(n, np.uint64)
+    hall1 = np.uint64(0)  # the root's row-set hash: all rows
+    hall2 = np.uint64(0)
     for i in range(n):
         h1[i] = mix64(np.uint64(i) + H_SEED1)
         h2[i] = mix64(np.uint64(i) * H_MUL2 + H_SEED2)
+        hall1 += h1[i]
+        hall2 += h2[i]
     nI = np.int64(0)
     lo = np.int64(0)  # a visited node's block of rows in seg (segs): keys from lo, rows from sa
     sa = np.int64(0)
@@ -2089,9 +2148,31 @@ def local_search_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, rankT,
                                 sn = cnI[u]
                             break
                         u = (u - 1) // 2
+                # filtering the parent's order (or, at depth 1, the root's: all rows) also gives the sibling's:
+                # the rows the filter drops. Its entry is stored in the same pass unless it is valid already
+                sib = t + 1 if t & 1 else t - 1
+                sib_sa = np.int64(-1)
+                if segs and olev >= 0 and src != ORD_OWN and not cok[sib]:
+                    P = (t - 1) // 2
+                    if P == 0 and (src == ORD_FILTER_ALL or src == ORD_BITMAP):
+                        src = ORD_FILTER_ALL
+                        pn, p1, p2 = n, hall1, hall2
+                    elif P > 0 and src == ORD_FILTER and u == P:
+                        pn, p1, p2 = cnI[P], ch1[P], ch2[P]
+                    else:
+                        pn = np.int64(-1)
+                    if pn >= 0:
+                        sib_sa = sa + nI if t & 1 else sa - (pn - nI)
+                        cok[sib] = True
+                        ch1[sib] = p1 - r1
+                        ch2[sib] = p2 - r2
+                        csa[sib] = sib_sa
+                        cnI[sib] = pn - nI
+                # only splits that would be accepted matter (hyperplane starts need the best one, so no bound)
+                bound = NO_BOUND if hyper else accept_bound(best, tol, pen * (1 + cxc), nI)
                 ploss, pj, pt, pts = best_parallel_unit(I, nI, inI, X, Xs, orderT, grpT, rankT, ogT, featok, allf, p,
                                                         nmin, ncl, pk, code, cc, upc, btotal, bdef, movers, vals,
-                                                        ordc, src, slev, ssa, sn, olev, sa)
+                                                        ordc, src, slev, ssa, sn, olev, sa, sib_sa, stage2, bound)
                 counters[C_SCANNED] += nI * p
             elif hyper or cur - tol > pen * (1 + cxc):
                 ploss, pj, pt, pts = best_parallel(I, nI, inI, X, Xs, grp, orderT, grpT, rankT, featok, allf, p, low_d,
