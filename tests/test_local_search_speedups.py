@@ -269,7 +269,8 @@ def test_unit_weights_take_the_integer_path_with_the_same_trees(n, p, depth, dec
        flip=st.booleans(), seed=st.integers(0, 10**6))
 def test_vectorised_presort_equals_the_per_column_sort(n, p, decimals, scale, flip, seed):
     """All columns sorted at once give each column's (key, X, row) order and dense key ranks, also when a
-    column's key is not monotone in X (that column falls back to its own lexsort)."""
+    column's key is not monotone in X (that column falls back to its own lexsort), and with many ties (the
+    unstable argsort's ties are put back in row order)."""
     from opttrees.heuristics.core import _presort
     rng = np.random.default_rng(seed)
     X = np.round(rng.normal(size=(n, p)) * scale, decimals)
@@ -278,10 +279,12 @@ def test_vectorised_presort_equals_the_per_column_sort(n, p, decimals, scale, fl
     key = np.round(np.clip((X - lo) / np.where(hi > lo, hi - lo, 1.0), 0.0, 1.0), 6)
     if flip:
         key[:, -1] = -key[:, -1]
-    order, grp = _presort(X, key)
+    orderT, grp, grpT = _presort(X, key)
     for j in range(p):
-        np.testing.assert_array_equal(order[:, j], np.lexsort((X[:, j], key[:, j])))
+        np.testing.assert_array_equal(orderT[j], np.lexsort((X[:, j], key[:, j])))
         np.testing.assert_array_equal(grp[:, j], np.unique(key[:, j], return_inverse=True)[1].ravel())
+        np.testing.assert_array_equal(grpT[j], grp[orderT[j], j])
+    assert grp.flags.c_contiguous and orderT.flags.c_contiguous and grpT.flags.c_contiguous
 
 
 @settings(max_examples=40, deadline=None)

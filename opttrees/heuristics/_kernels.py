@@ -886,6 +886,53 @@ def safe_mid(a, b):
 
 
 @njit(cache=True, nogil=True)
+def presort_ties(XT, orderT):
+    """Put each run of equal values of an argsorted column (orderT[j] orders XT[j]) in row order, in place:
+    an unstable argsort becomes the order by (value, row). Runs are short in most data; a long one (few
+    distinct values) is sorted, not insertion-sorted."""
+    p, n = XT.shape
+    for j in range(p):
+        o = orderT[j]
+        a = 0
+        while a < n:
+            v = XT[j, o[a]]
+            b = a + 1
+            while b < n and XT[j, o[b]] == v:
+                b += 1
+            if b - a > 16:
+                o[a:b] = np.sort(o[a:b])
+            else:
+                for q in range(a + 1, b):  # insertion sort: no allocation for the usual short runs
+                    x = o[q]
+                    k = q - 1
+                    while k >= a and o[k] > x:
+                        o[k + 1] = o[k]
+                        k -= 1
+                    o[k + 1] = x
+            a = b
+
+
+@njit(cache=True, nogil=True)
+def presort_ranks(KT, orderT, grp, grpT):
+    """Dense ranks of each column's key along its order: grpT[j, r] for the r-th row of orderT[j] and
+    grp[i, j] for row i. Returns the columns where the key decreases along the order (not monotone in X:
+    the caller re-sorts them by key and calls again)."""
+    p, n = KT.shape
+    bad = np.zeros(p, np.bool_)
+    for j in range(p):
+        r = np.int32(0)
+        for q in range(n):
+            i = orderT[j, q]
+            if q > 0:
+                d = KT[j, i] - KT[j, orderT[j, q - 1]]
+                bad[j] |= d < 0
+                r += np.int32(d != 0)
+            grpT[j, q] = r
+            grp[i, j] = r
+    return bad
+
+
+@njit(cache=True, nogil=True)
 def ranks(orderT):
     """rankT[j, i]: position of row i in feature j's presorted order (the inverse permutation of orderT[j])."""
     p, n = orderT.shape

@@ -59,25 +59,28 @@ class Problem:
 
 
 def _presort(X: np.ndarray, key: np.ndarray):
-    """Each column's rows sorted by (key, X, row) and each row's dense rank of key, for all columns at once.
+    """Each column's rows sorted by (key, X, row), each row's dense rank of key, and the ranks in sorted
+    order: (orderT (p, n) int64, grp (n, p) int32, grpT (p, n) int32), for all columns at once.
 
     The scaled key is a non-decreasing function of X in every column (min-max scaling, clipping, rounding),
-    so a stable sort by X alone is the (key, X, row) order; that is checked, and a column where it fails
-    falls back to its own lexsort. Per-column sorts cost about 2 ms per call on 30 features, as much as a
-    few restarts.
+    so the order by (X, row) is the (key, X, row) order; that is checked, and a column where it fails falls
+    back to its own lexsort. The order by (X, row) is numpy's vectorised (unstable) argsort with each run
+    of equal values then put in row order (:func:`~opttrees.heuristics._kernels.presort_ties`): a stable
+    argsort cost 0.5 ms per call on breast cancer, a fifth of a two-thread search's serial time.
     """
     n, p = X.shape
-    order = np.argsort(X, axis=0, kind="stable")
-    ks = np.take_along_axis(key, order, axis=0)
-    for j in np.flatnonzero((np.diff(ks, axis=0) < 0).any(axis=0)):
-        order[:, j] = np.lexsort((X[:, j], key[:, j]))
-        ks[:, j] = key[order[:, j], j]
-    rank_sorted = np.zeros((n, p), dtype=np.int32)
-    if n > 1:
-        np.cumsum(ks[1:] != ks[:-1], axis=0, out=rank_sorted[1:])
+    XT = np.ascontiguousarray(X.T)
+    KT = np.ascontiguousarray(key.T)
+    orderT = np.argsort(XT, axis=1).astype(np.int64, copy=False)
+    K.presort_ties(XT, orderT)
     grp = np.empty((n, p), dtype=np.int32)
-    np.put_along_axis(grp, order, rank_sorted, axis=0)
-    return order.astype(np.int64, copy=False), grp
+    grpT = np.empty((p, n), dtype=np.int32)
+    bad = K.presort_ranks(KT, orderT, grp, grpT)
+    if bad.any():
+        for j in np.flatnonzero(bad):
+            orderT[j] = np.lexsort((XT[j], KT[j]))
+        K.presort_ranks(KT, orderT, grp, grpT)
+    return orderT, grp, grpT
 
 
 def make_problem(data: PreparedData, loss: str | None = None) -> Problem:
@@ -94,7 +97,7 @@ def make_problem(data: PreparedData, loss: str | None = None) -> Problem:
     Xs = np.ascontiguousarray(data.Xs, dtype=np.float64)
     key = np.round(Xs, EPS_ROUND_DECIMALS)
     n, p = X.shape
-    order, grp = _presort(X, key)
+    orderT, grp, grpT = _presort(X, key)
     w = data.sample_weight
     if loss == "misclassification":
         y = np.asarray(data.y, dtype=np.int64)
@@ -110,9 +113,8 @@ def make_problem(data: PreparedData, loss: str | None = None) -> Problem:
         Z = np.column_stack([w, w * yc, yc])
     base = obj.baseline(y, loss, data.n_classes or None, w)
     featok = np.asarray(data.splittable, dtype=np.bool_)
-    orderT = np.ascontiguousarray(order.T)
-    grpT = np.ascontiguousarray(np.take_along_axis(grp, order, axis=0).T)
-    return Problem(data, loss, X, Xs, grp, order, np.ascontiguousarray(Z), featok, KIND[loss], base, y, orderT, grpT)
+    return Problem(data, loss, X, Xs, grp, orderT.T, np.ascontiguousarray(Z), featok, KIND[loss], base, y, orderT,
+                   grpT)
 
 
 def empty_heap(D: int, p: int):
