@@ -243,12 +243,14 @@ def _tree_labels(X, depth, rng):
     return y ^ (rng.random(len(X)) < 0.05)
 
 
-@pytest.mark.parametrize("n, p, depth, decimals, alpha", [(300, 5, 4, 2, 0.01), (3000, 10, 2, 6, 0.0),
-                                                          (3000, 10, 4, 6, 0.0)])
+@pytest.mark.parametrize("n, p, depth, decimals, alpha", [(300, 5, 4, 2, 0.01), (300, 6, 3, 1, 0.0),
+                                                          (3000, 10, 2, 6, 0.0), (3000, 10, 4, 6, 0.0)])
 def test_unit_weights_take_the_integer_path_with_the_same_trees(n, p, depth, decimals, alpha):
     """Weights of 2 keep the float scans; every restart's tree equals the unit-weight (integer) run's, which
     also keeps rows in leaf order and caches the top nodes' feature orders (3000 continuous rows: large
-    nodes filter all rows and reuse the cached orders, small ones use the rank bitmap)."""
+    nodes filter all rows and reuse the cached orders, small ones use the rank bitmap), stops its scans at
+    the best cut so far and scans a node's current feature first (one decimal: many features tie, and the
+    first in index order must still win)."""
     rng = np.random.default_rng(11)
     X = np.round(rng.random((n, p)), decimals)
     y = _tree_labels(X, 5, rng) if n > 1000 else ((X[:, 0] > 0.4) ^ (X[:, 2] > 0.6)).astype(int) ^ (rng.random(n) < 0.1)

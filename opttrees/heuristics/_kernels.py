@@ -1239,7 +1239,8 @@ def filter_order(src, sn, inI, pk, code, movers, rest, split):
 
 @njit(cache=True, nogil=True)
 def best_parallel_unit(I, nI, inI, X, Xs, orderT, grpT, rankT, ogT, featok, fsub, nf, nmin, nl, pk, code, cc, cc0,
-                       btotal, bdef, movers, vals, ordc, src, slev, ssa, sn, olev, osa, sib_sa, stage2, bound):
+                       btotal, bdef, movers, vals, ordc, src, slev, ssa, sn, olev, osa, sib_sa, stage2, bound,
+                       first):
     """:func:`best_parallel` for two classes with unit weights (:func:`unit_binary`), in integers.
 
     pk: the node's rows' packed class and leaves (:func:`unit_word`); cc0[a]: local leaf a's counts in
@@ -1253,12 +1254,19 @@ def best_parallel_unit(I, nI, inI, X, Xs, orderT, grpT, rankT, ogT, featok, fsub
     at an earlier visit with the same rows, ordc[slev, j, ssa:ssa + nI]; ORD_FILTER, a filter of an
     ancestor's cached order ordc[slev, j, ssa:ssa + sn] (an ancestor's rows are a superset). With olev >= 0
     the order is also stored at ordc[olev, j, osa:osa + nI] for later visits of the node and its descendants
-    (see the order-cache note in :func:`local_search_ranked`).
+    (see the order-cache note in :func:`local_search_ranked`). With sib_sa >= 0 a filter of the parent's
+    order also stores the sibling's (the rows it drops) at ordc[olev, j, sib_sa:...], staged in stage2.
+
+    Only cuts with a loss below ``bound`` are wanted (what a move must beat): each scan stops once none
+    can be (:func:`scan_unit`), and later features get the best cut so far as their bound. The feature at
+    position ``first`` of fsub (-1: none) is scanned first, as the likeliest best; the result is the same
+    as scanning in fsub's order: a feature before the best so far also wins with an equal loss.
     """
     n = X.shape[0]
     best = np.inf
     ibest = np.int64(bound)  # only cuts below it are wanted: the best so far, or what a move must beat
     bj = -1
+    bpos = np.int64(-1)  # the best feature's position in fsub
     bq = np.int64(-2)
     mark = np.zeros((n + 63) // 64 if src == ORD_BITMAP else 0, np.uint64)
     store = olev >= 0 and src != ORD_OWN
@@ -1267,7 +1275,12 @@ def best_parallel_unit(I, nI, inI, X, Xs, orderT, grpT, rankT, ogT, featok, fsub
         k = cc0[a] >> 32
         cm0[a] = (k << 32) | (2 * (cc0[a] & CMASK) - k + MBIAS)
     for f in range(nf):
-        j = fsub[f]
+        # fsub[pos] == first is scanned first (its cut tends to be the best, so the others stop sooner);
+        # the others follow in their order, and ties still go to the feature that comes first in fsub
+        pos = f
+        if first >= 0:
+            pos = first if f == 0 else (f - 1 if f <= first else f)
+        j = fsub[pos]
         if not featok[j]:
             continue
         m = np.int64(0)
@@ -1293,17 +1306,19 @@ def best_parallel_unit(I, nI, inI, X, Xs, orderT, grpT, rankT, ogT, featok, fsub
                 ordc[olev, j, sib_sa:sib_sa + sn - m] = stage2[:sn - m]
         if m < 2 or (code[0] >> 32) == (code[m - 1] >> 32):
             continue
+        bnd = ibest + np.int64(pos < bpos)  # a feature before the best one also wins with an equal loss
         if nl == 2:  # two leaves: local 0 / 1 are the lower / upper child of every point
             v = cc0[1]  # the upper leaf's counts (the lower one is empty)
-            loss, q = scan_unit_pair(code, m, nmin, (v >> 32) - (v & CMASK), v & CMASK, ibest)
+            loss, q = scan_unit_pair(code, m, nmin, (v >> 32) - (v & CMASK), v & CMASK, bnd)
         else:
             cc[:nl] = cm0[:nl]
-            loss, q = scan_unit(code, m, nmin, cc, btotal, bdef, ibest)
-        if q >= 0 and q < m - 1 and loss < ibest:
+            loss, q = scan_unit(code, m, nmin, cc, btotal, bdef, bnd)
+        if q >= 0 and q < m - 1 and (loss < ibest or (loss == ibest and pos < bpos)):
             best = loss
             ibest = np.int64(loss)
             bj = j
             bq = q
+            bpos = pos
     if bj < 0:
         return best, bj, 0.0, 0.0
     if src == ORD_OWN:
@@ -2217,9 +2232,13 @@ def local_search_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, rankT,
                         cnI[sib] = pn - nI
                 # only splits that would be accepted matter (hyperplane starts need the best one, so no bound)
                 bound = NO_BOUND if hyper else accept_bound(best, tol, pen * (1 + cxc), nI)
+                first = np.int64(-1)  # t's current feature first (allf: a feature's position is its index)
+                if ntype[t] == PAR:
+                    first = feat[t]
                 ploss, pj, pt, pts = best_parallel_unit(I, nI, inI, X, Xs, orderT, grpT, rankT, ogT, featok, allf, p,
                                                         nmin, ncl, pk, code, cc, upc, btotal, bdef, movers, vals,
-                                                        ordc, src, slev, ssa, sn, olev, sa, sib_sa, stage2, bound)
+                                                        ordc, src, slev, ssa, sn, olev, sa, sib_sa, stage2, bound,
+                                                        first)
                 counters[C_SCANNED] += nI * p
             elif hyper or cur - tol > pen * (1 + cxc):
                 ploss, pj, pt, pts = best_parallel(I, nI, inI, X, Xs, grp, orderT, grpT, rankT, featok, allf, p, low_d,
