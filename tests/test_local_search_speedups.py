@@ -337,3 +337,18 @@ def test_start_tree_split_equals_the_generic_scan(n, frac, decimals, weighted, k
                                 np.arange(4, dtype=np.int64), 4, prob.Z, kind, nmin, np.empty(n, np.int64), np.empty(n),
                                 s0, s1, x)
     assert got == want
+
+
+@settings(max_examples=200, deadline=None)
+@given(best=st.floats(0.0, 60.0), tol=st.sampled_from([0.0, 1e-9, 1e-6, 0.5]), extra=st.floats(0.0, 5.0),
+       nmax=st.integers(0, 50))
+def test_accept_bound_is_the_least_rejected_integer_loss(best, tol, extra, nmax):
+    """The scans' bound is exactly where the acceptance test (loss + extra < best - tol) starts to fail, so
+    stopping there never drops a split the search would have taken."""
+    k = K.accept_bound(best, tol, extra, nmax)
+    assert 0 <= k <= nmax + 1
+    if k <= nmax:
+        assert not (float(k) + extra < best - tol)
+    if k > 0:
+        assert float(k - 1) + extra < best - tol
+
