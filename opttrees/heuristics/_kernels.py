@@ -1204,6 +1204,17 @@ def accept_bound(best, tol, extra, nmax):
     return k
 
 
+@njit(cache=True, nogil=True, inline="always")
+def cache_entry(cok, ch1, ch2, csa, cnI, u, r1, r2, sa, nu):
+    """Mark node u's order-cache entry valid: its rows' two hash sums, and its block (sa, nu rows) in seg
+    and in its level of the cache (:func:`local_search_ranked`)."""
+    cok[u] = True
+    ch1[u] = r1
+    ch2[u] = r2
+    csa[u] = sa
+    cnI[u] = nu
+
+
 @njit(cache=True, nogil=True)
 def cache_path(v, D, seg, skey, h1, h2, hall1, hall2, ogT, ordc, featok, cok, ch1, ch2, csa, cnI, mask, stage,
                stage2):
@@ -1261,16 +1272,8 @@ def cache_path(v, D, seg, skey, h1, h2, hall1, hall2, ogT, ordc, featok, cok, ch
                 ordc[lev, j, ssa + q] = stage2[q]
         for r in range(nw):
             mask[seg[sa + r]] = False
-        cok[w] = True
-        ch1[w] = r1
-        ch2[w] = r2
-        csa[w] = sa
-        cnI[w] = nw
-        cok[sib] = True
-        ch1[sib] = p1 - r1
-        ch2[sib] = p2 - r2
-        csa[sib] = ssa
-        cnI[sib] = pn - nw
+        cache_entry(cok, ch1, ch2, csa, cnI, w, r1, r2, sa, nw)
+        cache_entry(cok, ch1, ch2, csa, cnI, sib, p1 - r1, p2 - r2, ssa, pn - nw)
 
 
 # where best_parallel_unit takes each feature's order of the node's rows from
@@ -2266,11 +2269,7 @@ def local_search_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, rankT,
                         slev = dt - 1
                         ssa = sa
                     else:
-                        cok[t] = True
-                        ch1[t] = r1
-                        ch2[t] = r2
-                        csa[t] = sa
-                        cnI[t] = nI
+                        cache_entry(cok, ch1, ch2, csa, cnI, t, r1, r2, sa, nI)
                 if segs and 2 <= dt <= DC and src != ORD_OWN and not cok[(t - 1) // 2]:
                     cache_path((t - 1) // 2, D, seg, skey, h1, h2, hall1, hall2, ogT, ordc, featok, cok, ch1, ch2,
                                csa, cnI, cmask, movers, stage2)
@@ -2300,11 +2299,7 @@ def local_search_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, rankT,
                         pn = np.int64(-1)
                     if pn >= 0:
                         sib_sa = sa + nI if t & 1 else sa - (pn - nI)
-                        cok[sib] = True
-                        ch1[sib] = p1 - r1
-                        ch2[sib] = p2 - r2
-                        csa[sib] = sib_sa
-                        cnI[sib] = pn - nI
+                        cache_entry(cok, ch1, ch2, csa, cnI, sib, p1 - r1, p2 - r2, sib_sa, pn - nI)
                 # only splits that would be accepted matter (hyperplane starts need the best one, so no bound)
                 bound = NO_BOUND if hyper else accept_bound(best, tol, pen * (1 + cxc), nI)
                 first = np.int64(-1)  # t's current feature first (allf: a feature's position is its index)
