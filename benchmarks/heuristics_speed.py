@@ -4,7 +4,9 @@ Breast cancer (n=569, p=30) and a synthetic set (n=10,000 train + 10,000 test, p
 depth-5 axis-aligned tree plus 5% label noise) at depths 2, 4, 6. alpha = 0, min_samples_leaf = 1.
 Reports wall times, their ratio, the local search's CPU time (process_time, all threads; robust to other jobs
 on the machine), the CPU-time ratio against CART's CPU time, CPU ms per restart, the search's counters (node
-visits, move-cache hits, accepted moves; from a return_all run) and training / test accuracy.
+visits, move-cache hits, accepted moves; from a return_all run), how many restarts end in a tree an earlier
+restart already reached (``dup``: 100 minus the distinct final trees), the best and median restart
+objective, and training / test accuracy.
 
 ``--regression``: ORT instead — diabetes (n=442, p=10, 75/25 split) and a synthetic regression set (n=10,000
 train + 10,000 test, p=10, leaf means of a random depth-5 tree plus Student-t(2) noise, heavy-tailed so
@@ -13,6 +15,7 @@ absolute_error), our greedy tree on the same loss, and the local search with 100
 test MAE / RMSE. ``--hyperplane``: OCT-H local search (20 restarts, 300 breast-cancer rows, depths 2 and 3).
 Usage: python benchmarks/heuristics_speed.py [n_jobs [reps]] [--regression | --hyperplane]
 """
+import json
 import os
 import sys
 import time
@@ -80,15 +83,19 @@ def main(n_jobs=1, reps=3):
     print(f"local search: 100 restarts, n_jobs={n_jobs}; CART: sklearn DecisionTreeClassifier (best of 5 runs); "
           f"load average at start {os.getloadavg()[0]:.2f}")
     print(f"{'data':20s} {'D':>2s} {'CART s':>8s} {'LS s':>8s} {'ratio':>7s} {'LS cpu s':>9s} {'cpu ratio':>9s} "
-          f"{'cpu/rst ms':>10s} {'visits':>7s} {'hits':>6s} {'moves':>6s} | train acc CART / LS | test acc CART / LS")
+          f"{'cpu/rst ms':>10s} {'visits':>7s} {'hits':>6s} {'moves':>6s} {'dup':>4s} {'best / median obj':>17s} | "
+          f"train acc CART / LS | test acc CART / LS")
     for name, (Xt, Xe, yt, ye) in sets.items():
         d = prepare(Xt, yt)
         for D in (2, 4, 6):
             tc, cc, cart = timeit(lambda: DecisionTreeClassifier(max_depth=D, random_state=0).fit(Xt, yt), 5)
             tl, cl, tree = timeit(lambda: local_search(d, D, n_restarts=100, random_state=0, n_jobs=n_jobs), reps)
-            c = local_search(d, D, n_restarts=100, random_state=0, n_jobs=n_jobs, return_all=True).counters
+            res = local_search(d, D, n_restarts=100, random_state=0, n_jobs=n_jobs, return_all=True)
+            c = res.counters
+            dup = len(res.trees) - len({json.dumps(t.to_dict(), sort_keys=True) for t in res.trees})
+            objs = f"{res.objectives.min():.4f} / {np.median(res.objectives):.4f}"
             print(f"{name:20s} {D:2d} {tc:8.4f} {tl:8.3f} {tl / tc:7.0f} {cl:9.3f} {cl / cc:9.0f} {cl * 10:10.2f} "
-                  f"{c['node_visits']:7d} {c['cache_hits']:6d} {c['accepted_moves']:6d} | "
+                  f"{c['node_visits']:7d} {c['cache_hits']:6d} {c['accepted_moves']:6d} {dup:4d} {objs:>17s} | "
                   f"{np.mean(cart.predict(Xt) == yt):.4f} / {np.mean(tree.predict(Xt) == yt):.4f} | "
                   f"{np.mean(cart.predict(Xe) == ye):.4f} / {np.mean(tree.predict(Xe) == ye):.4f}", flush=True)
     print(f"load average at end {os.getloadavg()[0]:.2f} (other jobs share the cores: compare CPU columns too)")

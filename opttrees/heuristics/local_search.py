@@ -14,15 +14,19 @@ set, subtree below it) (parallel splits only, see ``_kernels``); a node whose su
 the least a new split could cost (e.g. a pure subtree) skips its split scan, and a node that has just taken
 a new split with its children fixed is not re-scanned until something below or above it changes (that scan
 could only find the same split); two-class and squared-loss scans keep the leaf statistics in registers.
+A split scan stops once no later cut can win (rows only enter the lower leaves, whose losses never fall, so
+once they reach the best cut so far, or what a move must beat, the rest of that feature is skipped), and the
+node's current feature is scanned first so the others stop sooner (ties still go to the first feature).
 Two classes with unit weights (the common case) run every visit in integers, exact and so with the same
 decisions: one pass of packed counts gives the current loss, both promotions and the scan's start; each
 feature's scan reads one sequential word per row (class, both leaves, rank) and keeps a leaf's count and
 class margin in one word; rows are kept in leaf order, so a node's rows are one block found by binary search
 (no pass over all n rows per visit); each scanned node keeps its feature orders until an ancestor moves, and
-a node whose rows changed filters its nearest cached ancestor's orders when that is cheaper than a bitmap of
-its ranks (O(n_node + n/64), the first two bits of each word read without a branch). A node's points are
-routed only through the child subtree they are not in, node by node with one comparison per row and level,
-and after an accepted move they are re-placed from that routing instead of walking the tree again; start
+a node whose rows changed filters its parent's orders (which gives its sibling's in the same pass), after
+first rebuilding any stale orders on the path from its nearest valid ancestor, or takes a bitmap of its ranks
+when that is cheaper (O(n_node + n/64), the first two bits of each word read without a branch). A node's
+points are routed only through the child subtree they are not in, node by node with one comparison per row
+and level, and after an accepted move they are re-placed from that routing instead of walking the tree again; start
 trees split each node's block of rows in place (two-class splits with their set-up done once) and place
 random cuts by selection; per-call arrays are made once for all restarts (fresh megabytes per restart were
 page faults); each worker thread makes one kernel call that takes restarts one at a time from an atomic
