@@ -95,7 +95,8 @@ def _run(prob, args, seeds, cache, counters=None, jobs=1):
 @pytest.mark.parametrize("loss", [None, "squared"])
 def test_move_cache_changes_no_restart(loss):
     """One cache table shared by 30 restarts on two threads gives the same trees as a fresh table per
-    restart, and it is hit; so does a two-slot table that keeps overwriting itself (a lost entry is a miss)."""
+    restart, and it is hit; so does a two-slot table that keeps overwriting itself (a lost entry is a miss),
+    and so does an empty table, with which neither node visits nor start-tree scans are remembered."""
     rng = np.random.default_rng(3)
     X = np.round(rng.random((150, 4)), 2)
     y = (X[:, 0] + X[:, 1] > 1).astype(int) ^ (rng.random(150) < 0.15) if loss is None else X[:, 0] + rng.normal(size=150)
@@ -106,11 +107,15 @@ def test_move_cache_changes_no_restart(loss):
     out, done = _run(prob, args, seeds, new_move_cache(30, 15), counters, jobs=2)
     assert done.tolist() == [1] * 30 and counters[:, K.C_HITS].sum() > 0
     tiny, _ = _run(prob, args, seeds, np.zeros((2, 5), np.int64))
+    plain = np.zeros((2, K.N_COUNTERS), np.int64)
+    none, _ = _run(prob, args, seeds, np.zeros((0, 5), np.int64), plain)
+    assert plain[:, K.C_HITS].sum() == 0
     for r in range(len(seeds)):
         one, _ = _run(prob, args, seeds[r:r + 1], new_move_cache())
-        for a, b, c in zip(out, one, tiny):
+        for a, b, c, e in zip(out, one, tiny, none):
             np.testing.assert_array_equal(a[r], b[0])
             np.testing.assert_array_equal(a[r], c[r])
+            np.testing.assert_array_equal(a[r], e[r])
 
 
 def test_move_cache_table_reads_a_torn_slot_as_a_miss():
@@ -333,10 +338,30 @@ def test_start_tree_split_equals_the_generic_scan(n, frac, decimals, weighted, k
         s0 += prob.Z[i, 0]
         s1 += prob.Z[i, 1]
     x = K.gini_loss2(s0, s1) if kind == K.GINI else K.mis_loss2(s0, s1)
-    got = K.best_parallel_start(I, nI, inI, prob.X, prob.Xs, prob.grp, prob.orderT, prob.grpT, rankT, prob.featok,
-                                np.arange(4, dtype=np.int64), 4, prob.Z, kind, nmin, np.empty(n, np.int64), np.empty(n),
-                                s0, s1, x)
-    assert got == want
+    def start(fsub, memo, keys=None):
+        keys = (np.uint64(0), np.uint64(0)) if keys is None else keys
+        return K.best_parallel_start(I, nI, inI, prob.X, prob.Xs, prob.grp, prob.orderT, prob.grpT, rankT,
+                                     prob.featok, fsub, 4, prob.Z, kind, nmin, np.empty(n, np.int64), np.empty(n), s0, s1,
+                                     x, memo, *keys, np.zeros(1))
+
+    nomemo = np.zeros((0, 5), np.int64)
+    assert start(np.arange(4, dtype=np.int64), nomemo) == want
+    # each feature's scan kept in a memo under (rows, feature): the same split from a cold memo and from a warm
+    # one, in any feature order (ties go to the first feature in it, as without the memo); a warm memo is read
+    # (an entry planted for feature 2 wins)
+    rh = K.row_hashes(n)
+    keys = (rh[0, I].sum(), rh[1, I].sum())
+    memo = new_move_cache()
+    assert start(np.arange(4, dtype=np.int64), memo, keys) == want
+    assert (memo[:, 4] != 0).sum() == prob.featok.sum()  # one entry per feature
+    assert start(np.arange(4, dtype=np.int64), memo, keys) == want
+    back = np.arange(3, -1, -1, dtype=np.int64)
+    assert start(back, memo, keys) == start(back, nomemo)
+    if prob.featok[2]:
+        planted = new_move_cache()
+        K.slot_put(planted, *K.start_key(*keys, 2), np.float64(-1.0).view(np.int64), (I[0] << 32) | I[1])
+        got = start(np.arange(4, dtype=np.int64), planted, keys)
+        assert got[:2] == (-1.0, 2) and got[2] == K.safe_mid(prob.X[I[0], 2], prob.X[I[1], 2])
 
 
 @settings(max_examples=200, deadline=None)

@@ -1107,12 +1107,18 @@ def feature_order(I, nI, inI, X, grp, orderT, grpT, rankT, j, mark, movers, vals
 
 @njit(cache=True, nogil=True)
 def best_parallel_start(I, nI, inI, X, Xs, grp, orderT, grpT, rankT, featok, fsub, nf, Z, kind, nmin, movers, vals,
-                        s0, s1, x):
+                        s0, s1, x, memo, r1, r2, lossf):
     """:func:`best_parallel` for a start tree's split of a leaf into two new leaves with two classes
     (misclassification or gini): every row starts in the upper leaf, whose class weights are (s0, s1)
     (summed in row order, as place_init sums them) and loss x. The same orders and scans, so the same
     (loss, j, thresholds) bit for bit, without the generic per-node set-up (a second pass over the rows,
-    Fenwick and scratch arrays): a third of a depth-6 start tree's time on 10,000 rows."""
+    Fenwick and scratch arrays): a third of a depth-6 start tree's time on 10,000 rows.
+
+    memo (empty: none): each feature's result, (loss, the rows on either side of its cut), is looked up
+    under (the rows' hash sums r1, r2, feature) before scanning and stored after (:func:`grow_ranked`); the
+    features are still compared in fsub's order with the same test, so the split is the same. lossf: a
+    one-element float scratch (its bits go in the memo)."""
+    lossb = lossf.view(np.int64)
     n = X.shape[0]
     best = np.inf
     bj = -1
@@ -1125,12 +1131,27 @@ def best_parallel_start(I, nI, inI, X, Xs, grp, orderT, grpT, rankT, featok, fsu
         j = fsub[f]
         if not featok[j]:
             continue
-        m = feature_order(I, nI, inI, X, grp, orderT, grpT, rankT, j, mark, movers, vals, small, bitmap, bsmall)
-        if m < 2 or vals[0] == vals[m - 1]:
-            continue
-        loss, q = scan_core_binary_pair(movers, m, vals, Z, kind, nmin, s0, s1, nI, x, 0.0, 0.0, np.int64(0), 0.0,
-                                        x, deficient)
-        best, bj, bt, bts = keep_better(loss, q, m, j, movers, X, Xs, best, bj, bt, bts)
+        k1, k2 = start_key(r1, r2, j)
+        hit, lb, cut = slot_get(memo, k1, k2)
+        if hit:  # cut: the rows on either side of the feature's cut (i0 << 32 | i1), or -1: no cut
+            lossb[0] = lb
+            loss = lossf[0]
+        else:
+            cut = np.int64(-1)
+            loss = np.inf
+            m = feature_order(I, nI, inI, X, grp, orderT, grpT, rankT, j, mark, movers, vals, small, bitmap, bsmall)
+            if m >= 2 and vals[0] != vals[m - 1]:
+                loss, q = scan_core_binary_pair(movers, m, vals, Z, kind, nmin, s0, s1, nI, x, 0.0, 0.0, np.int64(0),
+                                                0.0, x, deficient)
+                if q >= 0 and q < m - 1:
+                    cut = (movers[q] << 32) | movers[q + 1]
+            if memo.shape[0] > 0:
+                lossf[0] = loss
+                slot_put(memo, k1, k2, lossb[0], cut)
+        if cut >= 0 and loss < best:  # keep_better's test, the feature's order kept
+            bt, bts = cut_thresholds(X, Xs, cut >> 32, cut & LOW32, j)
+            best = loss
+            bj = j
     return best, bj, bt, bts
 
 
@@ -1161,7 +1182,8 @@ def best_parallel(I, nI, inI, X, Xs, grp, orderT, grpT, rankT, featok, fsub, nf,
         # in the upper leaf (so btotal is its loss), as in a start tree's split
         L1 = leaves[1]
         return best_parallel_start(I, nI, inI, X, Xs, grp, orderT, grpT, rankT, featok, fsub, nf, Z, kind, nmin, movers,
-                                   vals, bstats[L1, 0], bstats[L1, 1], blloss[L1])
+                                   vals, bstats[L1, 0], bstats[L1, 1], blloss[L1], np.zeros((0, 5), np.int64),
+                                   np.uint64(0), np.uint64(0), np.zeros(1))
     bfw = F[5].copy()
     bfwy = F[6].copy()
     small, bitmap, bsmall = order_mode(nI, n)
@@ -1679,13 +1701,19 @@ def grow(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, Z, featok, kind, D, n
     random start tree, used for part of the restarts to diversify starts when p is tiny).
     """
     grow_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, ranks(orderT), Z, featok, kind, D, nmin, mtry, tol,
-                randsplit)
+                randsplit, np.zeros((0, 5), np.int64), np.zeros((2, 0), np.uint64))
 
 
 @njit(cache=True, nogil=True)
 def grow_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, rankT, Z, featok, kind, D, nmin, mtry, tol,
-                randsplit):
-    """:func:`grow` with the rank table (:func:`ranks`) computed once by the caller."""
+                randsplit, memo, rh):
+    """:func:`grow` with the rank table (:func:`ranks`) computed once by the caller.
+
+    memo: a move-cache table (or an empty one) that keeps each two-class split scan's result under (the
+    node's rows, the feature), with rh the rows' hash words (:func:`row_hashes`). Why: every start tree of
+    a call splits the same root, and the top splits repeat across restarts (the best split of the same
+    rows on the same feature, whichever random subset holds it), so most top-level scans are found there.
+    """
     n, p = X.shape
     T = ntype.shape[0]
     S = Z.shape[1]
@@ -1726,16 +1754,24 @@ def grow_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, rankT, Z, feat
     s0 = 0.0
     s1 = 0.0
     nI = np.int64(0)
+    use_memo = pair2 and not randsplit and memo.shape[0] > 0
+    nomemo = np.zeros((0, 5), np.int64)
+    lossf = np.zeros(1)  # a scan's loss and its bits (the memo stores bits)
     for t in range(T):
         if ntype[t] != LEAF or node_depth(t) >= D:
             continue
         for r in range(nI):  # the previous node's rows
             inI[I[r]] = False
         nI = be[t] - bs[t]
+        r1 = np.uint64(0)
+        r2 = np.uint64(0)
         for r in range(nI):
             i = rows[bs[t] + r]
             I[r] = i
             inI[i] = True
+            if use_memo:
+                r1 += rh[0, i]
+                r2 += rh[1, i]
         if nI < 2 * nmin:
             continue
         leaves[0] = 2 * t + 1
@@ -1798,7 +1834,8 @@ def grow_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, rankT, Z, feat
             nf = nok
         if pair2:
             loss, j, th, ths = best_parallel_start(I, nI, inI, X, Xs, grp, orderT, grpT, rankT, featok, fs, nf, Z, kind,
-                                                   nmin, movers, vals, s0, s1, parent)
+                                                   nmin, movers, vals, s0, s1, parent, memo if use_memo else nomemo,
+                                                   r1, r2, lossf)
         else:
             loss, j, th, ths = best_parallel(I, nI, inI, X, Xs, grp, orderT, grpT, rankT, featok, fs, nf, low_d, up_d,
                                              fixlow, Z, kind, nmin, leaves, two, stats, cnt, movers, vals, lloss,
@@ -1841,6 +1878,11 @@ def split_block(rows, bs, be, t, X, j, th, tmp):
 # platform numba targets; a torn slot passes the check with probability 2^-64). A full table overwrites:
 # a lost entry is only a miss. One table for all threads restores the hits two per-thread dictionaries
 # missed (breast cancer, depth 2, two threads: 140 of 185 hits, 13% more points scanned).
+#
+# The start trees keep their two-class split scans in the same table (:func:`grow_ranked`, keys from
+# :func:`start_key`): a feature's best cut over a node's rows depends on nothing else, and every start tree
+# of a call splits the same root, so the top levels' scans repeat across restarts (synthetic set, depth 2:
+# 0.201 -> 0.174 s for 100 restarts; depth 6: within noise, its start trees are mostly deeper levels).
 
 H_SEED1 = np.uint64(0x9E3779B97F4A7C15)
 H_SEED2 = np.uint64(0xD1B54A32D192ED03)
@@ -1889,8 +1931,9 @@ MC_WAYS = 2  # slots probed per key (adjacent, so one or two cache lines)
 
 def move_cache(n_restarts, T):
     """An empty move-cache table for a call of ``n_restarts`` restarts on heap size T: about four slots per
-    possible node visit of the first pass, a power of two between 2^12 and 2^18 slots (40 bytes each)."""
-    want = max(4096, 4 * int(n_restarts) * int(T))
+    possible node visit of the first pass plus the start trees' split scans (:func:`grow_ranked`), a power
+    of two between 2^12 and 2^18 slots (40 bytes each)."""
+    want = max(4096, 6 * int(n_restarts) * int(T))
     return np.zeros((1 << min(18, max(12, (want - 1).bit_length())), 5), np.int64)
 
 
@@ -1901,9 +1944,12 @@ def mc_check(k1, k2, a, b):
 
 
 @njit(cache=True, nogil=True)
-def mc_get(mc, k1, k2):
-    """Look (k1, k2) up: (hit, move, feature, threshold's bits) (see the move-cache note)."""
+def slot_get(mc, k1, k2):
+    """Look (k1, k2) up in a move-cache table: (hit, a, b), the two words stored with it (see the
+    move-cache note). An empty table (no rows) always misses."""
     mask = mc.shape[0] - 1
+    if mask < 0:
+        return False, np.int64(0), np.int64(0)
     h = k1 & mask
     for w in range(MC_WAYS):
         s = h ^ w
@@ -1913,27 +1959,61 @@ def mc_get(mc, k1, k2):
         b = mc[s, 3]
         c = mc[s, 4]
         if s1 == k1 and s2 == k2 and c == mc_check(s1, s2, a, b):
-            return True, a & 7, (a >> 3) - 1, b
-    return False, np.int64(0), np.int64(-1), np.int64(0)
+            return True, a, b
+    return False, np.int64(0), np.int64(0)
 
 
 @njit(cache=True, nogil=True)
-def mc_put(mc, k1, k2, move, pj, ptbits):
-    """Store a visit's decision (ptbits: the threshold's bits): the key's first empty slot, else its first."""
+def slot_put(mc, k1, k2, a, b):
+    """Store two words under (k1, k2): the key's first empty slot, else its first (a lost entry is only a
+    later miss). An empty table stores nothing."""
     mask = mc.shape[0] - 1
+    if mask < 0:
+        return
     h = k1 & mask
     s = h
     for w in range(MC_WAYS):
         if mc[h ^ w, 4] == 0:
             s = h ^ w
             break
-    a = np.int64(move) | ((np.int64(pj) + 1) << 3)
-    b = ptbits
     mc[s, 0] = k1
     mc[s, 1] = k2
     mc[s, 2] = a
     mc[s, 3] = b
     mc[s, 4] = mc_check(k1, k2, a, b)
+
+
+@njit(cache=True, nogil=True)
+def mc_get(mc, k1, k2):
+    """Look a node visit up: (hit, move, feature, threshold's bits) (see the move-cache note)."""
+    hit, a, b = slot_get(mc, k1, k2)
+    if hit:
+        return True, a & 7, (a >> 3) - 1, b
+    return False, np.int64(0), np.int64(-1), np.int64(0)
+
+
+@njit(cache=True, nogil=True)
+def mc_put(mc, k1, k2, move, pj, ptbits):
+    """Store a visit's decision (ptbits: the threshold's bits)."""
+    slot_put(mc, k1, k2, np.int64(move) | ((np.int64(pj) + 1) << 3), ptbits)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def start_key(r1, r2, j):
+    """The move-cache key of a start tree's split scan of feature j over a node's rows (hash sums r1, r2):
+    mixed differently from :func:`subtree_key`, so the two kinds of entries share one table."""
+    code = np.uint64(j + 1)
+    return np.int64(mix64((r1 ^ H_MUL1) + code * H_SEED2)), np.int64(mix64((r2 + H_SEED1) ^ (code * H_MUL2)))
+
+
+@njit(cache=True, nogil=True)
+def row_hashes(n):
+    """Each row's two 64-bit hash words (rh[0, i], rh[1, i]): a row set's key is their two sums."""
+    rh = np.empty((2, n), np.uint64)
+    for i in range(n):
+        rh[0, i] = mix64(np.uint64(i) + H_SEED1)
+        rh[1, i] = mix64(np.uint64(i) * H_MUL2 + H_SEED2)
+    return rh
 
 
 @njit(cache=True, nogil=True)
@@ -1967,10 +2047,10 @@ def seg_sort(seg, skey, a, b, leafpos, depth, D, lo, width, count, tmp):
 
 @njit(cache=True, nogil=True)
 def search_arrays(X, orderT, grpT):
-    """(rankT, ogT, XT): the read-only arrays every restart uses (:func:`ranks`, :func:`og_words`, X
-    transposed), made once per call and shared by all threads. Large arrays made per restart or per chunk
-    cost page faults: a fresh 3 MB per restart was up to 40% of a restart's time."""
-    return ranks(orderT), og_words(orderT, grpT), np.ascontiguousarray(X.T)
+    """(rankT, ogT, XT, rh): the read-only arrays every restart uses (:func:`ranks`, :func:`og_words`, X
+    transposed, :func:`row_hashes`), made once per call and shared by all threads. Large arrays made per
+    restart or per chunk cost page faults: a fresh 3 MB per restart was up to 40% of a restart's time."""
+    return ranks(orderT), og_words(orderT, grpT), np.ascontiguousarray(X.T), row_hashes(X.shape[0])
 
 
 @njit(cache=True, nogil=True)
@@ -1989,13 +2069,13 @@ def local_search(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, Z, featok, ki
                  max_moves, trace, stop, cache, counters):
     """Algorithm 2.1 from any start tree: see :func:`local_search_ranked`."""
     return local_search_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, ranks(orderT), og_words(orderT, grpT),
-                               np.ascontiguousarray(X.T), order_cache(Z, kind, hyper, D, X.shape[1]), Z, featok, kind,
-                               D,
-                               nmin, pen, hyper, H, tol, max_moves, trace, stop, cache, counters)
+                               np.ascontiguousarray(X.T), row_hashes(X.shape[0]),
+                               order_cache(Z, kind, hyper, D, X.shape[1]), Z, featok, kind, D, nmin, pen, hyper, H, tol,
+                               max_moves, trace, stop, cache, counters)
 
 
 @njit(cache=True, nogil=True)
-def local_search_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, rankT, ogT, XT, ordc, Z, featok, kind, D,
+def local_search_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, rankT, ogT, XT, rh, ordc, Z, featok, kind, D,
                         nmin, pen,
                         hyper, H, tol, max_moves, trace, stop, cache, counters):
     """Algorithm 2.1 with first-improvement (trick 4): returns the number of accepted moves.
@@ -2083,13 +2163,11 @@ def local_search_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, rankT,
     cnI = np.zeros(nc, np.int64)
     stage2 = np.empty(n if DC > 0 else 0, np.int64)  # a sibling's order, staged (best_parallel_unit)
     cmask = np.zeros(n if DC > 0 else 0, np.bool_)  # cache_path's row marks
-    h1 = np.empty(n, np.uint64)  # each row's two hash words for the move cache's row-set key
-    h2 = np.empty(n, np.uint64)
+    h1 = rh[0]  # each row's two hash words for the move cache's row-set key (row_hashes)
+    h2 = rh[1]
     hall1 = np.uint64(0)  # the root's row-set hash: all rows
     hall2 = np.uint64(0)
     for i in range(n):
-        h1[i] = mix64(np.uint64(i) + H_SEED1)
-        h2[i] = mix64(np.uint64(i) * H_MUL2 + H_SEED2)
         hall1 += h1[i]
         hall2 += h2[i]
     nI = np.int64(0)
@@ -2487,7 +2565,7 @@ def after_move(ntype, feat, thr, coef, X, Xs, Z, kind, nmin, pen, t, I, nI, leaf
 
 @njit(cache=True, nogil=True)
 def run_restarts(seeds, T, X, Xs, grp, orderT, grpT, Z, featok, kind, start_kind, D, nmin, pen, hyper, H, tol,
-                 mtry, max_moves, random_frac, stop, nxt, cache, counters, rankT, ogT, XT, NT, FE, TH, CO, OB, done):
+                 mtry, max_moves, random_frac, stop, nxt, cache, counters, rankT, ogT, XT, rh, NT, FE, TH, CO, OB, done):
     """Independent restarts: RF-style start tree (random mtry features per split), then local search.
 
     Every worker thread of a call runs this once: it takes the next restart r from the shared counter
@@ -2500,8 +2578,9 @@ def run_restarts(seeds, T, X, Xs, grp, orderT, grpT, Z, featok, kind, start_kind
     ``stop[0]`` set by another thread ends the run early: restarts r >= 1 are not started once it is set
     (restart 0 always runs, so the caller gets at least one tree), and a running one ends within one node
     visit with its tree so far (still valid: local search only applies whole improving moves). ``cache``
-    (shared) and ``counters`` (this thread's): see :func:`local_search`. rankT, ogT, XT:
-    :func:`search_arrays`, read only and shared by every thread.
+    (shared) and ``counters`` (this thread's): see :func:`local_search`; the start trees keep their split
+    scans in ``cache`` too (:func:`grow_ranked`). rankT, ogT, XT, rh: :func:`search_arrays`, read only and
+    shared by every thread.
     """
     R = seeds.shape[0]
     p = X.shape[1]
@@ -2526,8 +2605,8 @@ def run_restarts(seeds, T, X, Xs, grp, orderT, grpT, Z, featok, kind, start_kind
         coef = np.zeros((T, p))
         rs = np.random.random() < random_frac
         grow_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, rankT, Z, featok, start_kind, D, nmin, mtry, tol,
-                    rs)
-        local_search_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, rankT, ogT, XT, ordc, Z, featok, kind, D,
+                    rs, cache, rh)
+        local_search_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, rankT, ogT, XT, rh, ordc, Z, featok, kind, D,
                             nmin, pen, hyper, H, tol, max_moves, trace, stop, cache, counters)
         NT[r] = ntype
         FE[r] = feat

@@ -27,8 +27,9 @@ first rebuilding any stale orders on the path from its nearest valid ancestor, o
 when that is cheaper (O(n_node + n/64), the first two bits of each word read without a branch). A node's
 points are routed only through the child subtree they are not in, node by node with one comparison per row
 and level, and after an accepted move they are re-placed from that routing instead of walking the tree again; start
-trees split each node's block of rows in place (two-class splits with their set-up done once) and place
-random cuts by selection; per-call arrays are made once for all restarts (fresh megabytes per restart were
+trees split each node's block of rows in place (two-class splits with their set-up done once, each
+feature's scan of a node's rows kept in the shared table for the other restarts) and place random cuts by
+selection; per-call arrays are made once for all restarts (fresh megabytes per restart were
 page faults); each worker thread makes one kernel call that takes restarts one at a time from an atomic
 counter; and restarts are ranked by the kernels' objective, so only the best trees are built as
 :class:`~opttrees.tree.Tree` (all of them with ``return_all``; exact ties go to the first restart without
