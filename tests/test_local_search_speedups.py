@@ -79,14 +79,17 @@ def _restart_args(d, D, loss=None):
                   0.0, False, 5, 1e-9 * prob.baseline, 2, 2**62, 0.25)
 
 
-def _run(prob, args, seeds, cache, counters=None, jobs=1):
-    """K.run_restarts on ``jobs`` threads sharing ``cache``: (NT, FE, TH, OB) of every restart, and done."""
+def _run(prob, args, seeds, cache, counters=None, jobs=1, words=None):
+    """K.run_restarts on ``jobs`` threads sharing ``cache``: (NT, FE, TH, OB) of every restart, and done.
+    ``words``: the row-word maker (K.og_words or K.og_words32) instead of the one search_arrays picks."""
     R, T = len(seeds), args[0]
     out = (np.zeros((R, T), np.int8), np.zeros((R, T), np.int64), np.zeros((R, T)), np.zeros((R, T, 0)),
            np.zeros(R), np.zeros(R, np.int64))
     counters = np.zeros((jobs, K.N_COUNTERS), np.int64) if counters is None else counters
     stop, nxt = np.zeros(1, np.int64), np.zeros(1, np.int64)
     work = K.search_arrays(prob.X, prob.orderT, prob.grpT)
+    if words is not None:
+        work = (work[0], words(prob.orderT, prob.grpT), *work[2:])
     with ThreadPoolExecutor(jobs) as ex:
         list(ex.map(lambda k: K.run_restarts(seeds, *args, stop, nxt, cache, counters[k], *work, *out), range(jobs)))
     return (out[0], out[1], out[2], out[4]), out[5]
@@ -116,6 +119,27 @@ def test_move_cache_changes_no_restart(loss):
             np.testing.assert_array_equal(a[r], b[0])
             np.testing.assert_array_equal(a[r], c[r])
             np.testing.assert_array_equal(a[r], e[r])
+
+
+@pytest.mark.parametrize("depth", [2, 4])
+def test_32_and_64_bit_row_words_give_the_same_restarts(depth):
+    """Sets of up to 2^16 rows keep their orders in 32-bit row words (row | rank << 16), larger ones in 64-bit
+    words: both decode to the same rows and ranks, and the restarts are the same with either."""
+    rng = np.random.default_rng(11)
+    X = np.round(rng.random((700, 5)), 2)
+    y = ((X[:, 0] > 0.4) ^ (X[:, 1] > 0.6)).astype(int) ^ (rng.random(700) < 0.1)
+    prob, args = _restart_args(prepare(X, y), depth)
+    w64, w32 = K.og_words(prob.orderT, prob.grpT), K.og_words32(prob.orderT, prob.grpT)
+    assert w32.dtype == np.uint32 and K.og_shift(w32) == 16 and K.og_shift(w64) == 32
+    for w, sh in ((w64, 32), (w32, 16)):
+        np.testing.assert_array_equal(w.astype(np.int64) & ((1 << sh) - 1), prob.orderT)
+        np.testing.assert_array_equal(w.astype(np.int64) >> sh, prob.grpT)
+    assert K.search_arrays(prob.X, prob.orderT, prob.grpT)[1].dtype == np.uint32
+    seeds = np.arange(12, dtype=np.int64) * 31 + 5
+    a, _ = _run(prob, args, seeds, new_move_cache(12, args[0]), words=K.og_words)
+    b, _ = _run(prob, args, seeds, new_move_cache(12, args[0]), words=K.og_words32)
+    for u, v in zip(a, b):
+        np.testing.assert_array_equal(u, v)
 
 
 def test_move_cache_table_reads_a_torn_slot_as_a_miss():

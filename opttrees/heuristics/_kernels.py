@@ -29,7 +29,7 @@ from numba import njit
 from numba.core import cgutils
 from numba.core import types as nbtypes
 from numba.cpython.unsafe.numbers import trailing_zeros
-from numba.extending import intrinsic
+from numba.extending import intrinsic, overload
 
 LEAF, PAR, HYP = 1, 2, 3
 
@@ -998,6 +998,47 @@ def og_words(orderT, grpT):
 
 
 @njit(cache=True, nogil=True)
+def og_words32(orderT, grpT):
+    """:func:`og_words` in 32 bits, row | group rank << 16, for n <= 2^16 rows (ranks are below n). Why: the
+    order cache and the filters stream these words, and half the bytes keep more of them in the L2 cache
+    (synthetic set, 10,000 rows, depth 6: 4 MB of cached orders per thread instead of 8)."""
+    p, n = orderT.shape
+    ogT = np.empty((p, n), np.uint32)
+    for j in range(p):
+        for r in range(n):
+            ogT[j, r] = np.uint32(orderT[j, r] | (np.int64(grpT[j, r]) << 16))
+    return ogT
+
+
+OG32_ROWS = 1 << 16  # the most rows og_words32 can pack
+
+
+def og_shift(a):
+    """Where the group rank starts in the row words of array ``a`` (16 for :func:`og_words32`, 32 for
+    :func:`og_words`): a compile-time constant in the kernels (see the overload below)."""
+    return 16 if a.dtype.itemsize == 4 else 32
+
+
+@overload(og_shift, inline="always")
+def _og_shift(a):
+    sh = 16 if a.dtype.bitwidth == 32 else 32
+    return lambda a: sh
+
+
+@njit(cache=True, nogil=True, inline="always")
+def og_row(og, sh):
+    """The row of a row word (:func:`og_words`, :func:`og_words32`; sh from :func:`og_shift`)."""
+    return np.int64(og) & ((np.int64(1) << sh) - 1)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def og_code(og, sh, pk):
+    """A row word's scan word: the row's packed class and leaves (pk) with its group rank in the high half."""
+    w = np.int64(og)
+    return pk[w & ((np.int64(1) << sh) - 1)] | ((w >> sh) << 32)
+
+
+@njit(cache=True, nogil=True)
 def node_codes(I, nI, rankT, ogT, j, mark, pk, code, stage, keep):
     """:func:`node_order` for the integer scans: code[q] = pk[row] | group rank << 32 for the rows I[:nI]
     in feature j's presorted order (exactly the filtered global order); returns nI. With ``keep`` the row
@@ -1005,6 +1046,7 @@ def node_codes(I, nI, rankT, ogT, j, mark, pk, code, stage, keep):
     mark_ranks(I, nI, rankT, j, mark)
     m = np.int64(0)
     last = ogT.shape[1] - 1
+    sh = og_shift(ogT)
     # a node's bitmap is sparse (a few bits a word): a loop per word mispredicted its exit about once a
     # word, so each word's first two bits are taken without a branch (written at m, kept only if the bit
     # exists; m <= nI, so with nI below the buffers' size the slot is scratch), the rest in the loop
@@ -1015,14 +1057,14 @@ def node_codes(I, nI, rankT, ogT, j, mark, pk, code, stage, keep):
         base = np.int64(w) << 6
         for _ in range(nb):
             og = ogT[j, min(base + np.int64(trailing_zeros(x | TOP_BIT)), last)]
-            code[m] = pk[og & LOW32] | (og & ~LOW32)
+            code[m] = og_code(og, sh, pk)
             if keep:
                 stage[m] = og
             m += np.int64(x != 0)
             x &= x - np.uint64(1)
         while x != 0:
             og = ogT[j, base + np.int64(trailing_zeros(x))]
-            code[m] = pk[og & LOW32] | (og & ~LOW32)
+            code[m] = og_code(og, sh, pk)
             if keep:
                 stage[m] = og
             m += 1
@@ -1255,6 +1297,7 @@ def cache_path(v, D, seg, skey, h1, h2, hall1, hall2, ogT, ordc, featok, cok, ch
         npath += 1
         w = (w - 1) // 2
     p = ogT.shape[0]
+    sh = og_shift(ogT)
     for e in range(npath - 1, -1, -1):
         w = path[e]
         par = (w - 1) // 2
@@ -1283,7 +1326,7 @@ def cache_path(v, D, seg, skey, h1, h2, hall1, hall2, ogT, ordc, featok, cok, ch
             k = np.int64(0)
             for r in range(pn):
                 og = ogT[j, r] if par == 0 else ordc[lev - 1, j, psa + r]
-                b = np.int64(mask[og & LOW32])
+                b = np.int64(mask[og_row(og, sh)])
                 stage[m] = og
                 stage2[k] = og
                 m += b
@@ -1310,12 +1353,13 @@ def filter_order(src, sn, inI, pk, code, movers, rest, split):
     written, and only the right count advances. Staged, not stored in place: a store in place would write
     one slot past the node's block. Returns the node's count."""
     m = np.int64(0)
+    sh = og_shift(src)
     if split:
         k = np.int64(0)
         for r in range(sn):
             og = src[r]
-            i = og & LOW32
-            code[m] = pk[i] | (og & ~LOW32)
+            i = og_row(og, sh)
+            code[m] = pk[i] | ((np.int64(og) >> sh) << 32)
             movers[m] = og
             rest[k] = og
             b = np.int64(inI[i])
@@ -1324,8 +1368,8 @@ def filter_order(src, sn, inI, pk, code, movers, rest, split):
     else:
         for r in range(sn):
             og = src[r]
-            i = og & LOW32
-            code[m] = pk[i] | (og & ~LOW32)
+            i = og_row(og, sh)
+            code[m] = pk[i] | ((np.int64(og) >> sh) << 32)
             movers[m] = og
             m += np.int64(inI[i])
     return m
@@ -1333,7 +1377,7 @@ def filter_order(src, sn, inI, pk, code, movers, rest, split):
 
 @njit(cache=True, nogil=True)
 def best_parallel_unit(I, nI, inI, X, Xs, orderT, grpT, rankT, ogT, featok, fsub, nf, nmin, nl, pk, code, cc, cc0,
-                       btotal, bdef, movers, vals, ordc, src, slev, ssa, sn, olev, osa, sib_sa, stage2, bound,
+                       btotal, bdef, movers, vals, ordc, src, slev, ssa, sn, olev, osa, sib_sa, ogs, stage2, bound,
                        first):
     """:func:`best_parallel` for two classes with unit weights (:func:`unit_binary`), in integers.
 
@@ -1349,7 +1393,8 @@ def best_parallel_unit(I, nI, inI, X, Xs, orderT, grpT, rankT, ogT, featok, fsub
     ancestor's cached order ordc[slev, j, ssa:ssa + sn] (an ancestor's rows are a superset). With olev >= 0
     the order is also stored at ordc[olev, j, osa:osa + nI] for later visits of the node and its descendants
     (see the order-cache note in :func:`local_search_ranked`). With sib_sa >= 0 a filter of the parent's
-    order also stores the sibling's (the rows it drops) at ordc[olev, j, sib_sa:...], staged in stage2.
+    order also stores the sibling's (the rows it drops) at ordc[olev, j, sib_sa:...], staged in stage2 (the
+    node's own in ogs; both of ogT's word type).
 
     Only cuts with a loss below ``bound`` are wanted (what a move must beat): each scan stops once none
     can be (:func:`scan_unit`), and later features get the best cut so far as their bound. The feature at
@@ -1364,6 +1409,7 @@ def best_parallel_unit(I, nI, inI, X, Xs, orderT, grpT, rankT, ogT, featok, fsub
     bq = np.int64(-2)
     mark = np.zeros((n + 63) // 64 if src == ORD_BITMAP else 0, np.uint64)
     store = olev >= 0 and src != ORD_OWN
+    sh = og_shift(ogT)
     cm0 = np.empty(nl, np.int64)  # the start counts as scan words: count << 32 | margin + MBIAS
     for a in range(nl):
         k = cc0[a] >> 32
@@ -1380,22 +1426,20 @@ def best_parallel_unit(I, nI, inI, X, Xs, orderT, grpT, rankT, ogT, featok, fsub
         m = np.int64(0)
         if src == ORD_OWN:
             for q in range(nI):
-                og = ordc[slev, j, ssa + q]
-                code[q] = pk[og & LOW32] | (og & ~LOW32)
+                code[q] = og_code(ordc[slev, j, ssa + q], sh, pk)
             m = nI
         elif src == ORD_ALL:
             for q in range(n):
-                og = ogT[j, q]
-                code[q] = pk[og & LOW32] | (og & ~LOW32)
+                code[q] = og_code(ogT[j, q], sh, pk)
             m = n
         elif src == ORD_BITMAP:
-            m = node_codes(I, nI, rankT, ogT, j, mark, pk, code, movers, store)
+            m = node_codes(I, nI, rankT, ogT, j, mark, pk, code, ogs, store)
         elif src == ORD_FILTER_ALL:
-            m = filter_order(ogT[j], n, inI, pk, code, movers, stage2, sib_sa >= 0)
+            m = filter_order(ogT[j], n, inI, pk, code, ogs, stage2, sib_sa >= 0)
         else:
-            m = filter_order(ordc[slev, j, ssa:ssa + sn], sn, inI, pk, code, movers, stage2, sib_sa >= 0)
+            m = filter_order(ordc[slev, j, ssa:ssa + sn], sn, inI, pk, code, ogs, stage2, sib_sa >= 0)
         if store:  # (never for the root, ORD_ALL)
-            ordc[olev, j, osa:osa + m] = movers[:m]
+            ordc[olev, j, osa:osa + m] = ogs[:m]
             if sib_sa >= 0:
                 ordc[olev, j, sib_sa:sib_sa + sn - m] = stage2[:sn - m]
         if m < 2 or (code[0] >> 32) == (code[m - 1] >> 32):
@@ -1416,14 +1460,14 @@ def best_parallel_unit(I, nI, inI, X, Xs, orderT, grpT, rankT, ogT, featok, fsub
     if bj < 0:
         return best, bj, 0.0, 0.0
     if src == ORD_OWN:
-        i0 = ordc[slev, bj, ssa + bq] & LOW32
-        i1 = ordc[slev, bj, ssa + bq + 1] & LOW32
+        i0 = og_row(ordc[slev, bj, ssa + bq], sh)
+        i1 = og_row(ordc[slev, bj, ssa + bq + 1], sh)
     elif store:
-        i0 = ordc[olev, bj, osa + bq] & LOW32
-        i1 = ordc[olev, bj, osa + bq + 1] & LOW32
+        i0 = og_row(ordc[olev, bj, osa + bq], sh)
+        i1 = og_row(ordc[olev, bj, osa + bq + 1], sh)
     elif src == ORD_ALL:
-        i0 = ogT[bj, bq] & LOW32
-        i1 = ogT[bj, bq + 1] & LOW32
+        i0 = og_row(ogT[bj, bq], sh)
+        i1 = og_row(ogT[bj, bq + 1], sh)
     else:
         i0, i1 = node_rows_at(I, nI, inI, orderT, rankT, bj, bq, mark, movers, vals, grpT, src == ORD_BITMAP)
     bt, bts = cut_thresholds(X, Xs, i0, i1, bj)
@@ -2045,33 +2089,34 @@ def seg_sort(seg, skey, a, b, leafpos, depth, D, lo, width, count, tmp):
         skey[a + r] = (u + 1) << (D - depth[u])
 
 
-@njit(cache=True, nogil=True)
 def search_arrays(X, orderT, grpT):
     """(rankT, ogT, XT, rh): the read-only arrays every restart uses (:func:`ranks`, :func:`og_words`, X
     transposed, :func:`row_hashes`), made once per call and shared by all threads. Large arrays made per
     restart or per chunk cost page faults: a fresh 3 MB per restart was up to 40% of a restart's time."""
-    return ranks(orderT), og_words(orderT, grpT), np.ascontiguousarray(X.T), row_hashes(X.shape[0])
+    og = og_words32 if X.shape[0] <= OG32_ROWS else og_words
+    return ranks(orderT), og(orderT, grpT), np.ascontiguousarray(X.T), row_hashes(X.shape[0])
 
 
 @njit(cache=True, nogil=True)
-def order_cache(Z, kind, hyper, D, p):
+def order_cache(Z, kind, hyper, D, p, ogT):
     """The order cache of :func:`local_search_ranked` (feature orders of the nodes at depths 1 .. D - 1, at
     most 128 MB, for integer visits with parallel splits; empty otherwise), made once per worker thread for
     all its restarts. Its pages are only touched as nodes are scanned."""
     n = Z.shape[0]
     segs = unit_binary(Z, kind) and not hyper
-    levels = min(D - 1, (np.int64(1) << 27) // max(8 * p * n, 1)) if segs else 0
-    return np.empty((max(levels, 1), p, n if levels > 0 else 0), np.int64)
+    levels = min(D - 1, (np.int64(1) << 27) // max(ogT.itemsize * p * n, 1)) if segs else 0
+    return np.empty((max(levels, 1), p, n if levels > 0 else 0), ogT.dtype)
 
 
 @njit(cache=True, nogil=True)
 def local_search(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, Z, featok, kind, D, nmin, pen, hyper, H, tol,
                  max_moves, trace, stop, cache, counters):
     """Algorithm 2.1 from any start tree: see :func:`local_search_ranked`."""
-    return local_search_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, ranks(orderT), og_words(orderT, grpT),
+    ogT = og_words(orderT, grpT)
+    return local_search_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, ranks(orderT), ogT,
                                np.ascontiguousarray(X.T), row_hashes(X.shape[0]),
-                               order_cache(Z, kind, hyper, D, X.shape[1]), Z, featok, kind, D, nmin, pen, hyper, H, tol,
-                               max_moves, trace, stop, cache, counters)
+                               order_cache(Z, kind, hyper, D, X.shape[1], ogT), Z, featok, kind, D, nmin, pen, hyper, H,
+                               tol, max_moves, trace, stop, cache, counters)
 
 
 @njit(cache=True, nogil=True)
@@ -2161,7 +2206,8 @@ def local_search_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, rankT,
     ch2 = np.zeros(nc, np.uint64)
     csa = np.zeros(nc, np.int64)
     cnI = np.zeros(nc, np.int64)
-    stage2 = np.empty(n if DC > 0 else 0, np.int64)  # a sibling's order, staged (best_parallel_unit)
+    stage2 = np.empty(n if DC > 0 else 0, ogT.dtype)  # a sibling's order, staged (best_parallel_unit)
+    ogs = np.empty(n if unit else 0, ogT.dtype)  # a node's order as row words, staged
     cmask = np.zeros(n if DC > 0 else 0, np.bool_)  # cache_path's row marks
     h1 = rh[0]  # each row's two hash words for the move cache's row-set key (row_hashes)
     h2 = rh[1]
@@ -2350,7 +2396,7 @@ def local_search_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, rankT,
                         cache_entry(cok, ch1, ch2, csa, cnI, t, r1, r2, sa, nI)
                 if segs and 2 <= dt <= DC and src != ORD_OWN and not cok[(t - 1) // 2]:
                     cache_path((t - 1) // 2, D, seg, skey, h1, h2, hall1, hall2, ogT, ordc, featok, cok, ch1, ch2,
-                               csa, cnI, cmask, movers, stage2)
+                               csa, cnI, cmask, ogs, stage2)
                 if segs and dt > 0 and src != ORD_OWN:
                     u = (t - 1) // 2  # the nearest ancestor with a cached order, if filtering it is cheaper
                     while u > 0:
@@ -2385,7 +2431,7 @@ def local_search_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, rankT,
                     first = feat[t]
                 ploss, pj, pt, pts = best_parallel_unit(I, nI, inI, X, Xs, orderT, grpT, rankT, ogT, featok, allf, p,
                                                         nmin, ncl, pk, code, cc, upc, btotal, bdef, movers, vals,
-                                                        ordc, src, slev, ssa, sn, olev, sa, sib_sa, stage2, bound,
+                                                        ordc, src, slev, ssa, sn, olev, sa, sib_sa, ogs, stage2, bound,
                                                         first)
                 counters[C_SCANNED] += nI * p
             elif hyper or cur - tol > pen * (1 + cxc):
@@ -2585,7 +2631,7 @@ def run_restarts(seeds, T, X, Xs, grp, orderT, grpT, Z, featok, kind, start_kind
     R = seeds.shape[0]
     p = X.shape[1]
     n = X.shape[0]
-    ordc = order_cache(Z, kind, hyper, D, p)  # this thread's, for all its restarts
+    ordc = order_cache(Z, kind, hyper, D, p, ogT)  # this thread's, for all its restarts
     leafpos = np.empty(n, np.int64)
     ostats = np.zeros((T, Z.shape[1]))
     ocnt = np.zeros(T, np.int64)
