@@ -24,7 +24,8 @@ class margin in one word; rows are kept in leaf order, so a node's rows are one 
 (no pass over all n rows per visit); each scanned node keeps its feature orders until an ancestor moves, and
 a node whose rows changed filters its parent's orders (which gives its sibling's in the same pass), after
 first rebuilding any stale orders on the path from its nearest valid ancestor, or takes a bitmap of its ranks
-when that is cheaper (O(n_node + n/64), the first two bits of each word read without a branch). A node's
+when that is cheaper (O(n_node + n/64), the first two bits of each word read without a branch); orders are
+kept as 32-bit words (row and group rank) for up to 2^16 rows, 64-bit above. A node's
 points are routed only through the child subtree they are not in, node by node with one comparison per row
 and level, and after an accepted move they are re-placed from that routing instead of walking the tree again; start
 trees split each node's block of rows in place (two-class splits with their set-up done once, each
