@@ -33,7 +33,7 @@ def test_verbose_local_search_prints_restarts_best_and_time_left(capsys):
 
 def test_cold_kernel_announces_its_compile_once(monkeypatch, caplog):
     monkeypatch.setattr(jit, "_announced", set())
-    monkeypatch.setattr(jit, "is_cold", lambda d: True)
+    monkeypatch.setattr(jit, "is_cold", lambda d, *_: True)
     with caplog.at_level(logging.WARNING, logger="opttrees"):
         assert jit.announce_compile("local-search", K.run_restarts, "about a minute")
         assert not jit.announce_compile("local-search", K.run_restarts, "about a minute")
@@ -45,3 +45,6 @@ def test_a_compiled_kernel_is_not_cold():
     X, y = load_breast_cancer(return_X_y=True)
     local_search(prepare(X[:50, :3], y[:50]), 1, n_restarts=1)
     assert not jit.is_cold(K.run_restarts)
+    # per word type: these rows take 32-bit order words; a type it was never compiled for is still cold
+    assert not jit.is_cold(K.run_restarts, "ogT", "uint32")
+    assert jit.is_cold(K.run_restarts, "ogT", "float32")

@@ -107,8 +107,13 @@ def test_move_cache_changes_no_restart(loss):
     prob, args = _restart_args(d, 3, loss)
     seeds = np.arange(30, dtype=np.int64) * 7919 + 1
     counters = np.zeros((2, K.N_COUNTERS), np.int64)
-    out, done = _run(prob, args, seeds, new_move_cache(30, 15), counters, jobs=2)
+    shared = new_move_cache(30, 15)
+    out, done = _run(prob, args, seeds, shared, counters, jobs=2)
     assert done.tolist() == [1] * 30 and counters[:, K.C_HITS].sum() > 0
+    if loss is None:  # the start trees' root scans (gini, min leaf 1) are in the table too
+        rh = K.row_hashes(len(y))
+        root = (rh[0].sum(), rh[1].sum())
+        assert any(K.slot_get(shared, *K.start_key(*root, j, K.GINI, 1))[0] for j in range(4))
     tiny, _ = _run(prob, args, seeds, np.zeros((2, 5), np.int64))
     plain = np.zeros((2, K.N_COUNTERS), np.int64)
     none, _ = _run(prob, args, seeds, np.zeros((0, 5), np.int64), plain)
@@ -135,11 +140,26 @@ def test_32_and_64_bit_row_words_give_the_same_restarts(depth):
         np.testing.assert_array_equal(w.astype(np.int64) & ((1 << sh) - 1), prob.orderT)
         np.testing.assert_array_equal(w.astype(np.int64) >> sh, prob.grpT)
     assert K.search_arrays(prob.X, prob.orderT, prob.grpT)[1].dtype == np.uint32
+    assert K.order_cache(prob.Z, prob.kind, False, depth, 5, w32).shape == (depth - 1, 5, 700)  # orders cached
     seeds = np.arange(12, dtype=np.int64) * 31 + 5
     a, _ = _run(prob, args, seeds, new_move_cache(12, args[0]), words=K.og_words)
     b, _ = _run(prob, args, seeds, new_move_cache(12, args[0]), words=K.og_words32)
     for u, v in zip(a, b):
         np.testing.assert_array_equal(u, v)
+
+
+@pytest.mark.parametrize("n", [65536, 65537])
+def test_row_words_switch_to_64_bits_above_2_to_the_16_rows(n):
+    """Up to 2^16 rows, row | rank << 16 fits 32 bits (the last row with the last rank is 0xFFFFFFFF); one row
+    more takes the 64-bit words."""
+    X = np.arange(n, dtype=np.float64)[:, None]
+    orderT = np.arange(n, dtype=np.int64)[None, :]
+    grpT = np.arange(n, dtype=np.int32)[None, :]
+    words = K.search_arrays(X, orderT, grpT)[1]
+    sh = 16 if n <= K.OG32_ROWS else 32
+    assert words.dtype == (np.uint32 if n <= K.OG32_ROWS else np.int64) and K.og_shift(words) == sh
+    assert K.og_row(words[0, -1], sh) == n - 1 and int(words[0, -1]) >> sh == n - 1
+    assert int(words[0, -1]) == (0xFFFFFFFF if n == 65536 else (n - 1) | ((n - 1) << 32))
 
 
 def test_move_cache_table_reads_a_torn_slot_as_a_miss():
@@ -358,7 +378,7 @@ def test_start_tree_split_equals_the_generic_scan(n, frac, decimals, weighted, k
             i0, i1 = movers[q], movers[q + 1]
             want = (loss, j, K.safe_mid(prob.X[i0, j], prob.X[i1, j]), 0.5 * (prob.Xs[i0, j] + prob.Xs[i1, j]))
     s0, s1 = 0.0, 0.0
-    for i in I:  # in row order, as the kernels sum
+    for i in I:  # in I's order, as the kernels sum (start() below gets the same I)
         s0 += prob.Z[i, 0]
         s1 += prob.Z[i, 1]
     x = K.gini_loss2(s0, s1) if kind == K.GINI else K.mis_loss2(s0, s1)
@@ -383,7 +403,7 @@ def test_start_tree_split_equals_the_generic_scan(n, frac, decimals, weighted, k
     assert start(back, memo, keys) == start(back, nomemo)
     if prob.featok[2]:
         planted = new_move_cache()
-        K.slot_put(planted, *K.start_key(*keys, 2), np.float64(-1.0).view(np.int64), (I[0] << 32) | I[1])
+        K.slot_put(planted, *K.start_key(*keys, 2, kind, nmin), np.float64(-1.0).view(np.int64), (I[0] << 32) | I[1])
         got = start(np.arange(4, dtype=np.int64), planted, keys)
         assert got[:2] == (-1.0, 2) and got[2] == K.safe_mid(prob.X[I[0], 2], prob.X[I[1], 2])
 

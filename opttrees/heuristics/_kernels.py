@@ -1042,7 +1042,7 @@ def og_code(og, sh, pk):
 def node_codes(I, nI, rankT, ogT, j, mark, pk, code, stage, keep):
     """:func:`node_order` for the integer scans: code[q] = pk[row] | group rank << 32 for the rows I[:nI]
     in feature j's presorted order (exactly the filtered global order); returns nI. With ``keep`` the row
-    words (:func:`og_words`) also go to stage[q] (for the order cache)."""
+    words (:func:`og_words` or :func:`og_words32`, as ogT holds) also go to stage[q] (for the order cache)."""
     mark_ranks(I, nI, rankT, j, mark)
     m = np.int64(0)
     last = ogT.shape[1] - 1
@@ -1173,7 +1173,7 @@ def best_parallel_start(I, nI, inI, X, Xs, grp, orderT, grpT, rankT, featok, fsu
         j = fsub[f]
         if not featok[j]:
             continue
-        k1, k2 = start_key(r1, r2, j)
+        k1, k2 = start_key(r1, r2, j, kind, nmin)
         hit, lb, cut = slot_get(memo, k1, k2)
         if hit:  # cut: the rows on either side of the feature's cut (i0 << 32 | i1), or -1: no cut
             lossb[0] = lb
@@ -1347,7 +1347,7 @@ ORD_BITMAP, ORD_ALL, ORD_FILTER_ALL, ORD_OWN, ORD_FILTER = 0, 1, 2, 3, 4
 
 @njit(cache=True, nogil=True, inline="always")
 def filter_order(src, sn, inI, pk, code, movers, rest, split):
-    """The rows of src[:sn] (row words, :func:`og_words`) that are in the node (inI), in src's order: their
+    """The rows of src[:sn] (row words, :func:`og_words` / :func:`og_words32`) that are in the node (inI), in src's order: their
     scan words in code and their row words in movers; with ``split`` the other rows' words go to rest, in
     order (a parent's order filtered to one child also gives the other child's). Branch-free: every row is
     written, and only the right count advances. Staged, not stored in place: a store in place would write
@@ -1924,9 +1924,12 @@ def split_block(rows, bs, be, t, X, j, th, tmp):
 # missed (breast cancer, depth 2, two threads: 140 of 185 hits, 13% more points scanned).
 #
 # The start trees keep their two-class split scans in the same table (:func:`grow_ranked`, keys from
-# :func:`start_key`): a feature's best cut over a node's rows depends on nothing else, and every start tree
-# of a call splits the same root, so the top levels' scans repeat across restarts (synthetic set, depth 2:
-# 0.201 -> 0.174 s for 100 restarts; depth 6: within noise, its start trees are mostly deeper levels).
+# :func:`start_key`; a slot then holds the loss's bits and the rows on either side of the cut instead of a
+# move). Within one call (one data set, one loss kind and minimum leaf size, in the key) a feature's best cut
+# over a node's rows depends only on that row set: a start tree lists each node's rows in row order, so the
+# orders and the float sums come out the same every time. Every start tree of a call splits the same root,
+# so the top levels' scans repeat across restarts (synthetic set, depth 2: 0.201 -> 0.174 s for 100
+# restarts; depth 6: within noise, its start trees are mostly deeper levels). A table serves one call.
 
 H_SEED1 = np.uint64(0x9E3779B97F4A7C15)
 H_SEED2 = np.uint64(0xD1B54A32D192ED03)
@@ -1992,7 +1995,7 @@ def slot_get(mc, k1, k2):
     """Look (k1, k2) up in a move-cache table: (hit, a, b), the two words stored with it (see the
     move-cache note). An empty table (no rows) always misses."""
     mask = mc.shape[0] - 1
-    if mask < 0:
+    if mask < 1:  # no table (or one slot: the two probed slots would not exist)
         return False, np.int64(0), np.int64(0)
     h = k1 & mask
     for w in range(MC_WAYS):
@@ -2012,7 +2015,7 @@ def slot_put(mc, k1, k2, a, b):
     """Store two words under (k1, k2): the key's first empty slot, else its first (a lost entry is only a
     later miss). An empty table stores nothing."""
     mask = mc.shape[0] - 1
-    if mask < 0:
+    if mask < 1:
         return
     h = k1 & mask
     s = h
@@ -2043,10 +2046,11 @@ def mc_put(mc, k1, k2, move, pj, ptbits):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def start_key(r1, r2, j):
-    """The move-cache key of a start tree's split scan of feature j over a node's rows (hash sums r1, r2):
-    mixed differently from :func:`subtree_key`, so the two kinds of entries share one table."""
-    code = np.uint64(j + 1)
+def start_key(r1, r2, j, kind, nmin):
+    """The move-cache key of a start tree's split scan of feature j over a node's rows (hash sums r1, r2), with
+    its loss kind and minimum leaf size: mixed differently from :func:`subtree_key`, so the two kinds of entries
+    share one table. (A table serves one call: the data and its presorted orders are not in the key.)"""
+    code = np.uint64(j + 1) | (np.uint64(nmin) << np.uint64(24)) | (np.uint64(kind) << np.uint64(56))
     return np.int64(mix64((r1 ^ H_MUL1) + code * H_SEED2)), np.int64(mix64((r2 + H_SEED1) ^ (code * H_MUL2)))
 
 
@@ -2090,8 +2094,9 @@ def seg_sort(seg, skey, a, b, leafpos, depth, D, lo, width, count, tmp):
 
 
 def search_arrays(X, orderT, grpT):
-    """(rankT, ogT, XT, rh): the read-only arrays every restart uses (:func:`ranks`, :func:`og_words`, X
-    transposed, :func:`row_hashes`), made once per call and shared by all threads. Large arrays made per
+    """(rankT, ogT, XT, rh): the read-only arrays every restart uses (:func:`ranks`, the row words of
+    :func:`og_words32` for up to 2^16 rows and of :func:`og_words` above, X transposed, :func:`row_hashes`),
+    made once per call and shared by all threads. Large arrays made per
     restart or per chunk cost page faults: a fresh 3 MB per restart was up to 40% of a restart's time."""
     og = og_words32 if X.shape[0] <= OG32_ROWS else og_words
     return ranks(orderT), og(orderT, grpT), np.ascontiguousarray(X.T), row_hashes(X.shape[0])
@@ -2109,21 +2114,11 @@ def order_cache(Z, kind, hyper, D, p, ogT):
 
 
 @njit(cache=True, nogil=True)
-def local_search(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, Z, featok, kind, D, nmin, pen, hyper, H, tol,
-                 max_moves, trace, stop, cache, counters):
-    """Algorithm 2.1 from any start tree: see :func:`local_search_ranked`."""
-    ogT = og_words(orderT, grpT)
-    return local_search_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, ranks(orderT), ogT,
-                               np.ascontiguousarray(X.T), row_hashes(X.shape[0]),
-                               order_cache(Z, kind, hyper, D, X.shape[1], ogT), Z, featok, kind, D, nmin, pen, hyper, H,
-                               tol, max_moves, trace, stop, cache, counters)
-
-
-@njit(cache=True, nogil=True)
 def local_search_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, rankT, ogT, XT, rh, ordc, Z, featok, kind, D,
                         nmin, pen,
                         hyper, H, tol, max_moves, trace, stop, cache, counters):
-    """Algorithm 2.1 with first-improvement (trick 4): returns the number of accepted moves.
+    """Algorithm 2.1 with first-improvement (trick 4) from the start tree in (ntype, feat, thr, coef): returns
+    the number of accepted moves. rankT, ogT, XT, rh: :func:`search_arrays`; ordc: :func:`order_cache`.
 
     ``cache`` (a :func:`move_cache` table, one per call, shared by its threads) remembers node-visit
     outcomes across restarts (parallel splits only, see above); ``counters``
@@ -2624,7 +2619,7 @@ def run_restarts(seeds, T, X, Xs, grp, orderT, grpT, Z, featok, kind, start_kind
     ``stop[0]`` set by another thread ends the run early: restarts r >= 1 are not started once it is set
     (restart 0 always runs, so the caller gets at least one tree), and a running one ends within one node
     visit with its tree so far (still valid: local search only applies whole improving moves). ``cache``
-    (shared) and ``counters`` (this thread's): see :func:`local_search`; the start trees keep their split
+    (shared) and ``counters`` (this thread's): see :func:`local_search_ranked`; the start trees keep their split
     scans in ``cache`` too (:func:`grow_ranked`). rankT, ogT, XT, rh: :func:`search_arrays`, read only and
     shared by every thread.
     """

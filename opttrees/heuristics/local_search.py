@@ -25,13 +25,13 @@ class margin in one word; rows are kept in leaf order, so a node's rows are one 
 a node whose rows changed filters its parent's orders (which gives its sibling's in the same pass), after
 first rebuilding any stale orders on the path from its nearest valid ancestor, or takes a bitmap of its ranks
 when that is cheaper (O(n_node + n/64), the first two bits of each word read without a branch); orders are
-kept as 32-bit words (row and group rank) for up to 2^16 rows, 64-bit above. A node's
-points are routed only through the child subtree they are not in, node by node with one comparison per row
-and level, and after an accepted move they are re-placed from that routing instead of walking the tree again; start
-trees split each node's block of rows in place (two-class splits with their set-up done once, each
-feature's scan of a node's rows kept in the shared table for the other restarts) and place random cuts by
-selection; per-call arrays are made once for all restarts (fresh megabytes per restart were
-page faults); each worker thread makes one kernel call that takes restarts one at a time from an atomic
+kept as 32-bit words (row and group rank) for up to 2^16 rows, 64-bit above (``_kernels.search_arrays``).
+A node's points are routed only through the child subtree they are not in, node by node with one comparison
+per row and level, and after an accepted move they are re-placed from that routing instead of walking the
+tree again; start trees split each node's block of rows in place (two-class splits with their set-up done
+once, each feature's scan of a node's rows kept in the shared table for the other restarts) and place random
+cuts by selection; per-call arrays are made once for all restarts (fresh megabytes per restart were page
+faults); each worker thread makes one kernel call that takes restarts one at a time from an atomic
 counter; and restarts are ranked by the kernels' objective, so only the best trees are built as
 :class:`~opttrees.tree.Tree` (all of them with ``return_all``; exact ties go to the first restart without
 building or scoring the others).
@@ -93,8 +93,9 @@ COUNTER_NAMES = {K.C_PASSES: "passes", K.C_VISITS: "node_visits", K.C_HITS: "cac
 
 
 def new_move_cache(n_restarts: int = 1, T: int = 1):
-    """An empty table of node-visit outcomes (see the move-cache note in ``_kernels``), shared by all the
-    worker threads of one call."""
+    """An empty table of node-visit outcomes and start-tree split scans (see the move-cache note in
+    ``_kernels``), shared by all the worker threads of one call. One table per call: its entries are only
+    valid for that call's data and parameters."""
     return K.move_cache(n_restarts, T)
 
 
@@ -284,7 +285,7 @@ def local_search(data: PreparedData, max_depth: int, alpha: float = 0.0, min_sam
     moves = new_move_cache(len(seeds), T)
     counters = np.zeros((jobs, K.N_COUNTERS), np.int64)
     left = deadline.remaining() if deadline is not None else None
-    announce_compile("local-search", K.run_restarts, "about a minute on 2 cores")
+    announce_compile("local-search", K.run_restarts, "about a minute on 2 cores", "ogT", str(shared[1].dtype))
     with ProgressLine("local search", enabled=bool(verbose), time_limit=left) as line:
         line.update(restarts=f"0/{len(seeds)}")
         runs = _Restarts(prob, alpha, seeds, T, split_type == "hyperplane", line if verbose else None, deadline)
@@ -325,13 +326,17 @@ def improve_tree(data: PreparedData, tree: Tree, max_depth: int, alpha: float = 
     trace = np.full(min(mm, 100000) + 1, np.nan)
     stop = np.zeros(1, np.int64)
 
+    hyper = split_type == "hyperplane"
+    rankT, ogT, XT, rh = K.search_arrays(prob.X, prob.orderT, prob.grpT)  # the word size the restarts use
+    ordc = K.order_cache(prob.Z, int(prob.kind), hyper, int(D), prob.p, ogT)
+
     def run():  # in a worker thread (see the module docstring); numba's generator is per thread: seed it there
         K.seed_numba(seed)
-        return K.local_search(ntype, feat, thr, coef, prob.X, prob.Xs, prob.grp, prob.orderT, prob.grpT, prob.Z,
-                              prob.featok, int(prob.kind), int(D), int(min_samples_leaf),
-                              float(alpha * prob.baseline), split_type == "hyperplane", int(n_hyperplane_restarts),
-                              float(1e-9 * prob.baseline), mm, trace, stop, new_move_cache(),
-                              np.zeros(K.N_COUNTERS, np.int64))
+        return K.local_search_ranked(ntype, feat, thr, coef, prob.X, prob.Xs, prob.grp, prob.orderT, prob.grpT, rankT,
+                                     ogT, XT, rh, ordc, prob.Z, prob.featok, int(prob.kind), int(D),
+                                     int(min_samples_leaf), float(alpha * prob.baseline), hyper,
+                                     int(n_hyperplane_restarts), float(1e-9 * prob.baseline), mm, trace, stop,
+                                     new_move_cache(), np.zeros(K.N_COUNTERS, np.int64))
 
     moves = _run_stoppable([run], 1, deadline, stop)[0]
     out = heap_to_tree(prob, ntype, feat, thr, coef)
