@@ -1100,11 +1100,20 @@ def cut_thresholds(X, Xs, i0, i1, j):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def keep_better(loss, q, m, j, movers, X, Xs, best, bj, bt, bts):
-    """A feature's scan result (loss, q) kept if it is a cut (0 <= q < m - 1) better than the best so far:
-    the new (best, feature, thresholds), else the old ones."""
-    if q >= 0 and q < m - 1 and loss < best:
-        bt, bts = cut_thresholds(X, Xs, movers[q], movers[q + 1], j)
+def scan_cut(q, m, movers):
+    """A scan's cut after mover q as the rows on either side (movers[q] << 32 | movers[q + 1]), or -1 when it
+    is not a cut (q outside 0 .. m - 2)."""
+    if q >= 0 and q < m - 1:
+        return (movers[q] << 32) | movers[q + 1]
+    return np.int64(-1)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def keep_better(loss, cut, j, X, Xs, best, bj, bt, bts):
+    """A feature's scan result (loss, cut from :func:`scan_cut`) kept if it is a cut better than the best so
+    far: the new (best, feature, thresholds), else the old ones."""
+    if cut >= 0 and loss < best:
+        bt, bts = cut_thresholds(X, Xs, cut >> 32, cut & LOW32, j)
         return loss, j, bt, bts
     return best, bj, bt, bts
 
@@ -1185,15 +1194,11 @@ def best_parallel_start(I, nI, inI, X, Xs, grp, orderT, grpT, rankT, featok, fsu
             if m >= 2 and vals[0] != vals[m - 1]:
                 loss, q = scan_core_binary_pair(movers, m, vals, Z, kind, nmin, s0, s1, nI, x, 0.0, 0.0, np.int64(0),
                                                 0.0, x, deficient)
-                if q >= 0 and q < m - 1:
-                    cut = (movers[q] << 32) | movers[q + 1]
+                cut = scan_cut(q, m, movers)
             if memo.shape[0] > 0:
                 lossf[0] = loss
                 slot_put(memo, k1, k2, lossb[0], cut)
-        if cut >= 0 and loss < best:  # keep_better's test, the feature's order kept
-            bt, bts = cut_thresholds(X, Xs, cut >> 32, cut & LOW32, j)
-            best = loss
-            bj = j
+        best, bj, bt, bts = keep_better(loss, cut, j, X, Xs, best, bj, bt, bts)
     return best, bj, bt, bts
 
 
@@ -1247,7 +1252,7 @@ def best_parallel(I, nI, inI, X, Xs, grp, orderT, grpT, rankT, featok, fsub, nf,
             F[5][:] = bfw
             F[6][:] = bfwy
         loss, q = scan_core(movers, m, vals, low_d, up_d, Z, kind, nmin, stats, cnt, lloss, btotal, bdef, F)
-        best, bj, bt, bts = keep_better(loss, q, m, j, movers, X, Xs, best, bj, bt, bts)
+        best, bj, bt, bts = keep_better(loss, scan_cut(q, m, movers), j, X, Xs, best, bj, bt, bts)
     return best, bj, bt, bts
 
 
@@ -1359,7 +1364,7 @@ def filter_order(src, sn, inI, pk, code, movers, rest, split):
         for r in range(sn):
             og = src[r]
             i = og_row(og, sh)
-            code[m] = pk[i] | ((np.int64(og) >> sh) << 32)
+            code[m] = og_code(og, sh, pk)
             movers[m] = og
             rest[k] = og
             b = np.int64(inI[i])
@@ -1369,7 +1374,7 @@ def filter_order(src, sn, inI, pk, code, movers, rest, split):
         for r in range(sn):
             og = src[r]
             i = og_row(og, sh)
-            code[m] = pk[i] | ((np.int64(og) >> sh) << 32)
+            code[m] = og_code(og, sh, pk)
             movers[m] = og
             m += np.int64(inI[i])
     return m
@@ -2096,8 +2101,8 @@ def seg_sort(seg, skey, a, b, leafpos, depth, D, lo, width, count, tmp):
 def search_arrays(X, orderT, grpT):
     """(rankT, ogT, XT, rh): the read-only arrays every restart uses (:func:`ranks`, the row words of
     :func:`og_words32` for up to 2^16 rows and of :func:`og_words` above, X transposed, :func:`row_hashes`),
-    made once per call and shared by all threads. Large arrays made per
-    restart or per chunk cost page faults: a fresh 3 MB per restart was up to 40% of a restart's time."""
+    made once per call and shared by all threads. Large arrays made per restart or per chunk cost page faults:
+    a fresh 3 MB per restart was up to 40% of a restart's time."""
     og = og_words32 if X.shape[0] <= OG32_ROWS else og_words
     return ranks(orderT), og(orderT, grpT), np.ascontiguousarray(X.T), row_hashes(X.shape[0])
 
