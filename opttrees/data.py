@@ -13,8 +13,10 @@ import pandas as pd
 
 from .errors import InputError, NonNumericInputError
 
-#: values closer than this (after scaling to [0, 1]) count as equal when computing epsilons
-EPS_ROUND_DECIMALS = 9
+#: the rank scale keeps neighbouring values this far apart at least; above it (more than about 10^5 distinct
+#: values in one feature) the MIO's strict-inequality rows come within ten times the solvers' feasibility
+#: tolerance (1e-6) and a warning says so (the re-verification still catches any misrouted point)
+MIN_SAFE_GAP = 1e-5
 
 
 def _as_2d_float(X, name: str = "X") -> tuple[np.ndarray, list[str]]:
@@ -192,25 +194,81 @@ class MinMaxScaling:
         return Xs * self.span + self.lo
 
 
-def feature_epsilon(Xs: np.ndarray, decimals: int = EPS_ROUND_DECIMALS) -> np.ndarray:
-    """Smallest gap between distinct (rounded) values of each scaled feature; 0 for constant features.
+def feature_epsilon(Xs: np.ndarray) -> np.ndarray:
+    """Smallest gap between distinct values of each scaled feature, exactly (no rounding); 0 for constant ones.
 
-    Rounding first keeps float near-duplicates from producing epsilons of 1e-16 that wreck the MIO.
+    Why exact: rounding merged distinct values (500000 and 500000.0002 on a [0, 1e6] range), so no split could
+    separate them and a worse tree was proven "optimal". Tiny gaps are no longer a hazard for axis-parallel
+    MIOs, which route on the rank scale (:func:`rank_scale`); this epsilon only says which features split.
     """
     eps = np.zeros(Xs.shape[1])
     for j in range(Xs.shape[1]):
-        u = np.unique(np.round(Xs[:, j], decimals))
+        u = np.unique(Xs[:, j])
         if len(u) > 1:
             eps[j] = np.diff(u).min()
     return eps
 
 
+def rank_scale(X: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
+    """Each feature on its rank scale: (R, gap, values).
+
+    ``values[j]`` are feature j's distinct values in increasing order (exact, no rounding), ``R[i, j]`` is the
+    position of ``X[i, j]`` among them divided by ``len(values[j]) - 1`` (so R lies in [0, 1]) and ``gap[j]`` =
+    1 / (len(values[j]) - 1), the distance between neighbouring distinct values (0 for a constant feature).
+
+    Why: an axis-parallel split only sees the order of a feature's values, so any increasing map of a feature
+    gives the same trees. On the min-max scale neighbouring values of real data are 1e-6..1e-12 apart, inside
+    the solvers' feasibility tolerance, and an MIO's strict-inequality rows could be violated "feasibly" (the
+    solver's tree is not the tree the data follows). On the rank scale they are at least 1/(distinct values)
+    apart, and a threshold maps back to the midpoint of the two values it falls between
+    (:func:`rank_threshold`).
+    """
+    n, p = X.shape
+    R = np.zeros((n, p))
+    gap = np.zeros(p)
+    values = []
+    for j in range(p):
+        u, inv = np.unique(X[:, j], return_inverse=True)
+        values.append(u)
+        if len(u) > 1:
+            gap[j] = 1.0 / (len(u) - 1)
+            R[:, j] = inv * gap[j]
+    return R, gap, values
+
+
+def split_between(lo: float, hi: float) -> float:
+    """A threshold t with lo < t <= hi, so ``x < t`` sends lo left and hi right exactly: the midpoint when it
+    falls strictly above lo in floating point, else hi (neighbouring floats have no number between them)."""
+    t = (lo + hi) / 2.0
+    return float(t) if lo < t <= hi else float(hi)
+
+
+class RankedFeatures:
+    """``ranks`` and ``splittable`` for a data class with an ``X`` of original units (prepared and prescriptive
+    data): what every axis-parallel MIO routes on."""
+
+    X: np.ndarray
+
+    @property
+    def ranks(self) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
+        """:func:`rank_scale` of ``X``, computed once."""
+        cache = self.__dict__.get("_ranks")
+        if cache is None:
+            cache = self.__dict__["_ranks"] = rank_scale(self.X)
+        return cache
+
+    @property
+    def splittable(self) -> np.ndarray:
+        """Features with at least two distinct values; constant ones are never split on."""
+        return self.ranks[1] > 0
+
+
 @dataclass
-class PreparedData:
+class PreparedData(RankedFeatures):
     """Validated training data plus everything the MIO and heuristics derive from it."""
 
     X: np.ndarray                      # (n, p) original units
-    Xs: np.ndarray                     # (n, p) scaled to [0, 1]
+    Xs: np.ndarray                     # (n, p) min-max scaled to [0, 1] (hyperplane splits, linear leaves)
     y: np.ndarray                      # encoded labels (int) or targets (float)
     feature_names: list[str]
     scaling: MinMaxScaling
@@ -219,6 +277,8 @@ class PreparedData:
     codec: LabelCodec | None = None    # classification only
     task: str = "classification"
     extra: dict = field(default_factory=dict)
+    #: rows of the caller's X kept here (zero-weight rows are dropped); None when every row was kept
+    kept_rows: np.ndarray | None = None
 
     @property
     def n(self) -> int:
@@ -232,10 +292,6 @@ class PreparedData:
     def n_classes(self) -> int:
         return 0 if self.codec is None else len(self.codec.classes)
 
-    @property
-    def splittable(self) -> np.ndarray:
-        """Features with at least two distinct values; constant ones are never split on."""
-        return self.eps > 0
 
 
 def prepare(X, y=None, task: str = "classification", sample_weight=None, min_samples_leaf: int = 1,
@@ -243,6 +299,11 @@ def prepare(X, y=None, task: str = "classification", sample_weight=None, min_sam
     """Validate X (and y) and derive scaling, epsilons and label codes.
 
     ``task`` is "classification", "regression" or "none" (X only, e.g. SPO trees with cost vectors).
+
+    **Zero weights** (one rule for every method, README "Sample weights"): a row of weight 0 is dropped here,
+    as if it were not in the data. It counts toward no leaf's ``min_samples_leaf``, gives no threshold and no
+    class; ``kept_rows`` records which rows stayed. (Task "none" keeps every row: its cost vectors are aligned
+    with X by the caller.) ``min_samples_leaf`` counts the remaining rows, whatever their weights.
     """
     if task not in ("classification", "regression", "none"):
         raise InputError(f"unknown task {task!r}")
@@ -253,15 +314,24 @@ def prepare(X, y=None, task: str = "classification", sample_weight=None, min_sam
     if n < min_samples_leaf:
         raise InputError(f"X has {n} rows, fewer than min_samples_leaf={min_samples_leaf}: no tree is feasible")
     w = check_sample_weight(sample_weight, n)
+    kept = None
+    if task != "none":
+        ya_all = _as_1d(y, n)
+        if (w == 0).any():
+            kept = np.flatnonzero(w > 0)
+            Xa, w, ya_all, n = Xa[kept], w[kept], ya_all[kept], len(kept)
+            if n < min_samples_leaf:
+                raise InputError(f"X has {n} rows of positive weight, fewer than min_samples_leaf={min_samples_leaf}: "
+                                 "no tree is feasible (rows of weight 0 count as absent)")
     codec = None
     if task == "classification":
-        ya = _as_1d(y, n)
+        ya = ya_all
         codec = LabelCodec.fit(ya)
         if len(codec.classes) < 2 and not allow_single_class:
             raise InputError(f"y has only one class ({codec.classes[0]!r}); a classifier needs at least two")
         yenc = codec.encode(ya)
     elif task == "regression":
-        ya = _as_1d(y, n)
+        ya = ya_all
         try:
             yenc = ya.astype(np.float64)
         except (TypeError, ValueError):
@@ -273,7 +343,7 @@ def prepare(X, y=None, task: str = "classification", sample_weight=None, min_sam
     scaling = MinMaxScaling.fit(Xa)
     Xs = np.clip(scaling.transform(Xa), 0.0, 1.0)
     eps = feature_epsilon(Xs)
-    return PreparedData(Xa, Xs, yenc, names, scaling, eps, w, codec, task)
+    return PreparedData(Xa, Xs, yenc, names, scaling, eps, w, codec, task, kept_rows=kept)
 
 
 # ------------------------------------------------------------------------------------------------- raw tables

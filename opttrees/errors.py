@@ -23,4 +23,10 @@ class SpecError(OptTreesError, ValueError):
 
 
 class VerificationError(OptTreesError, RuntimeError):
-    """A decoded tree does not reproduce the solver's objective: a formulation bug, never ignored."""
+    """A decoded tree does not reproduce the solver's objective (raised with ``strict`` verification; by
+    default a :class:`VerificationWarning` is given instead and the result is marked "unverified")."""
+
+
+class VerificationWarning(UserWarning):
+    """A decoded tree does not reproduce the solver's objective within tolerance (on real data, usually the
+    solver's feasibility tolerance): the tree is returned with its own objective and nothing is proven."""

@@ -12,7 +12,8 @@ def _candidates(X, idx):
     for j in range(X.shape[1]):
         vals = np.unique(X[idx, j])
         for a, b in zip(vals[:-1], vals[1:]):
-            yield j, (a + b) / 2
+            mid = (a + b) / 2
+            yield j, mid if a < mid <= b else b   # neighbouring floats have no midpoint between them
 
 
 def _leaf_cost(y, idx, K, w):

@@ -62,9 +62,20 @@ def test_scaling_epsilon_and_constant_features():
     assert np.allclose(d.scaling.inverse(d.Xs), X[:, [0, 1, 2]] * [1, 0, 1] + [0, 5, 0])
 
 
-def test_epsilon_ignores_float_noise():
+def test_epsilon_keeps_float_noise_distinct():
+    """0.3 and 0.1 + 0.2 are distinct values a split can separate (rounding them together gave false optima);
+    the MIO routes on the rank scale, where they are 1/3 apart."""
     X = np.array([[0.0], [0.3], [0.1 + 0.2], [1.0]])  # 0.3 and 0.1+0.2 differ by 5e-17
-    assert feature_epsilon(X)[0] == pytest.approx(0.3)
+    assert feature_epsilon(X)[0] == pytest.approx(5.55e-17, rel=1e-2)
+    assert prepare(X, [0, 0, 1, 1]).ranks[1][0] == pytest.approx(1 / 3)
+
+
+def test_zero_weight_rows_are_dropped():
+    X = np.array([[0.0], [1.0], [2.0], [3.0]])
+    d = prepare(X, [0, 1, 1, 1], sample_weight=[1, 0, 1, 1], min_samples_leaf=2)
+    assert d.n == 3 and list(d.kept_rows) == [0, 2, 3] and list(d.X[:, 0]) == [0.0, 2.0, 3.0]
+    with pytest.raises(InputError, match="positive weight"):
+        prepare(X, [0, 1, 1, 1], sample_weight=[1, 0, 0, 1], min_samples_leaf=3)
 
 
 def test_feature_names_kept():

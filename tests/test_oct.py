@@ -6,7 +6,7 @@ from sklearn.datasets import load_iris
 
 from bruteforce import brute_force_objective
 from opttrees.data import prepare
-from opttrees.errors import InputError, VerificationError
+from opttrees.errors import VerificationWarning, InputError, VerificationError
 from opttrees.formulations import OCT
 from opttrees.heuristics.cart import cart_classifier_tree
 from opttrees.solvers import available_solvers, solve
@@ -102,6 +102,9 @@ def test_verification_catches_a_wrong_solution():
     f = OCT(data, 1)
     solve(f, "highs")
     f.model.L[3].set_value(pyo.value(f.model.L[3]) + 2)  # corrupt the solver's objective
+    with pytest.warns(VerificationWarning, match="not a proof"):
+        f.extract()
+    f.strict = True
     with pytest.raises(VerificationError, match="formulation bug"):
         f.extract()
 

@@ -322,6 +322,16 @@ def _solve(Xb, X_route, decode, n_features, y, task, max_depth, max_num_nodes, m
     task = _check_task(task)
     n = Xb.shape[0]
     w = check_sample_weight(sample_weight, n)
+    if (w == 0).any():   # one rule for every method (opttrees.data.prepare): a row of weight 0 is absent
+        keep = w > 0
+        y = np.asarray(y)
+        if y.shape[:1] != (n,):
+            raise InputError(f"y must have one entry per row of X ({n}); got shape {y.shape}")
+        Xb, X_route, y, w = Xb[keep], X_route[keep], y[keep], w[keep]
+        n = Xb.shape[0]
+        if n < ml:
+            raise InputError(f"X has {n} rows of positive weight, fewer than min_samples_leaf={ml}: no tree is "
+                             "feasible (rows of weight 0 count as absent)")
     ed = task.prepare(y, n, w)
     col_costs = None
     cost_fn = None

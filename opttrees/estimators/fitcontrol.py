@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import signal
 import threading
 import time
@@ -330,6 +331,7 @@ def fit_mio(est, ctl: FitControl, make, args: tuple, kwargs: dict, start, score,
             why = "; ".join(getattr(form, "start_notes", [])) or "see solve_result_"
             warnings.warn(f"{type(est).__name__}: the warm-start tree (objective {score(start):.6g}) beats the MIO's "
                           f"tree ({score(tree):.6g}): {why}; keeping the warm-start tree", stacklevel=3)
+            keep_better_start(res, score(start), score(tree))
             return start
         return tree
     if start is None and ctl.stop() and fallback is not None:
@@ -341,6 +343,24 @@ def fit_mio(est, ctl: FitControl, make, args: tuple, kwargs: dict, start, score,
         return start
     raise SolverError(f"the solver found no feasible tree ({res.status}) within time_limit={est.time_limit}; "
                       "raise time_limit or use a warm start")
+
+
+def keep_better_start(res, start_objective: float, mio_objective: float) -> None:
+    """The fit returns its start because it beats the MIO's tree: a proof must never coexist with a better
+    known tree, so the result becomes "unverified" with the start's objective, and a bound above that
+    objective (the model's bound, which does not hold for a tree the model could not express) is dropped."""
+    from ..solvers.result import SolutionStatus, relative_gap
+
+    res.message = (res.message + "; " if res.message else "") + \
+        f"the warm-start tree ({start_objective:.9g}) beats the solver's tree ({mio_objective:.9g}) and is returned"
+    if res.bound is not None and math.isfinite(res.bound) and res.bound > start_objective + 1e-9:
+        res.bound = None
+    res.objective = start_objective
+    res.proven_optimal, res.proof = False, None
+    if res.status in ("optimal", "gap_limit"):
+        res.status = "unverified"
+    res.solution_status = SolutionStatus.FEASIBLE
+    res.gap = relative_gap(start_objective, res.bound)
 
 
 #: share of the time left that the dynamic program may use for the start / bound (the solver gets the rest)

@@ -28,12 +28,13 @@ combined objective (a negative weight) can leave its auxiliary variables slack a
 """
 from __future__ import annotations
 
+import warnings
 from abc import ABC, abstractmethod
 
 import pyomo.environ as pyo
 from pyomo.core.base.block import BlockData
 
-from ..errors import InputError, VerificationError
+from ..errors import InputError, VerificationError, VerificationWarning
 
 #: objective agreement required between the solver and the re-routed tree
 VERIFY_ATOL = 1e-5
@@ -61,6 +62,10 @@ class Formulation(ABC):
     sense: int = pyo.minimize
     separator = None
     last_result = None
+    #: ``extract()`` raises :class:`VerificationError` when the re-routed tree's objective differs from the
+    #: solver's; by default (False) it warns, returns the tree with its own objective and marks the result
+    #: "unverified" (not a proof): a solver tolerance effect must not cost the user the tree
+    strict = False
 
     # ------------------------------------------------------------------ building
     def _new_block(self, block, name: str) -> pyo.Block:
@@ -110,15 +115,49 @@ class Formulation(ABC):
         """The solution as a Tree; with ``verify``, re-routed and checked, and the last SolveResult's objective
         replaced by the tree's own (see :meth:`SolveResult.reconcile`)."""
         tree = self._decode()
-        if verify:
-            self.verify(tree)
-            reconcile(self, self.tree_objective(tree))
+        if not verify:
+            return self._drop_void_splits(tree)
+        self.verify(tree)
+        reconcile(self, self.tree_objective(tree))
+        tidy = self._drop_void_splits(tree)
+        if tidy is not tree and self.last_result is not None and self.last_result.objective is not None:
+            # fewer splits, the same routing of every row: the objective falls by alpha per split removed
+            from ..solvers.result import relative_gap
+
+            res, own = self.last_result, self.tree_objective(tidy)
+            res.objective = own
+            if res.bound is not None and res.bound > own:
+                res.bound = own
+            res.gap = relative_gap(own, res.bound)
+        return tidy
+
+    def _drop_void_splits(self, tree):
+        """Splits that send no training row one way, or split a leaf into two of the same class, are removed
+        (:func:`~opttrees.formulations.structure.drop_void_splits`) for the models on the Bertsimas–Dunn block."""
+        from .structure import BDStructure, drop_void_splits
+
+        if isinstance(getattr(self, "structure", None), BDStructure):
+            return drop_void_splits(tree, self.data.X)  # type: ignore[attr-defined]
         return tree
 
     def verify(self, tree) -> None:
         solver_obj = self.model_objective()
         routed = self.tree_objective(tree)
         if abs(solver_obj - routed) > VERIFY_ATOL + VERIFY_RTOL * abs(solver_obj):
-            raise VerificationError(
-                f"{type(self).__name__}: the decoded tree's objective {routed:.9g} (training data re-routed) "
-                f"differs from the solver's {solver_obj:.9g}; this is a formulation bug — please report it")
+            mismatch(self, f"the decoded tree's objective {routed:.9g} (training data re-routed) differs from the "
+                           f"solver's {solver_obj:.9g}")
+
+
+def mismatch(form, what: str) -> None:
+    """A decoded tree disagrees with the solver: raise with ``form.strict``, else warn (the caller then reports
+    the tree's own objective, and :meth:`SolveResult.reconcile` makes the result "unverified")."""
+    text = f"{type(form).__name__}: {what}"
+    if getattr(form, "strict", False):
+        raise VerificationError(text + "; a formulation bug or a solver tolerance effect — please report it")
+    warnings.warn(text + "; returning the tree with its own objective, not a proof (the solver's tolerances let "
+                  "its point differ from the tree the data follows)", VerificationWarning, stacklevel=4)
+    if form.last_result is not None:
+        form.last_result.proven_optimal = False
+        form.last_result.proof = None
+        if form.last_result.status in ("optimal", "gap_limit"):
+            form.last_result.status = "unverified"

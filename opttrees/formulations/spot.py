@@ -22,12 +22,12 @@ import pyomo.environ as pyo
 from pyomo.core.expr.numeric_expr import LinearExpression
 
 from ..data import PreparedData, prepare
-from ..errors import InputError, VerificationError
+from ..errors import InputError
 from ..spo.greedy import check_costs_fit
 from ..spo.objective import spot_norm, spot_objective
 from ..spo.pruning import refit_nodes
 from ..tree import Tree
-from .base import VERIFY_ATOL, VERIFY_RTOL, Formulation
+from .base import VERIFY_ATOL, VERIFY_RTOL, Formulation, mismatch
 from .structure import BDStructure
 
 
@@ -197,15 +197,15 @@ class SPOTFormulation(Formulation):
         routed = skel.extras["heap_leaf"][skel.apply(self.data.X)]
         bad = np.nonzero(routed != heap_leaf)[0]
         if len(bad):
-            raise VerificationError(f"SPOT MILP: {len(bad)} training points are routed to a different leaf than the "
-                                    f"solver assigned (first: row {bad[0]}); this is a formulation bug")
+            mismatch(self, f"{len(bad)} training points are routed to a different leaf than the solver assigned "
+                           f"(first: row {bad[0]})")
+            return
         solver_obj = self.model_objective()
         recomputed = self.tree_objective(skel, decisions=Wsol)
         if abs(solver_obj - recomputed) > VERIFY_ATOL + VERIFY_RTOL * abs(solver_obj):
-            raise VerificationError(f"SPOT MILP: re-routed objective {recomputed:.9g} differs from the solver's "
-                                    f"{solver_obj:.9g}; this is a formulation bug — please report it")
-        if tree is not None and self.tree_objective(tree) > solver_obj + VERIFY_ATOL + VERIFY_RTOL * abs(solver_obj):
-            raise VerificationError("SPOT MILP: refitted leaf decisions are worse than the solver's")
+            mismatch(self, f"re-routed objective {recomputed:.9g} differs from the solver's {solver_obj:.9g}")
+        elif tree is not None and self.tree_objective(tree) > solver_obj + VERIFY_ATOL + VERIFY_RTOL * abs(solver_obj):
+            mismatch(self, "refitted leaf decisions are worse than the solver's")
 
     def extract(self, verify: bool = True) -> Tree:
         tree = self._decode()

@@ -20,7 +20,7 @@ import pyomo.environ as pyo
 from pyomo.common.gc_manager import PauseGC
 from pyomo.core.expr.numeric_expr import LinearExpression
 
-from ..data import PreparedData
+from ..data import MIN_SAFE_GAP, PreparedData, split_between
 from ..errors import InputError
 from ..params import check_depth as _check_depth
 from ..tree import HYPERPLANE, LEAF, Tree
@@ -45,12 +45,20 @@ class BDStructure:
         self.branch = list(range(1, 2 ** self.D))
         self.leaves = list(range(2 ** self.D, 2 ** (self.D + 1)))
         self.J = [int(j) for j in np.nonzero(data.splittable)[0]]
-        eps = data.eps[self.J] if self.J else np.array([1.0])
+        if self.uses_feature_gaps:
+            # axis-parallel splits route on each feature's rank scale (opttrees.data.rank_scale): neighbouring
+            # distinct values are 1/(distinct values - 1) apart, far above solver tolerances, where the min-max
+            # scale put them 1e-6..1e-12 apart on real data (rows violated "feasibly", false optima)
+            self.Xr, self.eps, self.values = data.ranks
+        else:
+            self.Xr, self.eps, self.values = data.Xs, data.eps, None
+        eps = self.eps[self.J] if self.J else np.array([1.0])
         self.eps_min, self.eps_max = float(eps.min()), float(eps.max())
-        if self.eps_min < 1e-6 and self.uses_feature_gaps:
+        if self.uses_feature_gaps and self.eps_min < MIN_SAFE_GAP:
             import warnings
-            warnings.warn(f"smallest feature gap after scaling is {self.eps_min:.2e}, close to solver "
-                          "tolerances; points may be misrouted (the solution is re-verified)", stacklevel=3)
+            warnings.warn(f"a feature has {int(round(1 / self.eps_min)) + 1} distinct values: on the rank scale "
+                          f"neighbouring values are {self.eps_min:.1e} apart, close to solver tolerances; points "
+                          "may be misrouted (every solution is re-verified)", stacklevel=3)
 
     # ----------------------------------------------------------------- tree geometry
     def ancestors(self, t: int) -> tuple[list[int], list[int]]:
@@ -76,7 +84,7 @@ class BDStructure:
     # ----------------------------------------------------------------- model
     def build(self, blk: pyo.Block) -> None:
         """Add the structure variables and constraints to ``blk`` (call inside an active Pyomo model)."""
-        d, X = self.data, self.data.Xs
+        d, X = self.data, self.Xr
         n, J, TB, TL = d.n, self.J, self.branch, self.leaves
         M1 = 1.0 + self.eps_max
         emin = self.eps_min
@@ -90,7 +98,7 @@ class BDStructure:
             blk.threshold_off = pyo.Constraint(TB, rule=lambda m, t: m.b[t] <= m.d[t])
             self._add_leaf_rows(blk)
             Xl = X.tolist()
-            epsJ = [float(d.eps[j]) - emin for j in J]
+            epsJ = [float(self.eps[j]) - emin for j in J]
             left_idx, right_idx, zsets = self._routing_sets()
 
             def left_rule(m, i, t, node):
@@ -188,7 +196,7 @@ class BDStructure:
             j = int(tree.feature[node])
             thr = tree.threshold[node]
             col = d.X[:, j]
-            right_vals = d.Xs[col >= thr, j]
+            right_vals = self.Xr[col >= thr, j]
             blk.d[h].set_value(1)
             blk.a[j, h].set_value(1)
             blk.b[h].set_value(float(right_vals.min()))
@@ -230,14 +238,21 @@ class BDStructure:
         return splits, heap_leaf
 
     def _threshold(self, j: int, b: float) -> float:
-        """Midpoint (original units) between the feature values the MIO sends left and right."""
-        d = self.data
-        cut = b - d.eps[j] / 2
-        xs, x = d.Xs[:, j], d.X[:, j]
-        left, right = x[xs < cut], x[xs >= cut]
-        if len(left) and len(right):
-            return float((left.max() + right.min()) / 2)
-        return float(d.scaling.inverse(np.full((1, d.p), b))[0, j]) if not len(left) else float(left.max() + 1.0)
+        """The split ``x_j < t`` in original units for the MIO's threshold ``b`` on the rank scale.
+
+        Values whose rank lies below ``b - eps_j / 2`` go left (the rows put the left side at least eps_j below
+        b, the right side at b or above); t is the midpoint of the largest left and the smallest right value
+        (:func:`opttrees.data.split_between`, exact in floating point). With one side empty, t sends every
+        training value to the occupied side.
+        """
+        u = self.values[j]
+        ranks = np.arange(len(u)) * self.eps[j]          # the rank scale's values, as in self.Xr
+        k = int(np.searchsorted(ranks, b - self.eps[j] / 2))   # values u[:k] go left
+        if k <= 0:
+            return float(u[0])
+        if k >= len(u):
+            return float(np.nextafter(u[-1], np.inf))
+        return split_between(float(u[k - 1]), float(u[k]))
 
     def decoded_tree(self, blk: pyo.Block, task: str, width: int,
                      keep_unused: bool = True) -> tuple[Tree, list, np.ndarray]:
@@ -290,6 +305,44 @@ class BDStructure:
 
         rec(1)
         return cl, cr, feat, thr, coef, heap
+
+
+def drop_void_splits(tree: Tree, X: np.ndarray) -> Tree:
+    """``tree`` without splits that do nothing on the training rows ``X``, with the same routing of every row.
+
+    A split that sends no row to one side (an MIO may leave a leaf empty: ``x0 < min(x0)``) is replaced by the
+    subtree on the occupied side; a classification split whose two children are leaves predicting the same
+    class becomes one leaf (its class counts are the children's sum). Neither changes a prediction on the
+    training data or its loss; each removes a split, so the objective can only fall (by alpha per split).
+    """
+    def rec(t, idx):
+        if tree.is_leaf(t):
+            return ("leaf", t)
+        go_left = X[idx] @ tree.split_coef(t) < tree.threshold[t]
+        li, ri = idx[go_left], idx[~go_left]
+        if len(li) == 0:
+            return rec(tree.children_right[t], ri)
+        if len(ri) == 0:
+            return rec(tree.children_left[t], li)
+        return ("split", t, rec(tree.children_left[t], li), rec(tree.children_right[t], ri))
+
+    out = _rebuild(tree, rec(0, np.arange(X.shape[0])))
+    if out.task != "classification" or out.label is None:
+        return out
+    while True:
+        same = [t for t in range(out.n_nodes) if not out.is_leaf(t)
+                and out.is_leaf(out.children_left[t]) and out.is_leaf(out.children_right[t])
+                and out.label[out.children_left[t]] == out.label[out.children_right[t]]]
+        if not same:
+            return out
+        t = same[0]
+        label = out.label[out.children_left[t]]
+        value = out.value[out.children_left[t]] + out.value[out.children_right[t]]
+        stop = np.zeros(out.n_nodes, dtype=bool)
+        stop[t] = True
+        node = int(np.flatnonzero(out.preorder(stop=stop) == t)[0])   # t's id after the renumbering
+        out = out.prune([t])
+        out.label[node], out.value[node] = label, value
 
 
 def _rebuild(tree: Tree, spec) -> Tree:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.tree import DecisionTreeClassifier
 
-from ..data import PreparedData
+from ..data import PreparedData, split_between
 from ..objectives import class_counts, majority_label, misclassification_baseline
 from ..pruning import optimal_subtree
 from ..tree import LEAF, Tree
@@ -67,13 +67,46 @@ def prune_classification(tree: Tree, data: PreparedData, alpha: float) -> Tree:
     return optimal_subtree(tree, counts.sum(axis=1) - counts.max(axis=1), alpha, norm=base, tol=1e-12)
 
 
+def rank_indices(data: PreparedData) -> np.ndarray:
+    """Each value's position among its feature's distinct values (float64 integers, exact in float32 below 2^24)."""
+    _, _, values = data.ranks
+    return np.column_stack([np.searchsorted(values[j], data.X[:, j]) for j in range(data.p)]).astype(np.float64)
+
+
+def tree_from_ranks(est, data: PreparedData) -> Tree:
+    """Convert a sklearn tree fitted on :func:`rank_indices`: a split ``rank <= t`` becomes ``x < m`` with m
+    between the last value going left and the first going right (:func:`opttrees.data.split_between`)."""
+    _, _, values = data.ranks
+    sk = est.tree_
+    cl = np.where(sk.children_left >= 0, sk.children_left, LEAF)
+    cr = np.where(sk.children_right >= 0, sk.children_right, LEAF)
+    feat = np.where(cl >= 0, sk.feature, LEAF)
+    thr = np.zeros(sk.node_count)
+    for t in np.nonzero(cl >= 0)[0]:
+        u = values[sk.feature[t]]
+        k = int(np.clip(np.floor(sk.threshold[t]) + 1, 1, len(u) - 1))     # u[:k] go left
+        thr[t] = split_between(float(u[k - 1]), float(u[k]))
+    tree = Tree(cl, cr, feat, thr, np.zeros((sk.node_count, data.n_classes)), task="classification",
+                label=np.zeros(sk.node_count, dtype=np.int64), classes=list(data.codec.classes),
+                feature_names=data.feature_names, n_features=data.p)
+    return fill_class_payload(tree, data)
+
+
 def cart_classifier_tree(data: PreparedData, max_depth: int, min_samples_leaf: int = 1, alpha: float = 0.0,
                          random_state=None) -> Tree:
-    """CART (gini) grown to ``max_depth`` with the same min leaf size, then pruned with opttrees' alpha."""
+    """CART (gini) grown to ``max_depth`` with the same min leaf size, then pruned with opttrees' alpha.
+
+    CART runs on each feature's rank indices: sklearn compares float32 values, which merges distinct values
+    closer than float32 resolution (500000 and 500000.0002); ranks give the same splits on any data.
+    """
     est = DecisionTreeClassifier(max_depth=max(max_depth, 1), min_samples_leaf=min_samples_leaf,
                                  random_state=random_state)
-    est.fit(data.X, data.y, sample_weight=data.sample_weight)
-    tree = tree_from_sklearn(est, data)
+    if data.X.shape[0] < 2 ** 24:
+        est.fit(rank_indices(data), data.y, sample_weight=data.sample_weight)
+        tree = tree_from_ranks(est, data)
+    else:
+        est.fit(data.X, data.y, sample_weight=data.sample_weight)
+        tree = tree_from_sklearn(est, data)
     if max_depth == 0:
         return tree.prune([0])
     return prune_classification(tree, data, alpha)

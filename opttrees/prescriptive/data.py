@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..data import MinMaxScaling, _as_2d_float, feature_epsilon
+from ..data import MinMaxScaling, RankedFeatures, _as_2d_float, feature_epsilon
 from ..errors import InputError
 
 SENSES = ("min", "max")
@@ -106,7 +106,7 @@ def check_outcome(outcome, n: int, name: str = "outcome") -> np.ndarray:
 
 
 @dataclass
-class PrescriptiveData:
+class PrescriptiveData(RankedFeatures):
     """Validated training data for every prescriptive method (see the module docstring for conventions)."""
 
     X: np.ndarray                  # (n, p) original units
@@ -137,10 +137,6 @@ class PrescriptiveData:
     def baseline(self) -> float:
         """L̂ = n s²: the squared error of predicting the mean outcome everywhere (ORT's L̂)."""
         return self.n * self.scale ** 2
-
-    @property
-    def splittable(self) -> np.ndarray:
-        return self.eps > 0
 
     def counts(self) -> np.ndarray:
         return np.bincount(self.treatment, minlength=self.m)

@@ -33,8 +33,8 @@ import numpy as np
 import pyomo.environ as pyo
 from pyomo.common.gc_manager import PauseGC
 
-from ..errors import InputError, VerificationError
-from ..formulations.base import VERIFY_ATOL, VERIFY_RTOL, Formulation, reconcile
+from ..errors import InputError
+from ..formulations.base import VERIFY_ATOL, VERIFY_RTOL, Formulation, mismatch, reconcile
 from ..formulations.structure import BDStructure
 from ..params import check_alpha
 from ..tree import Tree
@@ -139,7 +139,7 @@ class OPTFormulation(Formulation):
             # a collapsed split still costs alpha in the model's objective
             routed = self.tree_objective(tree) + self.alpha * (self._model_splits - tree.n_splits)
             if abs(solver_obj - routed) > VERIFY_ATOL + VERIFY_RTOL * abs(solver_obj):
-                raise VerificationError(f"OPTFormulation: the decoded tree's objective {routed:.9g} (training data "
-                                        f"re-routed) differs from the solver's {solver_obj:.9g}; please report it")
+                mismatch(self, f"the decoded tree's objective {routed:.9g} (training data re-routed) differs from "
+                               f"the solver's {solver_obj:.9g}")
             reconcile(self, self.tree_objective(tree))
         return tree
