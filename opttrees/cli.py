@@ -7,7 +7,6 @@ load at start.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import sys
 import warnings
@@ -21,9 +20,21 @@ def _fail(exc: Exception) -> None:
     sys.exit(2)
 
 
+#: the model type of the spec being solved: warnings are then written in its spec words
+_MODEL_TYPE: list[str] = []
+
+
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
-    """Warnings as one line on stderr ("warning: ..."), not Python's file:line form meant for developers."""
-    click.echo(f"warning: {message}", err=True)
+    """Warnings as one line on stderr ("warning: ..."), not Python's file:line form meant for developers;
+    during ``solve``, in the spec's words (``solver.time_limit``, not ``time_limit=``)."""
+    text = str(message)
+    if _MODEL_TYPE:
+        from .spec import spec_words
+        try:
+            text = spec_words(text, _MODEL_TYPE[-1])
+        except Exception:   # pragma: no cover - a warning is never lost to its translation
+            pass
+    click.echo(f"warning: {text}", err=True)
 
 
 @contextlib.contextmanager
@@ -116,26 +127,35 @@ def solve(spec, output, time_limit, solver, verbose, quiet):
 
 def _solve(spec, output, time_limit, solver, verbose, quiet) -> dict:
     from .errors import OptTreesError
-    from .progress import fmt
-    from .spec import load_spec, parse_spec, run_spec
+    from .outputs import FolderLock
+    from .spec import parse_spec, quick_catalog, read_document
 
     try:
-        s = load_spec(spec)
-        if time_limit is not None or solver is not None or verbose:
-            raw = json.loads(json.dumps(s.raw))
-            raw.setdefault("solver", {})
-            raw["solver"] = dict(raw["solver"] or {})
+        raw = read_document(spec)
+        if isinstance(raw, dict) and (time_limit is not None or solver is not None or verbose):
+            raw = dict(raw)
+            raw["solver"] = dict(raw.get("solver") or {})
             if time_limit is not None:
                 raw["solver"]["time_limit"] = time_limit
             if solver is not None:
                 raw["solver"]["name"] = solver
             if verbose:
                 raw["solver"]["verbose"] = True
-            s = parse_spec(raw, s.source)
-        if output:
-            s.output = Path(output)
-        with _stdout_silenced(quiet):
-            report = run_spec(s)
+        # the fields first, from the generated manifest: a bad spec is reported before scikit-learn, Pyomo and
+        # the solvers are imported (seconds); then the full check against the estimators themselves
+        catalog = quick_catalog()
+        with contextlib.ExitStack() as stack:
+            if catalog is not None:
+                quick = parse_spec(raw, Path(spec), catalog=catalog)
+                # one writer per output folder: a second solve into it stops here, at once
+                stack.enter_context(FolderLock(Path(output) if output else quick.output))
+            s = parse_spec(raw, Path(spec))
+            _MODEL_TYPE.append(s.model_type)
+            if output:
+                s.output = Path(output)
+            from .spec import run_spec
+            with _stdout_silenced(quiet):
+                report = run_spec(s, locked=catalog is not None)
     except OptTreesError as exc:
         _fail(exc)
     metric = next(k for k in report if k.startswith("train_"))
@@ -143,23 +163,78 @@ def _solve(spec, output, time_limit, solver, verbose, quiet) -> dict:
     if not quiet:
         click.echo(tree_text)
         click.echo("")
-    if report.get("_solve_summary"):
-        click.echo(report["_solve_summary"])
-    click.echo(f"status={report['status']} objective={fmt(report['objective'])} fit_time={report['fit_time']:.2f}s "
-               f"{metric}={fmt(report[metric])} train_loss={fmt(report['normalised_loss']['train'])}")
-    chosen = report.get("chosen")
-    if chosen:
-        click.echo("chosen: " + " ".join(f"{k}={fmt(v)}" for k, v in chosen.items()))
-    tests = [k for k in report if k.startswith("test_")]
-    if tests:
-        click.echo(" ".join(f"{k}={fmt(report[k])}" for k in tests)
-                   + f" test_loss={fmt(report['normalised_loss']['test'])}")
-    tim = (report.get("solve") or {}).get("timings") or {}
-    if tim.get("n_nonzeros") is not None and not quiet:
-        build = f", built in {tim['build']:.2f}s" if tim.get("build") is not None else ""
-        click.echo(f"model: {tim['n_rows']:,} rows x {tim['n_cols']:,} columns, {tim['n_nonzeros']:,} nonzeros{build}")
+    for line in summary_lines(report, metric, quiet):
+        click.echo(line)
     click.echo(f"wrote {report['output']}/" + ", ".join(report["_written"]))
     return report
+
+
+def status_word(report: dict) -> str:
+    """One status for the run: Ctrl-C wins, then the solver's own word (optimal, time_limit, limit, ...),
+    else the fit's (completed, time_limit)."""
+    status = report.get("status") or "completed"
+    res = report.get("solve") or {}
+    if status == "interrupted" or not res.get("status"):
+        return status
+    return res["status"]
+
+
+def timing_line(report: dict) -> str | None:
+    """``time: 50.0s = prepare 0.1 + build 5.0 + solve 42.0 + other 2.9``: the fit's stages, the solver's build,
+    and what no stage covers, adding up to the fit time."""
+    stages = dict(report.get("fit_timings") or {})
+    stages.pop("total", None)
+    total = report.get("fit_time")
+    if total is None:
+        return None
+    build = ((report.get("solve") or {}).get("timings") or {}).get("build")
+    parts = [(k, v) for k, v in stages.items() if v is not None]
+    if build is not None and "build" not in stages and "solve" in stages:   # the solve stage includes its build
+        parts = [(k, v) for k, v in parts if k != "solve"] + [("build", build), ("solve", stages["solve"] - build)]
+    runtime = (report.get("solve") or {}).get("runtime")
+    if runtime is not None and any(k == "solve" for k, _ in parts):   # the solver's own time, and the hand-off
+        solve_t = dict(parts)["solve"]
+        i = [k for k, _ in parts].index("solve")
+        parts[i:i + 1] = [("hand-off", max(solve_t - runtime, 0.0)), ("solver", runtime)]
+    other = total - sum(v for _, v in parts)
+    parts.append(("other", max(other, 0.0)))
+    return f"time: {total:.2f}s = " + " + ".join(f"{k} {v:.2f}" for k, v in parts)
+
+
+def summary_lines(report: dict, metric: str, quiet: bool = False) -> list[str]:
+    from .progress import fmt, fmt_gap
+
+    res = report.get("solve") or {}
+    head = [f"status={status_word(report)}"]
+    if res.get("solver"):
+        head.append(f"solver={res['solver']}" + (" (proven optimal" + (" by the DP bound" if res.get("proof") ==
+                                                                           "dp-bound" else "") + ")"
+                                                 if res.get("proven_optimal") else ""))
+    head.append(f"objective={fmt(report['objective'])}")
+    if res:
+        head += [f"bound={fmt(res.get('bound'))}", f"gap={fmt_gap(res.get('gap'))}"]
+        if res.get("node_count"):
+            head.append(f"nodes={res['node_count']}")
+        if res.get("n_lazy_cuts"):
+            head.append(f"lazy_cuts={res['n_lazy_cuts']} rounds={res.get('n_rounds')}")
+    head += [f"{metric}={fmt(report[metric])}", f"train_loss={fmt(report['normalised_loss']['train'])}"]
+    lines = [" ".join(head), f"objective: {report.get('objective_meaning', 'the model objective')} "
+             f"({report.get('objective_sense', 'minimise')}); train_loss: errors or loss / one-leaf baseline"]
+    chosen = report.get("chosen")
+    if chosen:
+        lines.append("chosen: " + " ".join(f"{k}={fmt(v)}" for k, v in chosen.items()))
+    tests = [k for k in report if k.startswith("test_")]
+    if tests:
+        lines.append(" ".join(f"{k}={fmt(report[k])}" for k in tests)
+                     + f" test_loss={fmt(report['normalised_loss']['test'])}")
+    timing = timing_line(report)
+    if timing:
+        lines.append(timing)
+    tim = res.get("timings") or {}
+    if tim.get("n_nonzeros") is not None and not quiet:
+        lines.append(f"model size: {tim['n_rows']:,} constraints x {tim['n_cols']:,} variables, "
+                     f"{tim['n_nonzeros']:,} nonzeros")
+    return lines
 
 
 @main.command()
@@ -226,6 +301,7 @@ def predict(tree, csv, output, proba, keep):
             X = df[t.feature_names]
         else:
             X = df
+        _check_predict_values(X, csv, t.encoding is not None and bool(getattr(t.encoding, "fill", None)))
         pred = t.predict(X)
         out = df[list(keep)].copy() if keep else None
         import pandas as pd
@@ -244,6 +320,31 @@ def predict(tree, csv, output, proba, keep):
         click.echo(out.to_csv(index=False), nl=False)
 
 
+def _check_predict_values(X, csv, imputes: bool) -> None:
+    """Rows the tree cannot route: an error naming the column and row, in the CLI's words (the estimator's
+    says "before fitting", which means nothing to someone predicting with a saved tree)."""
+    import numpy as np
+    import pandas as pd
+
+    from .errors import InputError
+
+    frame = X if isinstance(X, pd.DataFrame) else pd.DataFrame(np.asarray(X))
+    for col in frame.columns:
+        v = frame[col]
+        if not pd.api.types.is_numeric_dtype(v) or pd.api.types.is_bool_dtype(v):
+            continue
+        arr = v.to_numpy(dtype=np.float64, na_value=np.nan)
+        for bad, what in ((np.isnan(arr), "no value"), (np.isinf(arr), "an infinite value")):
+            if bad.any():
+                i = int(np.argmax(bad))
+                why = ("infinite values are not missing values: correct or remove those rows" if what != "no value"
+                       else "the tree was trained with data.missing: error (or drop), so every feature of a row "
+                       "needs a value: fill those rows or leave them out" if not imputes else
+                       "this column had no missing values in training, so the tree learned no fill value for it")
+                raise InputError(f"{csv}: column {col!r} has {what} at row {frame.index[i]} (line "
+                                 f"{i + 2}), {int(bad.sum())} such row(s) in all; {why}")
+
+
 @main.command()
 @click.option("--params", "show_params", is_flag=True,
               help="also list each model's parameters: what values they accept, and their defaults")
@@ -251,7 +352,7 @@ def models(show_params):
     """List the model types a spec can use (model.type); --params shows their model.* and solver.* fields."""
     from .params import describe
     from .registry import models as registered
-    from .spec import SOLVER_TO_PARAM, solver_keys
+    from .spec import SOLVER_TO_PARAM, applies, only_with, solver_keys
 
     for name, entry in sorted(registered().items()):
         click.echo(f"{name:16s} {entry.description}")
@@ -263,12 +364,14 @@ def models(show_params):
         fixed = ", ".join(f"{k}={v!r}" for k, v in entry.fixed.items())
         click.echo(f"{'':18s}model:" + (f"  (fixed: {fixed})" if fixed else ""))
         for pname, default in defaults.items():
-            if pname in solver_params:
+            if pname in solver_params or not applies(entry, pname):   # only the fields this type uses
                 continue
             if pname == "random_state":
                 from .estimators.base import DEFAULT_RANDOM_STATE
                 default = DEFAULT_RANDOM_STATE   # what a spec that gives no seed uses
-            click.echo(f"{'':20s}{pname}={default!r}: {describe(rules[pname]) if pname in rules else 'any value'}")
+            cond = only_with(entry, pname)
+            click.echo(f"{'':20s}{pname}={default!r}: {describe(rules[pname]) if pname in rules else 'any value'}"
+                       + (f"  (only with {cond})" if cond else ""))
         click.echo(f"{'':18s}solver: {', '.join(keys) or 'none'}")
         for key in keys:
             pname = SOLVER_TO_PARAM[key]

@@ -95,6 +95,308 @@ def _check_value(where: str, value, rules):
     return value
 
 
+
+# ------------------------------------------------------------------------- fields that apply to a model type
+#: per estimator class, the parameters that only mean something under some settings: a list of alternatives,
+#: each a dict {parameter: allowed values}; a parameter applies when the spec's effective settings (the
+#: type's fixed ones, then the spec's, then the defaults) match any alternative. A parameter not listed
+#: applies always. Sources: each estimator's docstring ("method='mio' only", ...) and its fit-time checks.
+_MIO, _LS, _DP = {"method": {"mio"}}, {"method": {"local-search"}}, {"method": {"dp"}}
+_HYP = {"split_type": {"hyperplane"}}
+APPLIES: dict[str, dict[str, list[dict]]] = {
+    "OptimalTreeClassifier": {
+        "warm_start": [_MIO], "dp_bound": [_MIO], "routing": [_MIO], "loss_rows": [_MIO],
+        "n_restarts": [_LS, {**_MIO, "warm_start": {"local-search"}}],
+        "n_jobs": [_LS, {**_MIO, "warm_start": {"local-search"}}],
+        "split_type": [{"method": {"mio", "local-search"}}],
+        "n_hyperplane_restarts": [{**_LS, **_HYP}, {**_MIO, **_HYP, "warm_start": {"local-search"}}],
+        "hyperplane_margin": [{**_MIO, **_HYP}],
+        "binarization": [_DP, {**_MIO, "warm_start": {"dp"}}, {**_MIO, "dp_bound": {True}}],
+        "n_thresholds": [_DP, {**_MIO, "warm_start": {"dp"}}, {**_MIO, "dp_bound": {True}}],
+        "max_num_nodes": [_DP],
+    },
+    "OptimalTreeRegressor": {
+        "warm_start": [_MIO],
+        "n_restarts": [_LS, {**_MIO, "warm_start": {"local-search"}}],
+        "n_jobs": [_LS, {**_MIO, "warm_start": {"local-search"}}],
+        "split_type": [{"method": {"mio", "local-search"}}],
+        "n_hyperplane_restarts": [{**_LS, **_HYP}, {**_MIO, **_HYP, "warm_start": {"local-search"}}],
+        "hyperplane_margin": [{**_MIO, **_HYP}],
+        "binarization": [_DP], "n_thresholds": [_DP], "max_num_nodes": [_DP],
+        "leaf_penalty": [{"leaf_model": {"linear"}}], "leaf_penalty_type": [{"leaf_model": {"linear"}}],
+        "coef_bound": [{"leaf_model": {"linear"}, **_MIO}],
+    },
+}
+
+
+def _estimator_name(entry) -> str:
+    return getattr(entry, "estimator_name", None) or entry.estimator.__name__
+
+
+def _effective(entry, params: dict) -> dict:
+    return {**entry.defaults(), **params, **entry.fixed}
+
+
+def applies(entry, param: str, params: dict | None = None) -> bool:
+    """Whether ``param`` means something for this model type with the spec's ``params`` (None: for some
+    setting of the type's own parameters, as ``opttrees models --params`` lists them)."""
+    alternatives = APPLIES.get(_estimator_name(entry), {}).get(param)
+    if alternatives is None:
+        return True
+    if params is None:
+        return any(all(entry.fixed[k] in v for k, v in alt.items() if k in entry.fixed) for alt in alternatives)
+    eff = _effective(entry, params)
+    return any(all(eff.get(k) in v for k, v in alt.items()) for alt in alternatives)
+
+
+def _types_with(entry, registry, method: set) -> list[str]:
+    """The model types of ``entry``'s estimator that fix ``method`` to one of ``method``."""
+    est = _estimator_name(entry)
+    return sorted(n for n, e in registry.items() if _estimator_name(e) == est and e.fixed.get("method") in method
+                  and all(e.fixed.get(k) == v for k, v in entry.fixed.items() if k != "method"))
+
+
+def applies_condition(entry, param: str, registry) -> str:
+    """Where ``param`` applies, in spec words ("type 'oct-local-search', or type 'oct' with warm_start: ...")."""
+    out = []
+    for alt in APPLIES.get(_estimator_name(entry), {}).get(param, []):
+        words, rest = [], {k: v for k, v in alt.items() if k != "method"}
+        if "method" in alt:
+            if "method" in entry.fixed:
+                types = _types_with(entry, registry, alt["method"])
+                if not types:
+                    continue
+                words.append(" or ".join(f"type {t!r}" for t in types))
+            else:
+                words.append("model.method: " + " or ".join(sorted(alt["method"])))
+        cond = [f"model.{k}: " + " or ".join(str(x).lower() if isinstance(x, bool) else str(x) for x in sorted(v, key=str))
+                for k, v in rest.items() if k not in entry.fixed]
+        if any(entry.fixed.get(k) not in v for k, v in rest.items() if k in entry.fixed):
+            continue
+        out.append(" with ".join([", ".join(words)] + cond) if words else " and ".join(cond))
+    return "; or ".join(out) or "no setting of this type"
+
+
+def only_with(entry, param: str) -> str | None:
+    """The settings ``param`` needs on this model type ("model.warm_start: local-search"), or None when it
+    applies whatever the type's other settings are (or always)."""
+    conds = []
+    for alt in APPLIES.get(_estimator_name(entry), {}).get(param, []):
+        if any(entry.fixed[k] not in v for k, v in alt.items() if k in entry.fixed):
+            continue
+        rest = [f"model.{k}: " + " or ".join(str(x).lower() if isinstance(x, bool) else str(x)
+                                             for x in sorted(v, key=str))
+                for k, v in alt.items() if k not in entry.fixed]
+        if not rest:
+            return None
+        conds.append(" and ".join(rest))
+    return " or ".join(conds) if conds else None
+
+
+def spec_words(message: str, mtype: str, registry=None) -> str:
+    """An estimator's message in the words of a spec file.
+
+    Estimators speak Python (``method='greedy'``, ``time_limit=5``, ``fit_status_``, ``solve_result_.bound``,
+    ``OptimalTreeClassifier.fit``); a spec user wrote ``type: cart``, ``solver.time_limit: 5`` and reads
+    report.json. Each estimator parameter becomes its spec field (``solver.*`` for the solver settings,
+    ``model.*`` for the others; a fixed ``method`` becomes the model type that fixes it).
+    """
+    import re
+    registry = registry or models()
+    entry = registry.get(mtype)
+    if entry is None:
+        return message
+    names = set(entry.defaults()) | set(entry.fixed)
+    to_solver = {p: k for k, p in SOLVER_TO_PARAM.items()}
+
+    def value(v: str) -> str:
+        return v[1:-1] if len(v) >= 2 and v[0] == v[-1] and v[0] in "'\"" else v
+
+    def param(m) -> str:
+        name, v = m.group(1), value(m.group(2))
+        if name == "method" and "method" in entry.fixed:
+            types = _types_with(entry, registry, {v})
+            return f"type: {types[0]}" if types else f"method {v}"
+        if name in entry.fixed:
+            return f"{name} {v} (fixed by type {mtype!r})"
+        if name in to_solver:
+            return f"solver.{to_solver[name]}: {v}"
+        return f"model.{name}: {v}"
+
+    if "method" in entry.fixed:   # method='mio' or 'local-search': the types that fix either
+        def methods(m) -> str:
+            types = _types_with(entry, registry, set(re.findall(r"'([^']*)'", m.group(0))))
+            return "type: " + " or ".join(types) if types else m.group(0)
+        message = re.sub(r"\bmethod='[^']*'(?:,? or '[^']*')+", methods, message)
+    msg = re.sub(r"fit_status_\s*==?\s*(['\"][^'\"]*['\"])", lambda m: f"status: {value(m.group(1))}", message)
+    msg = re.sub(r"\bsolve_result_\.(\w+)", r"solve.\1 in report.json", msg)
+    msg = re.sub(r"\bfit_timings_\b", "fit_timings in report.json", msg)
+    msg = re.sub(r"\bfit_status_\b", "status", msg)
+    msg = re.sub(r"\b([a-z_]+)=('[^']*'|\"[^\"]*\"|[^\s,;:)]+)",
+                 lambda m: param(m) if m.group(1) in names else m.group(0), msg)
+    msg = re.sub(rf"\b{re.escape(_estimator_name(entry))}(\.fit)?\b", f"model type {mtype!r}", msg)
+    return msg
+
+
+#: what ``objective`` measures, per estimator (the CLI prints it beside the figure)
+OBJECTIVE_MEANING = {
+    "OptimalTreeClassifier": "normalised loss: errors / baseline errors (all rows in the majority class) "
+                             "+ alpha * splits",
+    "OptimalTreeRegressor": "normalised loss: loss / loss of one constant leaf + alpha * splits "
+                            "(linear leaves: + the leaf penalty)",
+    "OptimalTreeCV": "normalised loss of the refitted tree: loss / one-leaf loss + the chosen alpha * splits",
+    "SPOTree": "normalised SPO loss (decision regret / regret of the root) + alpha * splits",
+    "OptimalPrescriptiveTree": "OPT(mu) normalised objective: mu * outcome + (1 - mu) * prediction error, "
+                               "+ alpha * splits",
+    "PolicyTree": "mean standardised teacher score (as a loss) + alpha * splits",
+    "FlowOCTClassifier": "(1 - regularization) * correctly classified rows - regularization * splits, "
+                         "maximised (solver units)",
+    "BendersOCTClassifier": "(1 - regularization) * correctly classified rows - regularization * splits, "
+                            "maximised (solver units)",
+    "RobustTreeClassifier": "worst-case correctly classified rows - lam * splits, maximised (solver units)",
+}
+
+
+def objective_meaning(mtype: str) -> str:
+    entry = models().get(mtype)
+    return OBJECTIVE_MEANING.get(_estimator_name(entry) if entry else "", "the model's own objective")
+
+
+# ------------------------------------------------------------------------- checking a spec before heavy imports
+#: the sources the field manifest (opttrees/_spec_fields.py) is made from: when any of them changes, the
+#: manifest is stale and the quick check stands aside (the full check after the imports still runs)
+def _manifest_sources() -> list[Path]:
+    pkg = Path(__file__).resolve().parent
+    return (sorted((pkg / "estimators").glob("*.py"))
+            + [pkg / n for n in ("registry.py", "params.py", "data.py")] + [pkg / "experiments" / "datasets.py"])
+
+
+def manifest_fingerprint() -> str:
+    import hashlib
+    h = hashlib.sha256()
+    pkg = Path(__file__).resolve().parent
+    for p in _manifest_sources():
+        h.update(str(p.relative_to(pkg)).encode())
+        h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+def _rule_data(rule) -> Any:
+    from .params import BOOLEAN, FALSE, NONE, RANDOM_STATE, Interval, Options
+    if isinstance(rule, Interval):
+        return {"interval": [rule.kind, rule.low, rule.high, rule.closed, rule.allow_inf], "text": rule.description}
+    if isinstance(rule, Options):
+        return {"options": list(rule.values), "ignore_case": rule.ignore_case}
+    for name, r in (("bool", BOOLEAN), ("none", NONE), ("false", FALSE), ("random_state", RANDOM_STATE)):
+        if rule is r:
+            return name
+    return {"any": rule.description}
+
+
+class _Deferred:
+    """A rule the manifest cannot rebuild (a predicate): accepts anything here; the full check decides."""
+
+    def __init__(self, description: str):
+        self.description = description
+
+    def accepts(self, value) -> bool:
+        return True
+
+
+def _rule_from(data):
+    from .params import BOOLEAN, FALSE, NONE, RANDOM_STATE, Interval, Options
+    if isinstance(data, str):
+        return {"bool": BOOLEAN, "none": NONE, "false": FALSE, "random_state": RANDOM_STATE}[data]
+    if "interval" in data:
+        kind, low, high, closed, allow_inf = data["interval"]
+        return Interval(kind, low, high, closed, allow_inf, description=data["text"])
+    if "options" in data:
+        return Options(*data["options"], ignore_case=data["ignore_case"])
+    return _Deferred(data["any"])
+
+
+def build_manifest() -> dict:
+    """What the quick check needs, from the live registry (imports every estimator): see :func:`write_manifest`."""
+    from .data import MISSING_POLICIES
+    from .experiments.datasets import dataset_names
+    types = {}
+    for name, e in models().items():
+        rules = e.parameter_rules()
+        types[name] = {
+            "estimator": e.estimator.__name__, "description": e.description, "metric": e.metric,
+            "fixed": json.loads(json.dumps(e.fixed, default=repr)),
+            "defaults": json.loads(json.dumps(e.defaults(), default=repr)),
+            "rules": {k: [_rule_data(r) for r in v] for k, v in rules.items()},
+        }
+    from .estimators.base import DEFAULT_RANDOM_STATE
+    return {"fingerprint": manifest_fingerprint(), "datasets": dataset_names(),
+            "default_random_state": DEFAULT_RANDOM_STATE,
+            "missing_policies": list(MISSING_POLICIES), "types": types}
+
+
+def write_manifest() -> Path:
+    """Regenerate opttrees/_spec_fields.py (``python -c "import opttrees.spec as s; s.write_manifest()"``)."""
+    path = Path(__file__).resolve().parent / "_spec_fields.py"
+    text = json.dumps(build_manifest(), indent=1, sort_keys=True)
+    path.write_text('"""Generated by opttrees.spec.write_manifest(): the spec fields of every model type, so that '
+                    '`opttrees solve`\nreports a bad field before importing scikit-learn, Pyomo and the solvers. '
+                    'Do not edit; regenerate it."""\n'
+                    '# ruff: noqa: E501\nimport json\n\nFIELDS = json.loads(r"""\n' + text + '\n""")\n')
+    return path
+
+
+@dataclass
+class ManifestEntry:
+    """A model type as the manifest describes it: the parts of :class:`~opttrees.registry.ModelEntry` that
+    parsing a spec reads."""
+
+    name: str
+    estimator_name: str
+    description: str
+    metric: str
+    fixed: dict
+    _defaults: dict
+    _rules: dict
+
+    def defaults(self) -> dict:
+        return dict(self._defaults)
+
+    def parameter_rules(self) -> dict:
+        return {k: [_rule_from(r) for r in v] for k, v in self._rules.items()}
+
+
+def quick_catalog() -> dict | None:
+    """The manifest as a catalog for :func:`parse_spec` (None when it is missing or stale)."""
+    try:
+        from ._spec_fields import FIELDS
+    except ImportError:   # pragma: no cover - not generated
+        return None
+    if FIELDS.get("fingerprint") != manifest_fingerprint():
+        return None
+    registry = {n: ManifestEntry(n, t["estimator"], t["description"], t["metric"], t["fixed"], t["defaults"],
+                                 t["rules"]) for n, t in FIELDS["types"].items()}
+    return {"models": registry, "datasets": FIELDS["datasets"], "missing_policies": tuple(FIELDS["missing_policies"]),
+            "default_random_state": FIELDS["default_random_state"]}
+
+
+def _live_catalog() -> dict:
+    from .data import MISSING_POLICIES
+    from .estimators.base import DEFAULT_RANDOM_STATE
+    from .experiments.datasets import dataset_names
+    return {"models": models(), "datasets": dataset_names(), "missing_policies": MISSING_POLICIES,
+            "default_random_state": DEFAULT_RANDOM_STATE}
+
+
+def quick_check(path: str | Path) -> bool:
+    """Parse and check a spec file's fields with the manifest, before any heavy import; SpecError names the
+    first bad field. False when the manifest is stale (the full check will do it all)."""
+    catalog = quick_catalog()
+    if catalog is None:
+        return False
+    parse_spec(read_document(path), Path(path), catalog=catalog)
+    return True
+
+
 @dataclass
 class Spec:
     data: dict
@@ -112,7 +414,7 @@ class Spec:
         try:
             return entry.make(**params)
         except OptTreesError as exc:
-            raise SpecError(f"model: {exc}") from None
+            raise SpecError(f"model: {spec_words(str(exc), self.model_type)}") from None
 
     @property
     def random_state(self):
@@ -127,9 +429,8 @@ def _resolve(path: str, source: Path | None) -> Path:
     return source.parent / p if not p.is_absolute() and source is not None else p
 
 
-def _parse_data(raw: dict, source: Path | None) -> dict:
-    from .data import MISSING_POLICIES
-
+def _parse_data(raw: dict, source: Path | None, catalog: dict) -> dict:
+    MISSING_POLICIES = catalog["missing_policies"]
     data = {}
     for key, value in raw.items():
         if key not in DATA_KEYS:
@@ -144,10 +445,8 @@ def _parse_data(raw: dict, source: Path | None) -> dict:
         if not p.exists():
             raise SpecError(f"data.csv: file not found: {p}")
         data["csv"] = str(p)
-    else:
-        from .experiments.datasets import dataset_names
-        if data["dataset"] not in dataset_names():
-            raise SpecError(f"data.dataset: unknown dataset {data['dataset']!r}; built-in: {dataset_names()}")
+    elif data["dataset"] not in catalog["datasets"]:
+        raise SpecError(f"data.dataset: unknown dataset {data['dataset']!r}; built-in: {catalog['datasets']}")
     if "test_size" in data and not 0 < data["test_size"] < 1:
         raise SpecError(f"data.test_size: must be in (0, 1); got {data['test_size']}")
     if "dataset" in data and "target" in data:
@@ -200,10 +499,17 @@ def _parse_solver(raw: Any, mtype: str, entry: ModelEntry) -> dict:
     return solver
 
 
-def parse_spec(raw: Any, source: Path | None = None) -> Spec:
+def parse_spec(raw: Any, source: Path | None = None, catalog: dict | None = None) -> Spec:
     """Validate every section, including each model and solver field against the estimator's rules, without
-    loading any data; SpecError names the first bad field."""
-    registry = models()
+    loading any data; SpecError names the first bad field.
+
+    ``catalog``: the model types, dataset names and missing-value policies to check against (default: the live
+    registry, which imports every estimator; :func:`quick_catalog` reads them from the generated manifest and
+    then the estimator is not built).
+    """
+    live = catalog is None
+    catalog = catalog or _live_catalog()
+    registry = catalog["models"]
     if not isinstance(raw, dict):
         raise SpecError("spec: the file must contain a mapping with sections data, model, solver, output")
     for key in raw:
@@ -214,7 +520,7 @@ def parse_spec(raw: Any, source: Path | None = None) -> Spec:
             raise SpecError(f"{sec}: missing section")
         if not isinstance(raw[sec], dict):
             raise SpecError(f"{sec}: expected a mapping, got {type(raw[sec]).__name__}")
-    data = _parse_data(raw["data"], source)
+    data = _parse_data(raw["data"], source, catalog)
     model = dict(raw["model"])
     mtype = model.pop("type", None)
     if mtype is None:
@@ -232,11 +538,14 @@ def parse_spec(raw: Any, source: Path | None = None) -> Spec:
         if key in solver_params and key in allowed:
             raise SpecError(f"model.{key}: a solver setting; write it as solver.{key}")
         if key not in allowed:
-            raise _unknown("model", str(key), set(allowed) - solver_params)
+            raise _unknown("model", str(key), {k for k in allowed if applies(entry, k)} - solver_params)
         params[key] = _check_value(f"model.{key}", value, rules.get(key))
+    for key in params:
+        if not applies(entry, key, params):
+            raise SpecError(f"model.{key}: does not apply to model type {mtype!r} (it is used by "
+                            f"{applies_condition(entry, key, registry)}); remove it")
     if "random_state" in allowed and "random_state" not in params:   # reproducible unless asked otherwise
-        from .estimators.base import DEFAULT_RANDOM_STATE
-        params["random_state"] = DEFAULT_RANDOM_STATE
+        params["random_state"] = catalog["default_random_state"]
     solver = _parse_solver(raw.get("solver") or {}, mtype, entry)
     out = raw.get("output")
     if out is None:
@@ -247,18 +556,71 @@ def parse_spec(raw: Any, source: Path | None = None) -> Spec:
     else:
         out_path = _resolve(out, source)
     spec = Spec(data, mtype, params, solver, out_path, source, raw)
-    spec.build_estimator()
+    if live:
+        spec.build_estimator()
     return spec
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """YAML's safe loader, but a key given twice in one mapping is an error (YAML itself lets the last win
+    silently, so ``max_depth: 2`` ... ``max_depth: 4`` ran with 4 and no word)."""
+
+
+def _unique_mapping(loader, node, deep=False):
+    seen = {}
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        try:
+            first = seen.get(key)
+        except TypeError:   # unhashable key: the base constructor reports it
+            break
+        if first is not None:
+            raise SpecError(f"{_key_path(loader, node)}{key}: given twice (lines {first} and "
+                            f"{key_node.start_mark.line + 1}); keep one")
+        seen[key] = key_node.start_mark.line + 1
+    return yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
+
+
+def _key_path(loader, node) -> str:
+    """'model.' for a duplicate inside the top-level ``model`` mapping ('' at the top level)."""
+    root = getattr(loader, "_opttrees_root", None)
+    if root is not None and root is not node:
+        for k, v in root.value:
+            if v is node:
+                return f"{k.value}."
+    return ""
+
+
+def _construct_document_mapping(loader, node):
+    if not hasattr(loader, "_opttrees_root"):
+        loader._opttrees_root = node
+    return _unique_mapping(loader, node, deep=True)
+
+
+_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_document_mapping)
+
+
+def _json_pairs(pairs):
+    out = {}
+    for k, v in pairs:
+        if k in out:
+            raise SpecError(f"{k}: given twice in one object; keep one")
+        out[k] = v
+    return out
+
+
 def read_document(path: str | Path, what: str = "spec", error: type[OptTreesError] = SpecError) -> Any:
-    """A YAML (or ``.json``) file's content; a missing or unparsable file raises ``error`` naming ``what``."""
+    """A YAML (or ``.json``) file's content; a missing or unparsable file, or a key given twice in one mapping,
+    raises ``error`` naming ``what``."""
     p = Path(path)
     if not p.exists():
         raise error(f"{what} file not found: {p}")
     try:
         text = p.read_text()
-        return json.loads(text) if p.suffix == ".json" else yaml.safe_load(text)
+        return (json.loads(text, object_pairs_hook=_json_pairs) if p.suffix == ".json"
+                else yaml.load(text, Loader=_UniqueKeyLoader))
+    except SpecError as exc:
+        raise error(f"{what}: {p.name}: {exc}") from None
     except (yaml.YAMLError, json.JSONDecodeError) as exc:
         raise error(f"{what}: could not parse {p.name}: {exc}") from None
 
@@ -310,6 +672,24 @@ def _data_error(exc: InputError) -> SpecError:
     return SpecError(f"{where}: {msg}")
 
 
+def _check_infinite(X, csv_name: str | None = None) -> None:
+    """Infinite feature values are an error naming the column and row: they are not missing values, so
+    ``data.missing: impute`` or ``drop`` would not touch them (and the model cannot split on them)."""
+    import pandas as pd
+    for col in X.columns:
+        v = X[col]
+        if not pd.api.types.is_numeric_dtype(v) or pd.api.types.is_bool_dtype(v):
+            continue
+        bad = np.isinf(v.to_numpy(dtype=np.float64, na_value=np.nan))
+        if bad.any():
+            i = int(np.argmax(bad))
+            row = X.index[i]
+            where = f"row {row}" + (f" (line {row + 2} of {csv_name})" if csv_name and isinstance(row, (int, np.integer)) else "")
+            raise SpecError(f"data: column {col!r} holds an infinite value ({v.iloc[i]}) at {where}, "
+                            f"{int(bad.sum())} such row(s) in all; infinite values are not missing values, so "
+                            "data.missing does not replace them: correct or remove those rows")
+
+
 def prepare_spec_data(spec: Spec) -> SpecData:
     """Load the spec's data and apply its missing-value policy, target check, split and categorical encoding.
 
@@ -323,6 +703,7 @@ def prepare_spec_data(spec: Spec) -> SpecData:
     entry = models()[spec.model_type]
     d = spec.data
     X, y = load_spec_data(spec)
+    _check_infinite(X, Path(d["csv"]).name if "csv" in d else None)
     missing = d.get("missing", "error")
     dropped = 0
     if missing == "drop":
@@ -348,7 +729,20 @@ def prepare_spec_data(spec: Spec) -> SpecData:
     X_test = y_test = None
     if "test_size" in d:
         from sklearn.model_selection import train_test_split
-        X, X_test, y, y_test = train_test_split(X, y, test_size=d["test_size"], random_state=d.get("split_seed", 0))
+        n, ts = len(X), d["test_size"]
+        n_test = math.ceil(ts * n)
+        n_train = n - n_test
+        if n_test < 1 or n_train < 1:
+            raise SpecError(f"data.test_size: {n} row(s) are too few to split with test_size={ts:g} ({n_train} "
+                            f"training and {n_test} test rows); give more rows or leave out data.test_size")
+        seed = d.get("split_seed", 0)
+        X, X_test, y, y_test = train_test_split(X, y, test_size=ts, random_state=seed)
+        if entry.metric == "accuracy" and getattr(y, "ndim", 1) == 1:
+            kinds = pd.unique(pd.Series(np.asarray(y, dtype=object)))
+            if len(kinds) < 2 and len(pd.unique(pd.Series(np.asarray(y_test, dtype=object)))) + len(kinds) > 1:
+                raise SpecError(f"data.test_size: the training split (after test_size={ts:g}, split_seed={seed}) "
+                                f"has only one class ({kinds[0]!r}, {len(y)} rows) while the data has more; try "
+                                "another data.split_seed or a smaller data.test_size")
     try:
         # a built-in dataset's text columns are categories by construction (tic-tac-toe); a CSV's must be asked for
         enc = TableEncoding.fit(X, d.get("categorical", "auto" if "dataset" in d else None), missing)
@@ -398,17 +792,32 @@ def _clean(v):
     return v
 
 
-def _write_viewer(tree, path: Path, title: str, report: dict, X, y) -> None:
+def _viewer_html(tree, title: str, report: dict, X, y) -> str:
     """index.html beside tree.json: the interactive viewer, with the training rows selectable."""
-    from .viz.html import write_html
+    from .viz.html import tree_to_html
     try:
-        write_html(tree, path, title=title, summary=report, X=X, y=y)
+        return tree_to_html(tree, title=title, summary=report, X=X, y=y)
     except InputError:   # rows the tree cannot route as they are (e.g. text columns it encodes itself)
-        write_html(tree, path, title=title, summary=report)
+        return tree_to_html(tree, title=title, summary=report)
 
 
-def run_spec(spec: Spec, write: bool = True) -> dict:
-    """Fit the spec's model, write tree.json / tree.dot / index.html / report.json, and return the report."""
+def run_spec(spec: Spec, write: bool = True, locked: bool = False) -> dict:
+    """Fit the spec's model, write tree.json / tree.dot / index.html / report.json, and return the report.
+
+    With ``write``, the output folder is locked for the whole run (:class:`~opttrees.outputs.FolderLock`: a
+    second solve into it fails at once) and every file is written atomically, report.json last, naming the
+    run's files with their sha256 (:class:`~opttrees.outputs.RunWriter`). ``locked``: the caller holds it.
+    """
+    if not write:
+        return _run_spec(spec, None)
+    if locked:   # the caller holds the folder's lock (the CLI takes it before the heavy imports)
+        return _run_spec(spec, spec.output)
+    from .outputs import FolderLock
+    with FolderLock(spec.output):
+        return _run_spec(spec, spec.output)
+
+
+def _run_spec(spec: Spec, out: Path | None) -> dict:
     entry = models()[spec.model_type]
     sd = prepare_spec_data(spec)
     X, y = sd.X, sd.y
@@ -417,11 +826,13 @@ def run_spec(spec: Spec, write: bool = True) -> dict:
     try:
         entry.fit(est, X, y)
     except InputError as exc:
-        raise SpecError(f"model/data: {exc}") from None
+        raise SpecError(f"model (type {spec.model_type!r}) on this data: {spec_words(str(exc), spec.model_type)}"
+                        ) from None
     except OptTreesError:   # solver and verification errors keep their own type and message
         raise
     except (ValueError, TypeError) as exc:   # a parameter value the estimator's own checks did not name
-        raise SpecError(f"model: invalid parameter value ({type(exc).__name__}: {exc})") from None
+        raise SpecError(f"model: invalid setting ({type(exc).__name__}: "
+                        f"{spec_words(str(exc), spec.model_type)})") from None
     fit_time = time.perf_counter() - t0
     tree = getattr(est, "tree_", None)  # forests have no single tree
     if tree is not None and not sd.encoding.is_trivial and tree.feature_names == sd.encoding.feature_names:
@@ -456,19 +867,17 @@ def run_spec(spec: Spec, write: bool = True) -> dict:
         report["normalised_loss"]["test"] = _clean(normalised_loss(entry, est, sd.X_test, sd.y_test))
         report[f"test_{entry.metric}"] = _clean(sign * float(est.score(sd.X_test, sd.y_test)))
         report["n_test"] = int(len(sd.X_test))
-    if write:
-        out = spec.output
-        try:
-            out.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise SpecError(f"output: cannot create the folder {out}: {exc.strerror or exc}") from None
+    if out is not None:
+        from .outputs import RunWriter
+        writer = RunWriter(out)
         if tree is not None:
-            tree.to_json(out / "tree.json")
-            (out / "tree.dot").write_text(tree.to_dot())
-            _write_viewer(tree, out / "index.html", f"{spec.model_type} — {out.name}", report, X, y)
-        (out / "report.json").write_text(json.dumps(report, indent=1, default=str))
+            writer.write("tree.json", tree.to_json())
+            writer.write("tree.dot", tree.to_dot())
+            writer.write("index.html", _viewer_html(tree, f"{spec.model_type} — {out.name}", report, X, y))
+        writer.write_report(report)
         report["output"] = str(out)
-        report["_written"] = (["tree.json", "tree.dot", "index.html"] if tree is not None else []) + ["report.json"]
+        report["_written"] = list(writer.files) + ["report.json"]
+    report["objective_meaning"] = objective_meaning(spec.model_type)
     report["_tree_text"] = tree.export_text() if tree is not None else f"{type(est).__name__} (no single tree)"
     report["_solve_summary"] = res.summary() if res is not None else None
     return report

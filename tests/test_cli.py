@@ -229,8 +229,10 @@ def test_solve_prints_the_solve_result_summary(tmp_path):
     assert r.returncode == 0, r.stderr
     report = json.loads((tmp_path / "o" / "report.json").read_text())
     assert report["solve"]["solver"] == "highs"
-    assert any(line.startswith("highs: optimal (proven optimal)  objective=") for line in r.stdout.splitlines())
-    assert "status=completed" in r.stdout and "train_accuracy=" in r.stdout
+    # one status word (the solver's), the objective named, the stage timings (issue 27)
+    assert r.stdout.splitlines()[0].startswith("status=optimal solver=highs (proven optimal) objective=")
+    assert "status=completed" not in r.stdout and "train_accuracy=" in r.stdout and "bound=" in r.stdout
+    assert "\nobjective: normalised loss" in r.stdout and "\ntime: " in r.stdout and " solver " in r.stdout
 
 
 def test_every_shipped_example_spec_is_valid():

@@ -59,10 +59,17 @@ def test_one_warm_start_vocabulary(model_type):
     """A heuristic's name or None/False for every model with a warm start; never a bare True."""
     if "warm_start" not in models()[model_type].defaults():
         pytest.skip("no warm start")
+    from opttrees.spec import applies
+    if not applies(models()[model_type], "warm_start"):   # e.g. cart: a field that does not apply (issue 27)
+        with pytest.raises(SpecError, match=f"model.warm_start: does not apply to model type '{model_type}'"):
+            parse_spec({"data": IRIS, "model": {"type": model_type, "warm_start": "greedy"}})
+        return
+    # a type whose method is a setting (ort): warm_start applies with method: mio
+    mio = {"method": "mio"} if "method" in models()[model_type].defaults() else {}
     for value in ("greedy", None, False):
-        parse_spec({"data": IRIS, "model": {"type": model_type, "warm_start": value}})
+        parse_spec({"data": IRIS, "model": {"type": model_type, "warm_start": value, **mio}})
     with pytest.raises(SpecError, match=r"model.warm_start: expected (one of )?.*'greedy'.*; got bool True"):
-        parse_spec({"data": IRIS, "model": {"type": model_type, "warm_start": True}})
+        parse_spec({"data": IRIS, "model": {"type": model_type, "warm_start": True, **mio}})
 
 
 @pytest.mark.parametrize("model_type", sorted(models()))

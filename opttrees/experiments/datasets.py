@@ -132,6 +132,36 @@ def load_dataset(name: str, **params) -> tuple[pd.DataFrame, pd.Series]:
         raise InputError(f"dataset {name!r} does not accept parameters {sorted(params)}: {exc}") from None
 
 
+#: separators besides the comma that CSV files use (spreadsheets in many locales write ';')
+DELIMITERS = (";", "\t", "|")
+
+
+def sniff_delimiter(path: str | Path) -> tuple[str, str]:
+    """(separator, decimal mark) of a CSV file, from its first lines.
+
+    Why: ``pd.read_csv`` with its default comma reads a semicolon- or tab-separated file as one column whose
+    name is the whole header line. A header without a comma that holds one of :data:`DELIMITERS` (the same
+    number of times on the next lines) is split on it; a ';'-separated file whose values hold commas uses
+    the decimal comma (as spreadsheets write it).
+    """
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            lines = [line.rstrip("\r\n") for _, line in zip(range(20), fh)]
+    except OSError:
+        return ",", "."
+    lines = [line for line in lines if line.strip()]
+    if not lines or "," in lines[0]:
+        return ",", "."
+    header = lines[0]
+    best = max(DELIMITERS, key=header.count)
+    if header.count(best) == 0:
+        return ",", "."
+    if any(line.count(best) != header.count(best) for line in lines[1:] if '"' not in line):
+        return ",", "."
+    decimal = "," if best == ";" and any("," in line for line in lines[1:]) else "."
+    return best, decimal
+
+
 def read_table(path: str | Path) -> pd.DataFrame:
     """A CSV file as a DataFrame, with one clear error for each way it can be unusable.
 
@@ -143,8 +173,9 @@ def read_table(path: str | Path) -> pd.DataFrame:
         raise InputError(f"data file not found: {p}")
     if p.is_dir():
         raise InputError(f"{p} is a folder, not a CSV file")
+    sep, decimal = sniff_delimiter(p)
     try:
-        df = pd.read_csv(p)
+        df = pd.read_csv(p, sep=sep, decimal=decimal)
     except pd.errors.EmptyDataError:
         raise InputError(f"{p.name} is empty: no header row and no data") from None
     except Exception as exc:
