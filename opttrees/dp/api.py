@@ -16,6 +16,7 @@ and status "time_limit" / "interrupted". Every speed feature can be switched off
 from __future__ import annotations
 
 import threading
+import warnings
 import time
 from dataclasses import dataclass
 
@@ -28,6 +29,7 @@ from ..interrupt import STOP, Deadline, stop_on_sigint
 from ..solvers.result import Incumbent, finish, relative_gap
 from ..tree import LEAF, Tree, heap_topology
 from . import engine as E
+from .memory import check_estimate, check_limit, fmt_bytes, resident_bytes
 from .tasks import ClassificationTask, EngineData
 
 #: deepest tree the engine accepts (heap arrays of 2^(d+1) - 1 nodes; deeper trees are out of reach anyway)
@@ -93,8 +95,12 @@ def run_engine(Xb: np.ndarray, ed: EngineData, max_depth: int, max_num_nodes: in
                alpha: float, deadline: Deadline, column_costs=None, use_dataset_cache: bool = True,
                use_branch_cache: bool = False, use_depth_two: bool = True, use_upper_bound: bool = True,
                use_lower_bound: bool = True, use_similarity_bound: bool = True, iterative_deepening: bool = True,
-               seed: int = 0) -> EngineResult:
-    """Run the numba search on a checked uint8 matrix; returns the heap tree over ``Xb``'s columns."""
+               seed: int = 0, memory_limit=None) -> EngineResult:
+    """Run the numba search on a checked uint8 matrix; returns the heap tree over ``Xb``'s columns.
+
+    ``memory_limit`` (bytes or "4GB"; default half the physical memory, :mod:`opttrees.dp.memory`): a run
+    whose fixed arrays exceed it is refused; a run whose caches reach it stops like a time limit (termination
+    "limit", ``counters["memory_limit"]`` set) with its best tree and a valid bound."""
     t0 = time.perf_counter()
     n, p = Xb.shape
     D = max_depth
@@ -113,6 +119,8 @@ def run_engine(Xb: np.ndarray, ed: EngineData, max_depth: int, max_num_nodes: in
     if use_depth_two and 2 * max(m, 1) ** 2 * SA * 8 > MAX_COUNT_BYTES:
         raise InputError(f"the depth-two solver would need {2 * m * m * SA * 8 / 1e9:.1f} GB for {m} binary columns; "
                          "use fewer thresholds (n_thresholds) or use_depth_two=False")
+    cap = check_limit(memory_limit)
+    check_estimate(n, m, SA, D, cap, use_depth_two)
     rng = np.random.default_rng(seed)
     hashes = (rng.integers(0, 2 ** 63, n, dtype=np.uint64) * np.uint64(2) + np.uint64(1),
               rng.integers(0, 2 ** 63, n, dtype=np.uint64) * np.uint64(2) + np.uint64(1),
@@ -182,6 +190,7 @@ def run_engine(Xb: np.ndarray, ed: EngineData, max_depth: int, max_num_nodes: in
     trace = [Incumbent(time.perf_counter() - t0, best / ed.baseline, 0.0, relative_gap(best, 0.0), 0)]
     termination = "optimal"
     bound = best if (D == 0 or nmax == 0 or m == 0) else 0.0
+    over_memory = False
     depths = range(1, D + 1) if iterative_deepening else [D]
     if D == 0 or nmax == 0 or m == 0:
         depths = []
@@ -201,6 +210,9 @@ def run_engine(Xb: np.ndarray, ed: EngineData, max_depth: int, max_num_nodes: in
                 th.join(0.02)
                 if not stop[0] and deadline.stop():
                     stop[0] = 1
+                if not stop[0] and resident_bytes() > cap:
+                    stop[0] = 1
+                    over_memory = True
         except KeyboardInterrupt:
             stop[0] = 1
             th.join()
@@ -220,7 +232,7 @@ def run_engine(Xb: np.ndarray, ed: EngineData, max_depth: int, max_num_nodes: in
         elif rc < best and root[1] < 0:
             best = rc
         if stopped:
-            termination = "interrupted" if STOP.is_set() else "time_limit"
+            termination = "interrupted" if STOP.is_set() else "limit" if over_memory else "time_limit"
             first = int(root[3]) if d == D else 0
             lb = E.root_lower_bound(n, D, nmax, z, z, first, data, task, ws, hashes, opt, dset, br, best)
             bound = min(lb, best)
@@ -240,7 +252,7 @@ def run_engine(Xb: np.ndarray, ed: EngineData, max_depth: int, max_num_nodes: in
                 "depth_two_calls": int(stats[E.N_D2_CALLS]), "bound_prunes": int(stats[E.N_BOUND_PRUNES]),
                 "depth_two_incremental": int(stats[E.N_D2_INCREMENTAL]),
                 "similarity_prunes": int(stats[E.N_SIM_PRUNES]),
-                "cache_entries": len(dset) + len(br), "binary_columns": int(m)}
+                "cache_entries": len(dset) + len(br), "binary_columns": int(m), "memory_limit": bool(over_memory)}
     return EngineResult(heap, float(best), float(bound), termination, counters, trace, time.perf_counter() - t0)
 
 
@@ -353,6 +365,11 @@ def _solve(Xb, X_route, decode, n_features, y, task, max_depth, max_num_nodes, m
     result = finish("dp", "opttrees-dp", res.termination, objective, bound, time.perf_counter() - t_start,
                     res.counters["subproblems"], res.trace, timings=timings)
     result.dp_baseline = ed.baseline
+    if res.counters.get("memory_limit"):
+        result.message = (f"stopped at memory_limit={fmt_bytes(check_limit(engine_kw.get('memory_limit')))} (the "
+                          "search's caches); the best tree so far and a valid lower bound are returned")
+        warnings.warn(f"dynamic program: {result.message}; raise memory_limit or lower max_depth / the number of "
+                      "thresholds to search further", stacklevel=3)
     return tree, result
 
 
@@ -434,12 +451,17 @@ def solve_dp_columns(Z, X, split_of_col, y, task=None, max_depth: int = 3, max_n
 
 ENGINE_SWITCHES = ("use_dataset_cache", "use_branch_cache", "use_depth_two", "use_upper_bound", "use_lower_bound",
                    "use_similarity_bound", "iterative_deepening")
+#: engine options that are not switches (checked by their own functions)
+ENGINE_OPTIONS = ("memory_limit",)
 
 
 def _check_engine_kw(kw):
     for k, v in kw.items():
+        if k in ENGINE_OPTIONS:
+            continue
         if k not in ENGINE_SWITCHES:
-            raise InputError(f"unknown option {k!r}; the dynamic program accepts {', '.join(ENGINE_SWITCHES)}")
+            raise InputError(f"unknown option {k!r}; the dynamic program accepts "
+                             f"{', '.join(ENGINE_SWITCHES + ENGINE_OPTIONS)}")
         if not isinstance(v, (bool, np.bool_)):
             raise InputError(f"{k} must be True or False; got {v!r}")
 

@@ -18,7 +18,7 @@ from ..heuristics.core import make_problem, objective
 from ..params import BOOLEAN, NONE, Interval, Options
 from .base import OptTreesEstimator, SolverMixin, warm_start_rules
 from .common import FittedTreeMixin, feature_names_in
-from .fitcontrol import controlled_fit, fit_mio, warn_time_limit
+from .fitcontrol import controlled_fit, dp_plan, fit_mio, warn_time_limit
 
 #: the hyperplane margin mu of OCT-H / ORT-H (``hyperplane_margin``), in min-max scaled units
 MARGIN_RULES = {"hyperplane_margin": [Interval("real", 0.0, 1.0, closed="right")]}
@@ -32,7 +32,7 @@ DP_RULES = {
 }
 
 
-def fit_dp_tree(est, data, ctl, max_num_nodes=None, share: float = 1.0, stage: str = "dp"):
+def fit_dp_tree(est, data, ctl, max_num_nodes=None, share: float = 1.0, stage: str = "dp", binarization=None):
     """The DP's optimal tree over ``est``'s binarisation of ``data`` -> (Tree, SolveResult).
 
     Misclassification for classification data, squared error for regression data (``data.task``).
@@ -45,9 +45,8 @@ def fit_dp_tree(est, data, ctl, max_num_nodes=None, share: float = 1.0, stage: s
     task = ClassificationTask() if data.task == "classification" else RegressionTask()
     left = ctl.remaining()
     with ctl.stage(stage):
-        # thresholds from the rows that count: a row of weight 0 is as good as absent (scikit-learn's contract)
-        weighted = data.sample_weight > 0
-        binarizer = Binarizer(est.binarization, int(est.n_thresholds)).fit(data.X[weighted])
+        # prepare() dropped the rows of weight 0 (one min-leaf rule for every method): every row here counts
+        binarizer = Binarizer(binarization or est.binarization, int(est.n_thresholds)).fit(data.X)
         tree, res = solve_dp(data.X, data.y, task=task, max_depth=int(est.max_depth), max_num_nodes=max_num_nodes,
                              min_samples_leaf=int(est.min_samples_leaf), alpha=float(est.alpha),
                              sample_weight=data.sample_weight, binarizer=binarizer,
@@ -87,8 +86,11 @@ class OptimalTreeClassifier(FittedTreeMixin, ClassifierMixin, SolverMixin, OptTr
         Seconds for the whole fit, whatever the method (warm start, model build, hand-off, solve, extraction;
         the local search stops starting restarts). None or ``inf``: no limit. Ctrl-C stops the fit and keeps
         the best tree so far (``fit_status_ == "interrupted"``; see :mod:`opttrees.estimators.fitcontrol`).
-    warm_start : {"greedy", "local-search", "dp"} or None, default="greedy"
-        The heuristic whose tree starts the MIO: ``"greedy"`` is CART pruned with the same alpha;
+    warm_start : {"auto", "greedy", "local-search", "dp"} or None, default="auto"
+        The heuristic whose tree starts the MIO. ``"auto"``: the dynamic program's tree when the DP fits the
+        time and memory budget (over every midpoint, or over ``n_thresholds`` quantiles when that is too
+        big; whichever of it and CART scores better), else the greedy tree; ``solve_result_.plan`` says which
+        and why. ``"greedy"`` is CART pruned with the same alpha;
         ``"local-search"`` Dunn's local search with ``split_type`` (the thesis's start for OCT-H; it may use
         half of the time left); ``"dp"`` the dynamic program's tree over ``binarization`` (with "midpoints" it
         is the OCT optimum, so the solver only has to prove it; the DP may use half of the time left); None
@@ -101,8 +103,10 @@ class OptimalTreeClassifier(FittedTreeMixin, ClassifierMixin, SolverMixin, OptTr
     loss_rows : {"tight", "thesis"}, default="tight"
         How the MIO writes the misclassification rows (``method="mio"``): the thesis's (2.24) literally, or the
         tighter equivalent rows (same integer solutions, stronger LP bound).
-    dp_bound : bool, default=False
-        Hand the solver the dynamic program's optimum over every midpoint as an objective bound
+    dp_bound : bool or "auto", default="auto"
+        ``"auto"``: True when the DP over every midpoint is predicted to fit half the time left and the DP's
+        memory cap (``opttrees.estimators.fitcontrol.dp_plan``), for parallel splits; False otherwise.
+        True: hand the solver the dynamic program's optimum over every midpoint as an objective bound
         (``method="mio"``, parallel splits): it relaxes the OCT MIO, so a tree that reaches it is proven optimal
         (``solve_result_.proof == "dp-bound"``). With ``warm_start="dp"`` the same DP run gives the start.
     mip_gap : float, default=1e-6
@@ -169,8 +173,8 @@ class OptimalTreeClassifier(FittedTreeMixin, ClassifierMixin, SolverMixin, OptTr
 
     _parameter_rules = {   # plus SHARED_RULES and SOLVER_RULES for the others
         "method": [Options("mio", "local-search", "greedy", "dp")],
-        "warm_start": warm_start_rules("greedy", "local-search", "dp"),
-        "dp_bound": [BOOLEAN],
+        "warm_start": warm_start_rules("auto", "greedy", "local-search", "dp"),
+        "dp_bound": [BOOLEAN, Options("auto")],
         "routing": [Options("aggregated", "thesis")],
         "loss_rows": [Options("tight", "thesis")],
         **DP_RULES,
@@ -178,8 +182,8 @@ class OptimalTreeClassifier(FittedTreeMixin, ClassifierMixin, SolverMixin, OptTr
     }
 
     def __init__(self, *, max_depth=2, min_samples_leaf=1, alpha=0.0, method="mio", solver="highs", time_limit=60,
-                 warm_start="greedy", mip_gap=1e-6, threads=1, n_restarts=100, split_type="parallel",
-                 n_hyperplane_restarts=5, hyperplane_margin=0.005, n_jobs=1, binarization="quantile", dp_bound=False,
+                 warm_start="auto", mip_gap=1e-6, threads=1, n_restarts=100, split_type="parallel",
+                 n_hyperplane_restarts=5, hyperplane_margin=0.005, n_jobs=1, binarization="quantile", dp_bound="auto",
                  routing="aggregated", loss_rows="tight",
                  n_thresholds=10, max_num_nodes=None, random_state=0, verbose=False):
         self.max_depth = max_depth
@@ -219,16 +223,39 @@ class OptimalTreeClassifier(FittedTreeMixin, ClassifierMixin, SolverMixin, OptTr
         """The majority-class leaf: the fallback when even the greedy start was cut short."""
         return cart_classifier_tree(data, 0, self.min_samples_leaf, alpha, self.random_state)
 
+    def _plan(self, data, depth, ctl) -> tuple[str | None, bool, dict]:
+        """(warm_start, dp_bound, plan) with ``"auto"`` resolved: the DP's start and bound when the DP fits the
+        time and memory (:func:`~opttrees.estimators.fitcontrol.dp_plan`), else the greedy start."""
+        ws, db = self.warm_start, self.dp_bound
+        if ws is False:
+            ws = None
+        if ws != "auto" and db != "auto":
+            return ws, bool(db), {}
+        if self.split_type != "parallel":
+            return ("greedy" if ws == "auto" else ws), False, {"why": "hyperplane splits: no DP relaxation"}
+        mode, why = dp_plan(data, depth, ctl.remaining(), int(self.n_thresholds))
+        if db == "auto":
+            db = mode == "midpoints"
+        if ws == "auto":
+            ws = "dp" if mode else "greedy"
+        return ws, bool(db), {"why": why, "dp_binarization": "midpoints" if db else "quantile" if mode else None}
+
     def _mio(self, data, depth, alpha, ctl):
+        ws, db, plan = self._plan(data, depth, ctl)
         start = None
-        if self.warm_start == "greedy":
+        if ws in ("greedy", "dp"):   # CART is cheap, and a DP start is kept only when it scores no worse
             start = ctl.run("warm_start", cart_classifier_tree, data, depth, self.min_samples_leaf, alpha,
                             self.random_state, fallback=lambda: self._root_tree(data, alpha), cheap=True)
-        elif self.warm_start == "local-search":
+        if ws == "local-search":
             start = self._local_search(data, alpha, ctl, share=0.5)
-        elif self.warm_start == "dp" and not self.dp_bound:   # with dp_bound, fit_mio's one DP run gives both
+            plan["start"] = "local-search"
+        elif ws == "dp" and not db:   # with dp_bound, fit_mio's one DP run gives both
             # same objective, splits and min_samples_leaf as OCT: a feasible start (the optimum with midpoints)
-            start, _ = fit_dp_tree(self, data, ctl, share=0.5, stage="warm_start")
+            binarization = "quantile" if plan.get("dp_binarization") == "quantile" else self.binarization
+            dp_tree, _ = fit_dp_tree(self, data, ctl, share=0.5, stage="warm_start", binarization=binarization)
+            prob0 = make_problem(data)
+            if dp_tree is not None and (start is None or objective(dp_tree, prob0, alpha) <= objective(start, prob0, alpha)):
+                start, plan["start"] = dp_tree, "dp"
         if self.split_type == "hyperplane":
             make, kwargs = OCTH, {"margin": float(self.hyperplane_margin)}
         else:
@@ -239,15 +266,15 @@ class OptimalTreeClassifier(FittedTreeMixin, ClassifierMixin, SolverMixin, OptTr
         fallback = lambda: ctl.run("fallback", cart_classifier_tree, data, depth, self.min_samples_leaf,  # noqa: E731
                                    alpha, self.random_state, fallback=lambda: self._root_tree(data, alpha), cheap=True)
         return fit_mio(self, ctl, make, (data, depth, self.min_samples_leaf, alpha), kwargs, start,
-                       lambda tree: objective(tree, prob, alpha), fallback,
-                       dp=(self.warm_start == "dp" and bool(self.dp_bound), bool(self.dp_bound)))
+                       lambda tree: objective(tree, prob, alpha), fallback, dp=(ws == "dp" and db, db), plan=plan)
 
     def fit(self, X, y, sample_weight=None):
         self._check_params()
         if self.split_type != "parallel" and self.method not in ("mio", "local-search"):
             raise InputError(f"split_type={self.split_type!r} needs method='mio' or 'local-search': "
                              f"method={self.method!r} builds parallel-split trees")
-        if self.dp_bound and (self.method != "mio" or self.split_type != "parallel"):
+        if self.dp_bound is not False and self.dp_bound != "auto" and (self.method != "mio"
+                                                                         or self.split_type != "parallel"):
             raise InputError(f"dp_bound=True needs method='mio' with parallel splits (the DP relaxes the OCT MIO "
                              f"only): method={self.method!r}, split_type={self.split_type!r}")
         if self.max_num_nodes is not None and self.method != "dp":

@@ -184,6 +184,9 @@ class SolveResult:
     proof: str | None = None
     #: the external bound given to ``solve`` (value, provenance, details, "row": passed to the solver as a row)
     external_bound: dict | None = None
+    #: what an estimator chose for this solve and why: "start" (the source of the warm start: "dp", "greedy",
+    #: "local-search" or None), "bound" ("dp-bound" or None), "why" (e.g. the ``"auto"`` rule's reason)
+    plan: dict = field(default_factory=dict)
 
     def reconcile(self, tree_objective: float, atol: float = 1e-5, rtol: float = 1e-6) -> None:
         """Make the reported objective the returned tree's own (recomputed by routing the data).
@@ -261,6 +264,7 @@ class SolveResult:
             "timings": self.timings, "message": self.message, "proof": self.proof,
             "external_bound": None if self.external_bound is None else
             {k: clean(v) if isinstance(v, float) else v for k, v in self.external_bound.items()},
+            "plan": dict(self.plan),
         }
 
 
