@@ -12,6 +12,11 @@ Categories: a tree fitted on a table with text columns carries its :class:`~optt
 (:meth:`Tree.split_text`, the one place splits become text), and ``predict``/``apply`` accept the raw table,
 re-encoding it with the categories seen in training.
 
+Printed thresholds (text, DOT, pictures, HTML) never contradict the tree: :func:`format_threshold` rounds a
+threshold only as far as every training value stays on its side. The training values come from
+:attr:`Tree.display_bounds` (each split's nearest training values either side), which estimators record at
+the end of ``fit`` (:meth:`Tree.set_display_bounds`) and the JSON keeps; without them thresholds print exactly.
+
 Nodes are stored in flat arrays (node 0 is the root); ``children_left[t] == -1`` marks a leaf.
 Leaf payloads by ``task``:
 
@@ -26,6 +31,8 @@ Leaf payloads by ``task``:
 from __future__ import annotations
 
 import json
+import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -60,6 +67,149 @@ def _json_classes(classes):
     return out
 
 
+def _as_array(name: str, v, dtype, ndims) -> np.ndarray:
+    """``v`` as an array of ``dtype`` with a dimension count in ``ndims``; InputError naming the field if not."""
+    try:
+        a = np.asarray(v, dtype=dtype)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise InputError(f"Tree.{name} is malformed: {exc}") from None
+    if ndims is not None and a.ndim not in ndims:
+        raise InputError(f"Tree.{name} must be a {' or '.join(f'{k}-D' for k in ndims)} array of numbers; got "
+                         f"{a.ndim}-D" + (f" ({type(v).__name__})" if not isinstance(v, (list, np.ndarray)) else ""))
+    return a
+
+
+def _encoding_from_dict(d: dict) -> TableEncoding:
+    """The saved ``encoding`` mapping as a TableEncoding; every wrong type is an InputError naming the field
+    (checked here, so TableEncoding.from_dict only ever sees the types it expects)."""
+    def bad(field, want, got):
+        return InputError(f"tree JSON: 'encoding.{field}' must be {want}; got {type(got).__name__}")
+
+    cols = d.get("columns")
+    if not isinstance(cols, list) or not all(isinstance(c, (str, int, float)) for c in cols):
+        raise bad("columns", "a list of column names", cols)
+    cats = d.get("categories")
+    if cats is not None and (not isinstance(cats, dict) or not all(
+            isinstance(v, list) and all(isinstance(c, (str, int, float, bool)) for c in v) for v in cats.values())):
+        raise bad("categories", "a mapping of column names to lists of categories", cats)
+    if not isinstance(d.get("missing", "error"), str):
+        raise bad("missing", "a string", d.get("missing"))
+    fill = d.get("fill")
+    if fill is not None and (not isinstance(fill, dict)
+                             or not all(isinstance(v, (str, int, float, bool)) for v in fill.values())):
+        raise bad("fill", "a mapping of column names to values", fill)
+    return TableEncoding.from_dict(d)
+
+
+def _decimal(v: float, digits: int) -> str:
+    """``v`` rounded to ``digits`` significant digits, written without an exponent for ordinary magnitudes."""
+    s = f"{v:.{digits}g}"
+    if "e+" in s and int(s.split("e+")[1]) < 16:
+        s = np.format_float_positional(float(s), trim="-")
+    return s
+
+
+def format_threshold(t, values=None, *, left_max=None, right_min=None, precision: int | None = None) -> str:
+    """The threshold ``t`` of a rule ``x < t`` as text that routes the training values exactly as ``t`` does.
+
+    The one rule every export prints thresholds with (text, DOT, PNG/SVG, HTML). The result is ``t`` rounded
+    to the fewest significant digits (at least ``precision``; None: 1) whose value ``t'`` satisfies
+    ``left_max < t' <= right_min``, so ``x < t'`` iff ``x < t`` for every training value ``x``. ``left_max`` is
+    the largest training value below ``t`` and ``right_min`` the smallest at or above it; ``values`` gives
+    them from the training values themselves. With neither known, ``t`` is printed exactly (its shortest
+    round-trip decimal, as ``repr``), so nothing is ever rounded across a value.
+
+    >>> format_threshold(504.5, [500, 504, 505, 510], precision=3)
+    '504.5'
+    >>> format_threshold(504.5, [500, 502, 510], precision=3)
+    '504'
+    >>> format_threshold(0.1 + 0.2)
+    '0.30000000000000004'
+    """
+    t = float(t)
+    lo = -math.inf if left_max is None else float(left_max)
+    hi = math.inf if right_min is None else float(right_min)
+    if values is not None:
+        v = np.asarray(values, dtype=np.float64).ravel()
+        left, right = v[v < t], v[v >= t]
+        if left.size:
+            lo = max(lo, float(left.max()))
+        if right.size:
+            hi = min(hi, float(right.min()))
+    if not math.isfinite(t):
+        return repr(t)
+    known = (lo > -math.inf or hi < math.inf) and lo < t <= hi   # stale bounds (t edited) are not used
+    first = 1 if precision is None or not known else max(1, min(int(precision), 17))
+    for digits in range(first, 18):
+        s = _decimal(t, digits)
+        if (lo < float(s) <= hi) if known else float(s) == t:
+            return s
+    return repr(t)
+
+
+_JSON_LISTS = ("children_left", "children_right", "feature", "threshold", "value")
+_JSON_OPTIONAL = {"label": list, "coef": list, "classes": list, "feature_names": list, "extras": dict,
+                  "encoding": dict, "display_bounds": list}
+
+
+def _check_json_fields(d: dict) -> None:
+    """The types of a saved tree's fields (values are checked by ``Tree.__post_init__``)."""
+    def bad(name, want):
+        return InputError(f"tree JSON: {name!r} must be {want}; got {type(d[name]).__name__}")
+
+    for name in _JSON_LISTS:
+        if name in d and not isinstance(d[name], list):
+            raise bad(name, "a list")
+    for name, kind in _JSON_OPTIONAL.items():
+        if d.get(name) is not None and not isinstance(d[name], kind):
+            raise bad(name, f"a {'list' if kind is list else 'mapping'} or null")
+    if "task" in d and not isinstance(d["task"], str):
+        raise bad("task", f"one of {TASKS}")
+    n = d.get("n_features")
+    if n is not None and (isinstance(n, bool) or not isinstance(n, int)):
+        raise bad("n_features", "an integer or null")
+    if d.get("feature_names") is not None and not all(isinstance(f, str) for f in d["feature_names"]):
+        raise InputError("tree JSON: 'feature_names' must be a list of strings")
+    if d.get("classes") is not None and not all(isinstance(c, (str, int, float, bool)) for c in d["classes"]):
+        raise InputError("tree JSON: 'classes' must be a list of labels (strings, numbers or booleans)")
+
+
+def _bounds_from_json(rows):
+    """Saved display bounds (null: unbounded) as an (n_nodes, 2) array, or None when absent (older files)."""
+    if rows is None:
+        return None
+    if not all(isinstance(r, list) and len(r) == 2 and all(v is None or (isinstance(v, (int, float))
+                                                                          and not isinstance(v, bool)) for v in r)
+               for r in rows):
+        raise InputError("tree JSON: 'display_bounds' must be a list of [left_max, right_min] pairs of numbers "
+                         "or nulls")
+    return np.array([[-math.inf if lo is None else lo, math.inf if hi is None else hi] for lo, hi in rows],
+                    dtype=np.float64).reshape(len(rows), 2)
+
+
+def _dot_escape(text: str) -> str:
+    """Text inside a quoted DOT label: backslashes and quotes escaped, line breaks as DOT's ``\\n``."""
+    return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def _decision_text(dec: np.ndarray, cost_vector: np.ndarray, precision: int, max_entries: int | None,
+                   sep: str) -> str:
+    """A SPO leaf: its decision (the first ``max_entries`` entries and a count when longer) and its cost."""
+    shown = dec if max_entries is None or len(dec) <= max_entries else dec[:max_entries]
+    entries = " ".join(f"{v:.{precision}g}" for v in shown)
+    parts = [f"decision [{entries}{' …' if len(shown) < len(dec) else ''}]"]
+    if len(shown) < len(dec):
+        parts.append(f"{len(dec)} values, {int(np.count_nonzero(dec))} nonzero")
+    if len(cost_vector) == len(dec):
+        parts.append(f"cost {float(cost_vector @ dec):.{precision}g}")
+    return sep.join(parts)
+
+
+def _number(v: float) -> str:
+    """A coefficient printed exactly: its shortest round-trip decimal (``1`` rather than ``1.0``)."""
+    return format_threshold(v)
+
+
 @dataclass(eq=False)
 class Tree:
     children_left: np.ndarray
@@ -76,24 +226,36 @@ class Tree:
     extras: dict = field(default_factory=dict)
     #: how a raw table's columns became these features (one-hot categories, imputed values); None for numeric input
     encoding: TableEncoding | None = None
+    #: (n_nodes, 2) per branch node: the largest training value of a·x sent left and the smallest sent right
+    #: (-inf / inf when none), recorded by :meth:`set_display_bounds`; printed thresholds stay between them
+    display_bounds: np.ndarray | None = None
 
     def __post_init__(self):
-        self.children_left = np.asarray(self.children_left, dtype=np.int64)
-        self.children_right = np.asarray(self.children_right, dtype=np.int64)
-        self.feature = np.asarray(self.feature, dtype=np.int64)
-        self.threshold = np.asarray(self.threshold, dtype=np.float64)
-        self.value = np.atleast_2d(np.asarray(self.value, dtype=np.float64))
+        self.children_left = _as_array("children_left", self.children_left, np.int64, (1,))
+        self.children_right = _as_array("children_right", self.children_right, np.int64, (1,))
+        self.feature = _as_array("feature", self.feature, np.int64, (1,))
+        self.threshold = _as_array("threshold", self.threshold, np.float64, (1,))
+        self.value = np.atleast_2d(_as_array("value", self.value, np.float64, (0, 1, 2)))
         if self.value.shape[0] != len(self.feature) and len(self.feature) == 1:
             self.value = self.value.reshape(1, -1)
         if self.label is not None:
-            self.label = np.asarray(self.label, dtype=np.int64)
+            self.label = _as_array("label", self.label, np.int64, (1,))
         if self.coef is not None:
-            self.coef = np.asarray(self.coef, dtype=np.float64)
-        self.extras = {k: np.asarray(v) for k, v in self.extras.items()}
+            self.coef = _as_array("coef", self.coef, np.float64, (2,))
+        if not isinstance(self.extras, Mapping):
+            raise InputError(f"Tree.extras must be a mapping of names to arrays; got {type(self.extras).__name__}")
+        self.extras = {k: _as_array(f"extras[{k!r}]", v, None, None) for k, v in self.extras.items()}
         if self.task not in TASKS:
             raise InputError(f"unknown tree task {self.task!r}; expected one of {TASKS}")
         if isinstance(self.encoding, dict):
-            self.encoding = TableEncoding.from_dict(self.encoding)
+            self.encoding = _encoding_from_dict(self.encoding)
+        elif self.encoding is not None and not isinstance(self.encoding, TableEncoding):
+            raise InputError(f"Tree.encoding must be a TableEncoding (in JSON: a mapping with a 'columns' list); "
+                             f"got {type(self.encoding).__name__}")
+        if self.n_features is not None and (isinstance(self.n_features, bool)
+                                            or not isinstance(self.n_features, (int, np.integer))
+                                            or self.n_features < 0):
+            raise InputError(f"Tree.n_features must be an integer >= 0; got {self.n_features!r}")
         m = len(self.feature)
         for name in ("children_left", "children_right", "threshold"):
             if len(getattr(self, name)) != m:
@@ -104,6 +266,14 @@ class Tree:
             self.n_features = (len(self.feature_names) if self.feature_names is not None
                                else self.value.shape[1] - 1 if self.task == "linear"
                                else (self.coef.shape[1] if self.coef is not None else int(self.feature.max(initial=-1)) + 1))
+        if self.feature_names is not None and len(self.feature_names) != self.n_features:
+            raise InputError(f"Tree.feature_names has {len(self.feature_names)} names, the tree has "
+                             f"{self.n_features} features")
+        if self.display_bounds is not None:
+            self.display_bounds = _as_array("display_bounds", self.display_bounds, np.float64, (2,))
+            if self.display_bounds.shape != (m, 2) or np.isnan(self.display_bounds).any():
+                raise InputError(f"Tree.display_bounds must be one [left_max, right_min] pair of numbers per node "
+                                 f"({m}); got shape {self.display_bounds.shape}")
         self._check_structure()
         if self.encoding is not None and len(self.encoding.feature_names) != self.n_features:
             raise InputError(f"Tree.encoding describes {len(self.encoding.feature_names)} features, the tree has "
@@ -175,8 +345,8 @@ class Tree:
             raise InputError(f"a {self.task} tree needs 'label' (one per node)")
         if self.task == "spo":
             dec = self.extras.get("decision")
-            if dec is None or len(dec) != m:
-                raise InputError(f"an spo tree needs extras['decision'] with one row per node ({m})")
+            if dec is None or dec.ndim != 2 or len(dec) != m:
+                raise InputError(f"an spo tree needs extras['decision'] with one row (a decision vector) per node ({m})")
 
     # ------------------------------------------------------------------ structure
     @property
@@ -245,9 +415,10 @@ class Tree:
         Tree
             The pruned tree, renumbered compactly in preorder (root 0, then the left subtree, then the right,
             as :meth:`preorder`). Every per-node payload moves with its node: ``value``, ``label``,
-            ``coef`` rows and each ``extras`` array whose first dimension is ``n_nodes`` (other extras are copied
-            as they are). A new leaf keeps the payload its node carried as a branch, so trees whose internal
-            nodes carry no payload need their leaves refitted. ``self`` is not modified.
+            ``coef`` rows, ``display_bounds`` rows (the same training rows reach a kept node) and each ``extras``
+            array whose first dimension is ``n_nodes`` (other extras are copied as they are). A new leaf keeps
+            the payload its node carried as a branch, so trees whose internal nodes carry no payload need their
+            leaves refitted. ``self`` is not modified.
 
         Raises
         ------
@@ -280,7 +451,8 @@ class Tree:
                     coef=None if self.coef is None else self.coef[old],
                     classes=None if self.classes is None else list(self.classes),
                     feature_names=None if self.feature_names is None else list(self.feature_names),
-                    n_features=self.n_features, extras=extras, encoding=self.encoding)
+                    n_features=self.n_features, extras=extras, encoding=self.encoding,
+                    display_bounds=None if self.display_bounds is None else self.display_bounds[old])
 
     @property
     def depth(self) -> int:
@@ -419,24 +591,30 @@ class Tree:
         }
         if self.encoding is not None:
             d["encoding"] = self.encoding.to_dict()
+        if self.display_bounds is not None:   # JSON has no infinity: an unbounded side is null
+            d["display_bounds"] = [[v if math.isfinite(v) else None for v in row]
+                                   for row in self.display_bounds.tolist()]
         return d
 
     @classmethod
     def from_dict(cls, d: dict) -> "Tree":
+        """A Tree from :meth:`to_dict`'s mapping; any missing or wrongly typed field is an InputError naming it."""
         if not isinstance(d, dict) or d.get("format") != "opttrees.Tree/1":
             raise InputError("not an opttrees tree (missing 'format': 'opttrees.Tree/1')")
         try:
+            _check_json_fields(d)
             tree = cls(children_left=d["children_left"], children_right=d["children_right"], feature=d["feature"],
                        threshold=d["threshold"], value=d["value"], task=d["task"], label=d.get("label"),
                        coef=d.get("coef"), classes=d.get("classes"), feature_names=d.get("feature_names"),
-                       n_features=d.get("n_features"), extras=d.get("extras") or {}, encoding=d.get("encoding"))
+                       n_features=d.get("n_features"), extras=d.get("extras") or {}, encoding=d.get("encoding"),
+                       display_bounds=_bounds_from_json(d.get("display_bounds")))
             tree._check_payload()
             return tree
         except KeyError as exc:
             raise InputError(f"tree JSON is missing the field {exc.args[0]!r}") from None
         except InputError:
             raise
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, OverflowError) as exc:
             raise InputError(f"tree JSON has a malformed field: {exc}") from None
 
     def to_json(self, path: str | Path | None = None, indent: int | None = 1) -> str:
@@ -476,7 +654,10 @@ class Tree:
         with ``negate`` the right branch's. The one place splits become text (export_text, DOT, pictures).
 
         A split on the one-hot feature of a category reads ``colour != red`` (left: the row's colour is not
-        red) and ``colour = red`` (right); other splits read ``x < 2.5`` / ``x >= 2.5``.
+        red) and ``colour = red`` (right); other splits read ``x < 2.5`` / ``x >= 2.5``. The threshold is
+        :func:`format_threshold` of the node's :attr:`display_bounds`: ``precision`` significant digits when
+        that routes every training value as the tree does, more when needed, exact when the bounds are unknown.
+        Hyperplane coefficients are printed exactly.
         """
         b = self.threshold[t]
         op = ">=" if negate else "<"
@@ -485,11 +666,54 @@ class Tree:
             cat = self._category(j)
             if cat is not None and 0 < b <= 1:   # left iff the 0/1 indicator is 0: the row is not in the category
                 return f"{cat[0]} {'=' if negate else '!='} {cat[1]}"
-            return f"{self._fname(j)} {op} {b:.{precision}g}"
-        terms = [f"{c:+.{precision}g}*{self._fname(j)}" for j, c in enumerate(self._coefs()[t]) if c != 0]
-        return f"{' '.join(terms) or '0'} {op} {b:.{precision}g}"
+            return f"{self._fname(j)} {op} {self.threshold_text(t, precision)}"
+        terms = [f"{'-' if c < 0 else '+'}{_number(abs(c))}*{self._fname(j)}"
+                 for j, c in enumerate(self._coefs()[t]) if c != 0]
+        return f"{' '.join(terms) or '0'} {op} {self.threshold_text(t, precision)}"
 
-    def leaf_text(self, t: int, precision: int = 4) -> str:
+    def threshold_text(self, t: int, precision: int | None = None) -> str:
+        """Branch node ``t``'s threshold as printed: :func:`format_threshold` with the node's display bounds."""
+        lo, hi = (None, None) if self.display_bounds is None else self.display_bounds[t]
+        return format_threshold(self.threshold[t], left_max=lo, right_min=hi, precision=precision)
+
+    def set_display_bounds(self, X) -> "Tree":
+        """Record, for every branch node, the largest training value of its test (``x_j``, or ``a·x`` for a
+        hyperplane) among the rows of ``X`` it sends left and the smallest among those it sends right.
+
+        Estimators call it at the end of ``fit`` with their training rows; the bounds travel in the JSON.
+        Every printed threshold then lies between them (:meth:`threshold_text`), so the drawn rule routes each
+        training row exactly as the tree does, with as few digits as that allows. Nodes no row reaches keep
+        ``(-inf, inf)`` and print their threshold exactly. Returns ``self``.
+        """
+        X = self._input(X)
+        bounds = np.tile([-np.inf, np.inf], (self.n_nodes, 1))
+        path = self.decision_path(X).tocsc()
+
+        def rows_at(node):
+            return path.indices[path.indptr[node]:path.indptr[node + 1]]
+
+        for t in np.nonzero(self.children_left != LEAF)[0]:
+            rows = rows_at(t)
+            if not rows.size:
+                continue
+            j = int(self.feature[t])
+            if j >= 0:
+                vals = X[rows, j]
+            else:
+                Xr = X[rows]
+                vals = np.einsum("ij,ij->i", Xr, np.broadcast_to(self._coefs()[t], Xr.shape))
+            go_left = np.isin(rows, rows_at(int(self.children_left[t])))   # as the tree routed them
+            if go_left.any():
+                bounds[t, 0] = vals[go_left].max()
+            if (~go_left).any():
+                bounds[t, 1] = vals[~go_left].min()
+        self.display_bounds = bounds
+        return self
+
+    def leaf_text(self, t: int, precision: int = 4, max_entries: int | None = 8, sep: str = ", ") -> str:
+        """A leaf's prediction as text. A SPO decision longer than ``max_entries`` (None: no limit) is summarised
+        as its first entries, its length and nonzero count; SPO leaves also show the cost ``value·decision``
+        of their decision under the leaf's mean cost. ``sep`` joins the parts of that summary."""
         if self.task == "classification":
             lab = self.classes[self._labels()[t]] if self.classes is not None else self._labels()[t]
             counts = ", ".join(f"{c:g}" for c in self.value[t])
@@ -505,7 +729,9 @@ class Tree:
             return f"predict {v[0]:.{precision}g} {' '.join(terms)}".rstrip()
         if self.task == "spo":
             dec = self.extras.get("decision")
-            return "decision " + (np.array2string(dec[t], precision=3) if dec is not None else "?")
+            if dec is None or dec.ndim != 2 or t >= len(dec):
+                return "decision ?"
+            return _decision_text(dec[t], self.value[t], precision, max_entries, sep)
         return ""
 
     def export_text(self, precision: int = 4) -> str:
@@ -515,7 +741,7 @@ class Tree:
         def rec(t, indent):
             pad = "|   " * indent
             if self.is_leaf(t):
-                lines.append(f"{pad}leaf {t}: {self.leaf_text(t, precision)}")
+                lines.append(f"{pad}leaf {t}: {self.leaf_text(t, precision, max_entries=None)}")
                 return
             cond = self.split_text(t, precision)
             lines.append(f"{pad}if {cond}:")
@@ -534,10 +760,10 @@ class Tree:
         out = ["digraph Tree {", '  node [shape=box, style="rounded", fontname="helvetica"];']
         for t in range(self.n_nodes):
             if self.is_leaf(t):
-                text = self.leaf_text(t, precision).replace("\\", "\\\\").replace('"', '\\"')
+                text = _dot_escape(self.leaf_text(t, precision, sep="\n"))
                 out.append(f'  {t} [label="{text}", style="rounded,filled", fillcolor="#eef5ff"];')
             else:
-                text = self.split_text(t, precision).replace("\\", "\\\\").replace('"', '\\"')
+                text = _dot_escape(self.split_text(t, precision))
                 out.append(f'  {t} [label="{text}"];')
                 out.append(f'  {t} -> {self.children_left[t]} [label="true"];')
                 out.append(f'  {t} -> {self.children_right[t]} [label="false"];')

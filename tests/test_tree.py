@@ -100,7 +100,7 @@ def test_routing_matches_reference_and_round_trip(tree, seed):
     ("children_right", [2, LEAF, LEAF, LEAF, LEAF], "exactly one child"),
     ("feature", [5, LEAF, HYPERPLANE, LEAF, LEAF], "feature out of range"),
     ("label", [0, 0, 1, 0, 7], "labels"),
-    ("children_left", "abc", "malformed"),
+    ("children_left", "abc", "children_left.* must be a list"),
     ("label", None, "needs 'label'"),
 ])
 def test_corrupt_json_is_rejected_with_a_named_problem(tmp_path, field, value, message):

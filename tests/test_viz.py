@@ -345,7 +345,7 @@ def test_other_payloads(mpl, task, rng):
     y = X[:, 0] if task == "linear" else None
     data = page_data(tree_to_html(tree, X=X, y=y))
     for t in (1, 2):
-        expected = tree.leaf_text(t) if task != "prescription" else tree.classes[tree.label[t]]
+        expected = tree.leaf_text(t, sep="\n") if task != "prescription" else tree.classes[tree.label[t]]
         assert data["nodes"][t]["pred"] == expected
         assert data["nodes"][t]["n"] == int((tree.apply(X) == t).sum())
     if task == "linear":

@@ -17,7 +17,7 @@ from ..heuristics.cart import cart_classifier_tree
 from ..heuristics.core import make_problem, objective
 from ..params import BOOLEAN, NONE, Interval, Options
 from .base import OptTreesEstimator, SolverMixin, warm_start_rules
-from .common import FittedTreeMixin, feature_names_in
+from .common import FittedTreeMixin, feature_names_in, record_display_bounds
 from .fitcontrol import controlled_fit, dp_plan, fit_mio, warn_time_limit
 
 #: the hyperplane margin mu of OCT-H / ORT-H (``hyperplane_margin``), in min-max scaled units
@@ -303,4 +303,5 @@ class OptimalTreeClassifier(FittedTreeMixin, ClassifierMixin, SolverMixin, OptTr
             if names is not None:
                 self.feature_names_in_ = np.asarray(names, dtype=object)
             self.objective_ = objective(tree, make_problem(data), alpha)
+            record_display_bounds(self, data.X)
         return self

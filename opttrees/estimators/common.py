@@ -11,6 +11,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..data import check_X
 from ..errors import InputError
 from ..params import check_param
+from ..tree import Tree
 
 
 def solver_seed(random_state) -> int:
@@ -48,6 +49,19 @@ def check_X_fitted(est, X) -> np.ndarray:
                                  f"(fitted on {names})")
             X = X.set_axis(cols, axis=1)[names]
     return check_X(X, est.n_features_in_)
+
+
+def record_display_bounds(est, X) -> None:
+    """Give the fitted trees their training rows' display bounds (:meth:`~opttrees.tree.Tree.set_display_bounds`),
+    so every printed threshold (text, DOT, pictures, HTML, the saved JSON) routes those rows as the tree does.
+
+    ``X``: the training features as the trees split on them (the prepared matrix, original units). Called at the
+    end of every estimator's ``fit``.
+    """
+    for attr in ("tree_", "unpruned_tree_", "greedy_tree_"):
+        tree = getattr(est, attr, None)
+        if isinstance(tree, Tree):
+            tree.set_display_bounds(X)
 
 
 class FittedTreeMixin:

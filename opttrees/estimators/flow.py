@@ -15,7 +15,7 @@ from ..formulations.benders import BendersOCT
 from ..formulations.flow import FlowOCT, FlowStructure, check_depth, greedy_incumbent
 from ..params import BOOLEAN, Interval, Options
 from .base import OptTreesEstimator, SolverMixin, warm_start_rules
-from .common import FittedTreeMixin
+from .common import FittedTreeMixin, record_display_bounds
 from .fitcontrol import controlled_fit, dp_start_and_bound
 
 #: a model above either size gets a warning before it is built (minutes of Pyomo build, GBs in SCIP)
@@ -225,6 +225,7 @@ class FlowOCTClassifier(_TreeClassifierMixin, SolverMixin, OptTreesEstimator):
             self.classes_ = data.codec.classes
             self.n_features_in_ = data.p
             self.feature_names_in_ = np.asarray(data.feature_names, dtype=object)
+            record_display_bounds(self, data.X)
         return self
 
 

@@ -22,7 +22,7 @@ from ..prescriptive.objective import (KIND_LINEAR, KIND_OPT, KIND_POLICY, make_p
 from ..prescriptive.search import greedy_prescriptive, local_search_prescriptive
 from ..progress import fmt
 from .base import OptTreesEstimator
-from .common import check_X_fitted, feature_names_in
+from .common import check_X_fitted, feature_names_in, record_display_bounds
 from .fitcontrol import controlled_fit, warn_time_limit
 
 #: deepest tree method='mio' builds (the structure block has n * 2^depth binaries)
@@ -53,6 +53,7 @@ class _PrescriptiveTreeBase(OptTreesEstimator):
         if names is not None:
             self.feature_names_in_ = np.asarray(names, dtype=object)
         self.objective_ = objective
+        record_display_bounds(self, data.X)
 
     def predict(self, X):
         """The prescribed treatment of every row (labels of ``classes_``)."""

@@ -15,7 +15,7 @@ from ..formulations.ort import ORT
 from ..formulations.ort_linear import ORTLinear
 from ..params import NONE, Interval, Options
 from .base import OptTreesEstimator, SolverMixin, warm_start_rules
-from .common import check_X_fitted
+from .common import check_X_fitted, record_display_bounds
 from .classifier import DP_RULES, MARGIN_RULES, fit_dp_tree
 from .fitcontrol import controlled_fit, fit_mio, warn_time_limit
 from ..heuristics import greedy_tree, local_search
@@ -234,6 +234,7 @@ class OptimalTreeRegressor(RegressorMixin, SolverMixin, OptTreesEstimator):
                 self.feature_names_in_ = np.asarray([str(c) for c in X.columns], dtype=object)
             self.objective_ = (self._linear_objective(data)(tree) if linear else
                                objective(tree, make_problem(data, self.loss), float(self.alpha)))
+            record_display_bounds(self, data.X)
         if self.verbose:
             print(f"OptimalTreeRegressor: objective {fmt(self.objective_)}, depth {tree.depth}, "
                   f"{tree.n_splits} splits")

@@ -19,7 +19,7 @@ from ..robust.adversary import ShiftSet, worst_case_accuracy
 from ..robust.calibration import calibrate
 from ..robust.shift import shifted_accuracy
 from .base import OptTreesEstimator, SolverMixin, warm_start_rules
-from .common import check_X_fitted
+from .common import check_X_fitted, record_display_bounds
 from .fitcontrol import controlled_fit
 from .flow import _fallback_warning, _TreeClassifierMixin, model_size, warn_if_huge
 
@@ -225,6 +225,7 @@ class RobustTreeClassifier(_TreeClassifierMixin, SolverMixin, OptTreesEstimator)
             self.classes_ = data.codec.classes
             self.n_features_in_ = data.p
             self.feature_names_in_ = np.asarray(data.feature_names, dtype=object)
+            record_display_bounds(self, data.X)
         return self
 
     # -------------------------------------------------------------------------------- evaluation

@@ -20,7 +20,7 @@ from ..spo.loss import decision_regret, normalized_extra_cost
 from ..spo.objective import spot_norm, spot_objective
 from ..spo.pruning import prune_alpha, prune_on_validation, prune_zero_gain, refit_nodes
 from .base import OptTreesEstimator, SolverMixin, warm_start_rules
-from .common import check_X_fitted
+from .common import check_X_fitted, record_display_bounds
 from .fitcontrol import controlled_fit
 
 
@@ -261,6 +261,7 @@ class SPOTree(SolverMixin, _SPOBase):
             tree = prune_zero_gain(tree)
         self.tree_ = tree
         self.objective_ = spot_objective(pr, tree, X, C, w, alpha=self.alpha)
+        record_display_bounds(self, X)
         return self
 
     def _fit_mio(self, X, C, w, feature_names, ctl):

@@ -18,7 +18,7 @@ from ..heuristics.local_search import _seeds
 from ..heuristics.tuning import check_depth_grid
 from ..params import NONE, InstanceOf, Interval, Options
 from .base import OptTreesEstimator
-from .common import FittedTreeMixin
+from .common import FittedTreeMixin, record_display_bounds
 from .fitcontrol import controlled_fit, warn_time_limit
 
 
@@ -155,6 +155,7 @@ class OptimalTreeCV(FittedTreeMixin, OptTreesEstimator):
         self.best_depth_, self.best_alpha_, self.val_error_ = res.depth, res.alpha, res.val_error
         self.tuning_table_ = res.table
         self.n_features_in_ = full.p
+        record_display_bounds(self, full.X)
         if self.task == "classification":
             self.classes_ = np.asarray(full.codec.classes)
 

@@ -80,7 +80,7 @@ h1 { font-size: 20px; margin: 0 0 4px; }
 .node.leaf { cursor: default; border-color: #8c959f; background: var(--tint, #eef5ff); }
 .node:focus-visible { outline: 2px solid #0969da; outline-offset: 2px; }
 .node.on-path { outline: 3px solid var(--path); outline-offset: 1px; }
-.node .head { font-weight: 600; overflow-wrap: anywhere; }
+.node .head { font-weight: 600; overflow-wrap: anywhere; white-space: pre-line; }
 .node .meta { color: var(--muted); font-size: 11px; }
 .node .counts { font-size: 11px; overflow-wrap: anywhere; }
 .node .bar { display: flex; height: 6px; margin: 4px 0 2px; border-radius: 3px; overflow: hidden;
@@ -116,6 +116,9 @@ JS = r"""
     if (v === null || v === undefined || !isFinite(v)) { return "-"; }
     return String(Number(Number(v).toPrecision(DATA.precision)));
   }
+  // a row's feature value as stored (shortest round-trip text): rounding it could put it on the wrong side of a
+  // printed threshold, which is itself the shortest text that routes every training value as the tree does
+  function exact(v) { return v === null || v === undefined ? "-" : String(v); }
   function colour(k) { return PALETTE[k % PALETTE.length]; }
   function isLeaf(t) { return nodes[t].left === null; }
   function subtreeSize(t) { return isLeaf(t) ? 1 : 1 + subtreeSize(nodes[t].left) + subtreeSize(nodes[t].right); }
@@ -289,7 +292,7 @@ JS = r"""
       var table = make("table", "values"), h = make("tr"), v = make("tr");
       rows.features.forEach(function (name, j) {
         h.appendChild(make("th", null, name));
-        v.appendChild(make("td", null, num(rows.values[i][j])));
+        v.appendChild(make("td", null, exact(rows.values[i][j])));
       });
       table.appendChild(h);
       table.appendChild(v);

@@ -70,8 +70,8 @@ def _node_label(tree: Tree, t: int, stats, precision: int) -> str:
         lines.append(stats.predicted[t])
     elif tree.task == "regression":
         lines.append(f"predict {stats.predicted[t]}")
-    else:
-        lines.append(tree.leaf_text(t, precision))
+    else:   # one part per line: a SPO leaf's decision summary and its cost
+        lines.append(tree.leaf_text(t, precision, sep="\n"))
     if stats.n is not None:
         lines.append(f"n = {stats.n[t]:g}")
     if stats.mean is not None and np.isfinite(stats.mean[t]):

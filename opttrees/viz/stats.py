@@ -174,7 +174,7 @@ def _prediction_text(tree: Tree, t: int, names, predicted_class, mean, precision
         if leaf:
             return ", ".join(f"{v:.{precision}g}" for v in tree.value[t])
         return f"{mean[t]:.{precision}g}" if mean is not None and np.isfinite(mean[t]) else ""
-    return tree.leaf_text(t, precision) if leaf else ""
+    return tree.leaf_text(t, precision, sep="\n") if leaf else ""
 
 
 def count_lines(counts_row: np.ndarray, names: list[str], limit: int = MAX_LISTED_CLASSES) -> list[str]:
