@@ -20,7 +20,7 @@ FIELDS = json.loads(r"""
   "wine"
  ],
  "default_random_state": 0,
- "fingerprint": "e580870d12cfe39bede971fc5fa044472fd7c5a6bf268378544f7a0117e03410",
+ "fingerprint": "2592e361ffed7be9d47bf5aaf307fba0369dccfb274eef41b291a38345114d40",
  "missing_policies": [
   "error",
   "drop",
@@ -184,7 +184,7 @@ FIELDS = json.loads(r"""
    "defaults": {
     "alpha": 0.0,
     "binarization": "quantile",
-    "dp_bound": false,
+    "dp_bound": "auto",
     "hyperplane_margin": 0.005,
     "loss_rows": "tight",
     "max_depth": 2,
@@ -202,7 +202,7 @@ FIELDS = json.loads(r"""
     "threads": 1,
     "time_limit": 60,
     "verbose": false,
-    "warm_start": "greedy"
+    "warm_start": "auto"
    },
    "description": "greedy CART tree pruned with alpha (no solver)",
    "estimator": "OptimalTreeClassifier",
@@ -233,7 +233,13 @@ FIELDS = json.loads(r"""
      }
     ],
     "dp_bound": [
-     "bool"
+     "bool",
+     {
+      "ignore_case": false,
+      "options": [
+       "auto"
+      ]
+     }
     ],
     "hyperplane_margin": [
      {
@@ -419,6 +425,7 @@ FIELDS = json.loads(r"""
      {
       "ignore_case": false,
       "options": [
+       "auto",
        "greedy",
        "local-search",
        "dp"
@@ -586,7 +593,7 @@ FIELDS = json.loads(r"""
    "defaults": {
     "alpha": 0.0,
     "binarization": "quantile",
-    "dp_bound": false,
+    "dp_bound": "auto",
     "hyperplane_margin": 0.005,
     "loss_rows": "tight",
     "max_depth": 2,
@@ -604,7 +611,7 @@ FIELDS = json.loads(r"""
     "threads": 1,
     "time_limit": 60,
     "verbose": false,
-    "warm_start": "greedy"
+    "warm_start": "auto"
    },
    "description": "Bertsimas\u2013Dunn OCT / OCT-H MIO (split_type: parallel | hyperplane)",
    "estimator": "OptimalTreeClassifier",
@@ -635,7 +642,13 @@ FIELDS = json.loads(r"""
      }
     ],
     "dp_bound": [
-     "bool"
+     "bool",
+     {
+      "ignore_case": false,
+      "options": [
+       "auto"
+      ]
+     }
     ],
     "hyperplane_margin": [
      {
@@ -821,6 +834,7 @@ FIELDS = json.loads(r"""
      {
       "ignore_case": false,
       "options": [
+       "auto",
        "greedy",
        "local-search",
        "dp"
@@ -978,7 +992,7 @@ FIELDS = json.loads(r"""
    "defaults": {
     "alpha": 0.0,
     "binarization": "quantile",
-    "dp_bound": false,
+    "dp_bound": "auto",
     "hyperplane_margin": 0.005,
     "loss_rows": "tight",
     "max_depth": 2,
@@ -996,7 +1010,7 @@ FIELDS = json.loads(r"""
     "threads": 1,
     "time_limit": 60,
     "verbose": false,
-    "warm_start": "greedy"
+    "warm_start": "auto"
    },
    "description": "optimal classification tree over binarised features by dynamic programming (STreeD; no solver)",
    "estimator": "OptimalTreeClassifier",
@@ -1027,7 +1041,13 @@ FIELDS = json.loads(r"""
      }
     ],
     "dp_bound": [
-     "bool"
+     "bool",
+     {
+      "ignore_case": false,
+      "options": [
+       "auto"
+      ]
+     }
     ],
     "hyperplane_margin": [
      {
@@ -1213,6 +1233,7 @@ FIELDS = json.loads(r"""
      {
       "ignore_case": false,
       "options": [
+       "auto",
        "greedy",
        "local-search",
        "dp"
@@ -1227,7 +1248,7 @@ FIELDS = json.loads(r"""
    "defaults": {
     "alpha": 0.0,
     "binarization": "quantile",
-    "dp_bound": false,
+    "dp_bound": "auto",
     "hyperplane_margin": 0.005,
     "loss_rows": "tight",
     "max_depth": 2,
@@ -1245,7 +1266,7 @@ FIELDS = json.loads(r"""
     "threads": 1,
     "time_limit": 60,
     "verbose": false,
-    "warm_start": "greedy"
+    "warm_start": "auto"
    },
    "description": "OCT / OCT-H by Dunn's local search with restarts",
    "estimator": "OptimalTreeClassifier",
@@ -1276,7 +1297,13 @@ FIELDS = json.loads(r"""
      }
     ],
     "dp_bound": [
-     "bool"
+     "bool",
+     {
+      "ignore_case": false,
+      "options": [
+       "auto"
+      ]
+     }
     ],
     "hyperplane_margin": [
      {
@@ -1462,6 +1489,7 @@ FIELDS = json.loads(r"""
      {
       "ignore_case": false,
       "options": [
+       "auto",
        "greedy",
        "local-search",
        "dp"
