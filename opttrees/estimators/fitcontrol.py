@@ -255,7 +255,9 @@ class FitControl:
         """Set ``fit_status_`` / ``fit_timings_`` on ``est`` (called inside the stop_on_sigint block)."""
         if STOP.is_set():
             status = "interrupted"
-        elif self.cut_short or (solve_result is not None and solve_result.status == "time_limit"):
+        elif self.cut_short or (solve_result is not None and "time_limit" in (
+                solve_result.status, getattr(solve_result, "termination", None))):
+            # the solver's time ran out, with an incumbent ("time_limit") or without one ("no_solution")
             status = "time_limit"
         else:
             status = "completed"

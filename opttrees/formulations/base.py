@@ -33,8 +33,9 @@ from abc import ABC, abstractmethod
 
 import pyomo.environ as pyo
 from pyomo.core.base.block import BlockData
+from pyomo.core.expr.visitor import identify_variables
 
-from ..errors import InputError, VerificationError, VerificationWarning
+from ..errors import InputError, SolverError, VerificationError, VerificationWarning
 
 #: objective agreement required between the solver and the re-routed tree
 VERIFY_ATOL = 1e-5
@@ -88,6 +89,8 @@ class Formulation(ABC):
         m.objective_expr = pyo.Expression(expr=expr)
         if self.owns_model:
             m.objective = pyo.Objective(expr=m.objective_expr, sense=sense)
+        # the formulation's own rows (every other row is the user's; see _refit_allowed)
+        self._own_rows = {id(c) for c in m.component_objects(pyo.Constraint, descend_into=True)}
 
     @property
     def max_depth(self) -> int:
@@ -113,23 +116,33 @@ class Formulation(ABC):
 
     def extract(self, verify: bool = True):
         """The solution as a Tree; with ``verify``, re-routed and checked, and the last SolveResult's objective
-        replaced by the tree's own (see :meth:`SolveResult.reconcile`)."""
-        tree = self._decode()
-        if not verify:
-            return self._drop_void_splits(tree)
-        self.verify(tree)
-        reconcile(self, self.tree_objective(tree))
-        tidy = self._drop_void_splits(tree)
-        if tidy is not tree and self.last_result is not None and self.last_result.objective is not None:
-            # fewer splits, the same routing of every row: the objective falls by alpha per split removed
-            from ..solvers.result import relative_gap
+        replaced by the tree's own (see :meth:`SolveResult.reconcile`).
 
-            res, own = self.last_result, self.tree_objective(tidy)
-            res.objective = own
-            if res.bound is not None and res.bound > own:
-                res.bound = own
-            res.gap = relative_gap(own, res.bound)
-        return tidy
+        Formulations whose leaf values are continuous variables (ORT, ORT-L) then refit them on the solver's
+        partition (:meth:`_refit_leaves`): a solver stops within its tolerances, not at the leaf values the
+        objective defines. The returned tree is the refit one, and the SolveResult reports its objective
+        (:meth:`SolveResult.refit`: never worse than the solver's point; the bound stays valid).
+        """
+        res = self.last_result
+        if res is not None and not res.has_solution:
+            from ..solvers.result import STATUSES
+            raise SolverError(f"{type(self).__name__}.extract(): the last solve returned no solution (status "
+                              f"{res.status!r}: {STATUSES.get(res.status, res.message)}); there is no tree to decode")
+        tree = self._decode()
+        if verify:
+            self.verify(tree)
+            reconcile(self, self.tree_objective(tree))
+        # a better point of the same model, routing every row as the solver did: void splits dropped, then
+        # (ORT, ORT-L) leaf values refit on the partition
+        better = self._drop_void_splits(tree)
+        refit = self._refit_leaves(better) if self._refit_allowed() else None
+        if refit is not None:
+            better = refit
+        if better is not tree:
+            tree = better
+            if verify and self.last_result is not None:
+                self.last_result.refit(self.tree_objective(tree), self.sense)
+        return tree
 
     def _drop_void_splits(self, tree):
         """Splits that send no training row one way, or split a leaf into two of the same class, are removed
@@ -139,6 +152,28 @@ class Formulation(ABC):
         if isinstance(getattr(self, "structure", None), BDStructure):
             return drop_void_splits(tree, self.data.X)  # type: ignore[attr-defined]
         return tree
+
+    def _refit_leaves(self, tree):
+        """``tree`` with better leaf values for the same partition (a point of the same model), or None."""
+        return None
+
+    def _refit_allowed(self) -> bool:
+        """Leaf values may be refit unless the user pinned them: a fixed leaf variable (the variables of the
+        formulation's own block, outside ``model.tree``) or a row added by the user that mentions one."""
+        leaf_vars = set()
+        for comp in self.model.component_objects(pyo.Var, descend_into=False):
+            for v in comp.values():
+                if v.fixed:
+                    return False
+                leaf_vars.add(id(v))
+        own = getattr(self, "_own_rows", set())
+        for con in self.model.model().component_objects(pyo.Constraint, active=True, descend_into=True):
+            if id(con) in own:
+                continue
+            for row in con.values():
+                if row.active and any(id(v) in leaf_vars for v in identify_variables(row.body)):
+                    return False
+        return True
 
     def verify(self, tree) -> None:
         solver_obj = self.model_objective()

@@ -1,6 +1,7 @@
 """ORT and ORT-H: Bertsimas–Dunn optimal regression trees with constant leaves, thesis model (4.8)."""
 from __future__ import annotations
 
+import dataclasses
 import warnings
 
 import numpy as np
@@ -155,6 +156,18 @@ class ORT(Formulation):
                 value[node] = best[parent[node]]
         tree.value = value.reshape(-1, 1)
         return tree
+
+    def _refit_leaves(self, tree: Tree) -> Tree:
+        """Every leaf holding training rows predicts their best constant (weighted mean for squared loss,
+        weighted median for absolute loss): what the objective defines for the solver's partition. A solver
+        stops within its tolerances (SCIP's gap, feasibility of the epigraph row), not at these values; the
+        refit tree is a feasible point of the model (the constants lie in [min y, max y]) and scores no worse."""
+        rows_at = tree.decision_path(self.data.X).toarray().astype(bool)
+        value = tree.value.copy()
+        for node in tree.leaves:
+            if rows_at[:, node].any():
+                value[node, 0] = self._best_constant(rows_at[:, node])
+        return dataclasses.replace(tree, value=value)
 
     def _best_constant(self, mask: np.ndarray) -> float:
         d = self.data

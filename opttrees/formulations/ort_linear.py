@@ -23,6 +23,7 @@ coefficients are forced to 0 (β_jt tied to l_t), so the model's penalty is the 
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 
@@ -256,6 +257,66 @@ class ORTLinear(Formulation):
                 value[node] = to_original_units(d, float(pyo.value(m.beta0[h])), beta)
         tree.value = value
         return tree
+
+    def _leaf_cost(self, rows: np.ndarray, b0: float, beta: np.ndarray) -> float:
+        """Leaf ``rows``' share of the objective with the model (b0, beta) on the scaled features."""
+        d = self.data
+        r = d.y[rows] - b0 - d.Xs[rows] @ beta
+        w = d.sample_weight[rows]
+        loss = float(np.sum(w * (r * r if self.loss == "squared" else np.abs(r))))
+        pen = np.abs(beta).sum() if self.penalty == "l1" else float(np.count_nonzero(np.abs(beta) > 1e-9))
+        return loss / self.baseline + self.leaf_penalty * pen
+
+    def _in_model(self, rows: np.ndarray, b0: float, beta: np.ndarray) -> bool:
+        """(b0, beta) is a leaf model the MIO can hold: its coefficient, intercept, budget and fit bounds."""
+        tol = 1e-9
+        fit = b0 + self.data.Xs[rows] @ beta
+        return bool(np.all(np.abs(beta) <= self.coef_bound * (1 + tol)) and abs(b0) <= self.intercept_bound
+                    and (self.budget is None or np.abs(beta).sum() <= self.budget * (1 + tol))
+                    and np.all(np.abs(fit) <= self.fit_bound[rows]))
+
+    def _best_model(self, rows: np.ndarray, b0: float, beta: np.ndarray) -> tuple[float, np.ndarray] | None:
+        """The leaf model the objective defines for ``rows`` (squared loss only): the lasso (L1, by coordinate
+        descent from the solver's coefficients) or least squares on the solver's support (L0); None otherwise."""
+        d = self.data
+        if self.loss != "squared":
+            return None   # absolute loss: a linear objective, solved to LP precision (no epigraph, no refit)
+        keep = np.zeros(d.p, dtype=bool)
+        keep[self.features] = True
+        if self.penalty == "l1":
+            fit = fit_leaf(d, rows, self.leaf_penalty, self.baseline, warm=beta)
+            return fit.intercept, np.where(keep, fit.coef, 0.0)
+        support = np.nonzero(keep & (np.abs(beta) > 1e-9))[0]
+        sw = np.sqrt(d.sample_weight[rows])
+        A = np.column_stack([np.ones(len(rows)), d.Xs[rows][:, support]]) * sw[:, None]
+        sol = np.linalg.lstsq(A, d.y[rows] * sw, rcond=None)[0]
+        new = np.zeros(d.p)
+        new[support] = sol[1:]
+        return float(sol[0]), new
+
+    def _refit_leaves(self, tree: Tree) -> Tree:
+        """Squared loss: each leaf's model replaced by the one the objective defines for its rows (lasso for L1,
+        least squares on the solver's support for L0) when that scores better and lies within the model's
+        bounds (so the refit tree is a point of the MIO and its bound stays valid). The solver's leaf models
+        are only as exact as its gap and its epigraph row's feasibility tolerance."""
+        if self.loss != "squared":
+            return None
+        d = self.data
+        rows_at = tree.decision_path(d.X).toarray().astype(bool)
+        value = tree.value.copy()
+        changed = False
+        for node in tree.leaves:
+            rows = np.nonzero(rows_at[:, node])[0]
+            if not len(rows):
+                continue
+            b0, beta = to_scaled_units(d, tree.value[node])
+            best = self._best_model(rows, b0, beta)
+            if best is None or not self._in_model(rows, *best):
+                continue
+            if self._leaf_cost(rows, *best) < self._leaf_cost(rows, b0, beta):
+                value[node] = to_original_units(d, *best)
+                changed = True
+        return dataclasses.replace(tree, value=value) if changed else None
 
     def extract(self, verify: bool = True) -> Tree:
         tree = super().extract(verify)

@@ -12,7 +12,7 @@ import pyomo.environ as pyo
 from ..params import Satisfies, check_param
 from ..errors import InputError, SolverError
 from ..interrupt import STOP, stop_on_sigint
-from .compile import CompileStopped, compile_model
+from .compile import CompileStopped, compile_model, fixed_vars
 from .options import SolveOptions
 from .result import BOUND_PROVENANCES, ObjectiveBound, SolveResult, finish, settle_with_bound
 
@@ -90,12 +90,16 @@ def _solve(formulation, solver, time_limit, mip_gap, threads, seed, warm_start, 
                         verbose=int(verbose), callbacks=list(callbacks or []) + stop_at_bound,
                         deadline=None if time_limit is None else t0 + float(time_limit))
     start_obj = None
+    fixed = fixed_vars(model)   # the user's Var.fix(): kept as columns with lo = hi = value
     if warm_start is not None:
         if isinstance(formulation, pyo.Block):
             raise InputError("warm_start needs a formulation object (a bare Pyomo model has no warm_start)")
         formulation.warm_start(warm_start)
+        for v, val in fixed:    # a warm start sets every variable; a fixed one keeps the user's value
+            v.set_value(val, skip_validation=True)
     try:
-        cm = compile_model(model, should_stop=lambda: STOP.is_set() or (opts.remaining() or 1.0) <= 0)
+        cm = compile_model(model, should_stop=lambda: STOP.is_set() or (opts.remaining() or 1.0) <= 0,
+                           fixed=fixed)
     except CompileStopped as exc:
         why = "interrupted" if STOP.is_set() else "time_limit"
         res = finish(s, _adapter(s).version(), why, None, None, 0.0, 0, [],

@@ -38,6 +38,7 @@ class CompiledModel:
     quad: list = field(default_factory=list)   # objective terms (col_i, col_j, coef)
     col_of: dict = field(default_factory=dict)  # id(VarData) -> column
     row_names: list = field(default_factory=list)
+    fixed: np.ndarray | None = None  # bool per column: a Pyomo Var fixed by the user (bounds lo = hi = its value)
     _visitor: Any = None             # Pyomo's LinearRepnVisitor, kept for compiling cuts
 
     @property
@@ -61,10 +62,12 @@ class CompiledModel:
         return np.array([np.nan if v.value is None else float(v.value) for v in self.cols])
 
     def load_solution(self, x: np.ndarray) -> None:
-        """Write solver values back into the Pyomo variables (integers rounded)."""
+        """Write solver values back into the Pyomo variables (integers rounded); fixed variables keep theirs."""
         xs = np.where(self.integer, np.round(x), x)
-        for v, val in zip(self.cols, xs.tolist()):
-            v.set_value(val, skip_validation=True)
+        fixed = self.fixed if self.fixed is not None else np.zeros(len(self.cols), dtype=bool)
+        for v, val, fx in zip(self.cols, xs.tolist(), fixed.tolist()):
+            if not fx:
+                v.set_value(val, skip_validation=True)
 
     def objective_value(self, x: np.ndarray) -> float:
         val = float(self.cost @ x) + self.offset
@@ -113,12 +116,50 @@ class CompileStopped(Exception):
     """The hand-off was stopped (Ctrl-C or the time limit) before the model reached the solver."""
 
 
-def compile_model(model: pyo.ConcreteModel, should_stop=None) -> CompiledModel:
+def fixed_vars(model: pyo.Block) -> list:
+    """``(VarData, value)`` of every fixed variable of ``model`` (e.g. the user's ``d[1].fix(1)``)."""
+    out = []
+    for comp in model.component_objects(pyo.Var, descend_into=True):
+        for v in comp.values():
+            if v.fixed:
+                if v.value is None:
+                    raise SolverError(f"variable {v.name} is fixed but has no value; fix it to a number "
+                                      "(v.fix(value))")
+                out.append((v, v.value))
+    return out
+
+
+def compile_model(model: pyo.ConcreteModel, should_stop=None, fixed: list | None = None) -> CompiledModel:
     """Walk every active constraint and the single active objective of ``model``.
 
     ``should_stop()`` is asked every few thousand rows (Ctrl-C, deadline): a hand-off of a model with
     millions of nonzeros takes tens of seconds, which a time limit must count and a Ctrl-C must cut short.
+
+    Fixed variables (``fixed``: the list :func:`fixed_vars` returns, computed here when None) stay columns
+    with bounds lo = hi = their value, so that separators, repairs and lazy cuts can name them like any other
+    variable; :meth:`CompiledModel.load_solution` leaves their values alone. They are unfixed only while the
+    rows are walked (Pyomo's visitors would fold them into constants) and fixed again afterwards.
     """
+    if fixed is None:
+        fixed = fixed_vars(model)
+    for v, _ in fixed:
+        v.unfix()
+    try:
+        cm = _compile(model, should_stop)
+    finally:
+        for v, val in fixed:
+            v.fix(val)
+    is_fixed = np.zeros(cm.n_cols, dtype=bool)
+    for v, val in fixed:
+        k = cm.col_of.get(id(v))
+        if k is not None:
+            cm.col_lower[k] = cm.col_upper[k] = float(val)
+            is_fixed[k] = True
+    cm.fixed = is_fixed
+    return cm
+
+
+def _compile(model: pyo.ConcreteModel, should_stop=None) -> CompiledModel:
     objs = list(model.component_data_objects(pyo.Objective, active=True, descend_into=True))
     if len(objs) != 1:
         raise SolverError(f"the model must have exactly one active objective; it has {len(objs)}")

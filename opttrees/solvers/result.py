@@ -222,6 +222,27 @@ class SolveResult:
         self.has_solution = True
         self.gap = relative_gap(own, self.bound)
 
+    def refit(self, tree_objective: float, sense: int = 1) -> None:
+        """The returned tree's leaf values were refit on the solver's partition (ORT's leaf means or medians, ORT-L's
+        leaf models): ``tree_objective`` is that tree's own objective and becomes the reported one.
+
+        The refit tree is a feasible point of the same model with an objective no worse than the solver's point,
+        so the bound stays valid; a bound beyond the new objective is the solver's tolerance and moves onto it
+        (as in :func:`settle_with_bound`). The status is kept: a proof stays one (the gap can only shrink), and a
+        stopped solve stays stopped. Call after :meth:`reconcile`.
+        """
+        if tree_objective is None or not math.isfinite(tree_objective):
+            return
+        own = float(tree_objective)
+        if self.objective is not None and sense * (own - self.objective) > 1e-9 * max(1.0, abs(self.objective)):
+            log.warning("the refit tree scores %.9g, worse than the solver's point %.9g (please report this)",
+                        own, self.objective)
+        self.objective = own
+        self.has_solution = True
+        if self.bound is not None and math.isfinite(self.bound) and sense * (self.bound - own) > 0:
+            self.bound = own
+        self.gap = relative_gap(own, self.bound)
+
     def summary(self) -> str:
         proof = f" (proven optimal{' by the DP bound' if self.proof == 'dp-bound' else ''})"
         return (f"{self.solver}: {self.status}{proof if self.proven_optimal else ''}  "

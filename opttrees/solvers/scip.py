@@ -26,6 +26,23 @@ from .result import SolveResult, finish
 #: 0 = root node only, k = every k-th depth, -1 = never; only for separators with ``separate_fractional``
 SEPA_FREQ = 1
 
+#: the epigraph row ``quad(x) <= t`` of a quadratic objective is multiplied by up to this. SCIP checks a nonlinear
+#: row to its absolute feasibility tolerance (1e-6), so unscaled, t -- SCIP's objective -- may sit up to 1e-6
+#: below the point's true objective: SCIP then "proves" an incumbent up to 1e-6 worse than the optimum (or than
+#: the warm start it was given). Scaled by 1e3 that slack is 1e-9, far below the proof tolerance.
+EPIGRAPH_SCALE = 1e3
+
+
+def _epigraph_scale(cm: CompiledModel) -> float:
+    """:data:`EPIGRAPH_SCALE`, less when the quadratic part can be so large (|y| far from 0) that the scaled row's
+    round-off (scale * |quad| * 2.2e-16) would come near SCIP's feasibility tolerance."""
+    big = [max(abs(cm.col_lower[j]), abs(cm.col_upper[j])) for j in range(cm.n_cols)]
+    q = sum(abs(c) * big[i] * big[j] for i, j, c in cm.quad)
+    if not math.isfinite(q) or q <= 0:
+        return 1.0
+    return float(min(EPIGRAPH_SCALE, max(1.0, 1e-8 / (q * 2.2e-16))))
+
+
 def _pyscipopt():
     try:
         import pyscipopt
@@ -71,11 +88,12 @@ def _build(cm: CompiledModel, opts: SolveOptions):
     if cm.quad:
         # SCIP wants a linear objective: minimise an epigraph variable above the quadratic part
         t = m.addVar(name="quad_obj", lb=None, ub=None, obj=1.0)
-        qe = Expr({Term(xs[i], xs[j]): c for i, j, c in cm.quad})
+        k = _epigraph_scale(cm)
+        qe = Expr({Term(xs[i], xs[j]): k * c for i, j, c in cm.quad})
         if cm.sense > 0:
-            m.addCons(ExprCons(qe - t, lhs=None, rhs=0.0), name="quad_epigraph")
+            m.addCons(ExprCons(qe - k * t, lhs=None, rhs=0.0), name="quad_epigraph")
         else:
-            m.addCons(ExprCons(qe - t, lhs=0.0, rhs=None), name="quad_epigraph")
+            m.addCons(ExprCons(qe - k * t, lhs=0.0, rhs=None), name="quad_epigraph")
     if cm.offset:
         m.addObjoffset(cm.offset)
     m.setObjective(m.getObjective(), sense="minimize" if cm.sense > 0 else "maximize", clear=False)
