@@ -20,7 +20,7 @@ FIELDS = json.loads(r"""
   "wine"
  ],
  "default_random_state": 0,
- "fingerprint": "2592e361ffed7be9d47bf5aaf307fba0369dccfb274eef41b291a38345114d40",
+ "fingerprint": "07c7d74e7c75ea4aeff2aae3c0772b4346ce1929ad98940db4818e0add5dd107",
  "missing_policies": [
   "error",
   "drop",
