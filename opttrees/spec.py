@@ -111,8 +111,8 @@ APPLIES: dict[str, dict[str, list[dict]]] = {
         "split_type": [{"method": {"mio", "local-search"}}],
         "n_hyperplane_restarts": [{**_LS, **_HYP}, {**_MIO, **_HYP, "warm_start": {"local-search"}}],
         "hyperplane_margin": [{**_MIO, **_HYP}],
-        "binarization": [_DP, {**_MIO, "warm_start": {"dp"}}, {**_MIO, "dp_bound": {True}}],
-        "n_thresholds": [_DP, {**_MIO, "warm_start": {"dp"}}, {**_MIO, "dp_bound": {True}}],
+        "binarization": [_DP, {**_MIO, "warm_start": {"dp", "auto"}}, {**_MIO, "dp_bound": {True, "auto"}}],
+        "n_thresholds": [_DP, {**_MIO, "warm_start": {"dp", "auto"}}, {**_MIO, "dp_bound": {True, "auto"}}],
         "max_num_nodes": [_DP],
     },
     "OptimalTreeRegressor": {

@@ -1,0 +1,96 @@
+"""The fastest exact route by default: warm_start="auto", dp_bound="auto" (the DP's start and bound when the DP
+fits the time and memory budget), and a DP that never outgrows its memory cap."""
+import numpy as np
+import pytest
+from sklearn.datasets import load_iris, make_classification
+
+from opttrees import OptimalTreeClassifier
+from opttrees.data import prepare
+from opttrees.dp import solve_dp
+from opttrees.dp import api as dp_api
+from opttrees.dp.memory import check_limit, default_limit, physical_memory
+from opttrees.errors import InputError
+from opttrees.estimators.fitcontrol import dp_plan
+
+
+@pytest.mark.parametrize("solver", ["highs", "scip"])
+def test_default_fit_is_proven_by_the_dp_bound(solver):
+    X, y = load_iris(return_X_y=True)
+    clf = OptimalTreeClassifier(max_depth=2, solver=solver, time_limit=60).fit(X, y)
+    res = clf.solve_result_
+    assert res.proven_optimal and res.status == "optimal"
+    assert clf.objective_ == pytest.approx(0.06)
+    assert res.plan["start"] == "dp" and res.plan["bound"] == "dp-bound"
+    assert "every midpoint" in res.plan["why"]
+    assert res.to_dict()["plan"] == res.plan
+
+
+def test_old_defaults_still_available():
+    X, y = load_iris(return_X_y=True)
+    clf = OptimalTreeClassifier(max_depth=1, warm_start="greedy", dp_bound=False, time_limit=60).fit(X, y)
+    assert clf.solve_result_.plan == {"start": "greedy", "bound": None}
+    assert clf.solve_result_.proof == "solver"
+
+
+def test_plan_skips_a_dp_that_does_not_fit_the_time():
+    X, y = make_classification(1500, 4, n_informative=3, n_redundant=0, random_state=1)
+    data = prepare(X, y)
+    mode, why = dp_plan(data, 2, 10.0)
+    assert mode == "quantile" and "predicted" in why           # every midpoint: ~6,000 columns, minutes
+    assert dp_plan(data, 2, None)[0] == "quantile"
+    small = prepare(*load_iris(return_X_y=True))
+    assert dp_plan(small, 2, 10.0)[0] == "midpoints"
+    assert dp_plan(small, 2, 1e-6)[0] == ""                     # no time at all: the greedy start
+
+
+def test_auto_on_a_large_set_uses_a_quantile_start_and_no_bound():
+    X, y = make_classification(1500, 4, n_informative=3, n_redundant=0, random_state=1)
+    clf = OptimalTreeClassifier(max_depth=2, time_limit=15).fit(X, y)
+    res = clf.solve_result_
+    assert res.plan["bound"] is None and res.plan["dp_binarization"] == "quantile"
+    assert res.plan["start"] in ("dp", "greedy")
+    assert res.objective == pytest.approx(clf.objective_, abs=1e-9)
+
+
+def test_hyperplane_auto_uses_the_greedy_start():
+    X, y = load_iris(return_X_y=True)
+    clf = OptimalTreeClassifier(max_depth=1, split_type="hyperplane", time_limit=20).fit(X, y)
+    assert clf.solve_result_.plan["start"] == "greedy" and clf.solve_result_.plan["bound"] is None
+
+
+def test_explicit_dp_bound_true_with_hyperplanes_is_an_error():
+    X, y = load_iris(return_X_y=True)
+    with pytest.raises(InputError, match="dp_bound=True"):
+        OptimalTreeClassifier(split_type="hyperplane", dp_bound=True).fit(X, y)
+
+
+def test_memory_limit_values():
+    assert check_limit("4GB") == 4 * 1024 ** 3 and check_limit("500 mb") == 500 * 1024 ** 2
+    assert check_limit(None) == default_limit()
+    assert physical_memory() == 0 or default_limit() == physical_memory() // 2
+    for bad in ("lots", -1, 0, True, "0GB"):
+        with pytest.raises(InputError, match="memory_limit"):
+            check_limit(bad)
+
+
+def test_dp_refuses_a_run_over_its_memory_limit():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 6))
+    y = rng.integers(0, 2, 400)
+    with pytest.raises(InputError, match="memory_limit=100 MB: use fewer thresholds"):
+        solve_dp(X, y, max_depth=2, binarization="midpoints", memory_limit="100MB")
+
+
+def test_dp_stops_at_its_memory_cap_with_a_tree_and_a_bound(monkeypatch):
+    """The caches grow during the search: the watch stops it like a time limit (a huge resident size here)."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(600, 8))
+    y = rng.integers(0, 3, 600)
+    monkeypatch.setattr(dp_api, "resident_bytes", lambda: 10 ** 15)
+    with pytest.warns(UserWarning, match="memory_limit"):
+        tree, res = solve_dp(X, y, max_depth=4, binarization="quantile", n_thresholds=40)
+    assert res.status in ("limit", "optimal")
+    if res.status == "limit":
+        assert res.timings["memory_limit"] and "memory_limit" in res.message
+        assert 0.0 <= res.bound <= res.objective
+    assert tree.predict(X).shape == (600,)
