@@ -20,7 +20,7 @@ FIELDS = json.loads(r"""
   "wine"
  ],
  "default_random_state": 0,
- "fingerprint": "07c7d74e7c75ea4aeff2aae3c0772b4346ce1929ad98940db4818e0add5dd107",
+ "fingerprint": "42502aaef40b14b968cbd6d9790abda9d6afcac018c50c21ed4cc585b6e7d8bb",
  "missing_policies": [
   "error",
   "drop",
@@ -4565,7 +4565,7 @@ FIELDS = json.loads(r"""
     "validation_fraction": 0.0,
     "verbose": false,
     "warm_start": "greedy",
-    "x_precision": 3
+    "x_precision": null
    },
    "description": "greedy SPO tree (SPOT), pruned on validation if given",
    "estimator": "SPOTree",
@@ -4786,7 +4786,7 @@ FIELDS = json.loads(r"""
     "validation_fraction": 0.0,
     "verbose": false,
     "warm_start": "greedy",
-    "x_precision": 3
+    "x_precision": null
    },
    "description": "exact SPOT-objective tree over binarised features by dynamic programming",
    "estimator": "SPOTree",
@@ -5007,7 +5007,7 @@ FIELDS = json.loads(r"""
     "validation_fraction": 0.0,
     "verbose": false,
     "warm_start": "greedy",
-    "x_precision": 3
+    "x_precision": null
    },
    "description": "SPOT MILP warm-started by greedy SPOT (time-limited improver)",
    "estimator": "SPOTree",

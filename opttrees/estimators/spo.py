@@ -140,9 +140,11 @@ class SPOTree(SolverMixin, _SPOBase):
         ``method="mio"``: give the MILP the DP optimum over *every* midpoint of its features as an objective
         bound; the fit is proven optimal (``solve_result_.proof == "dp-bound"``) when the MILP's tree reaches
         it. Exact but slow for large n (the SPO DP calls the oracle for every candidate split).
-    x_precision : int or None, default=3
-        The MILP sees features rounded to this many decimals on the [0, 1] scale (keeps the strict-inequality
-        epsilons far above solver tolerances, as the paper's code does); None: exact.
+    x_precision : int or None, default=None
+        None: the MILP sees the exact features (it routes on each feature's rank scale, so close values need
+        no rounding). An integer rounds them to this many decimals on the [0, 1] scale first, as the paper's
+        code does (fewer distinct values); a proof is then a proof for the rounded features only, so the
+        result is not reported as optimal when rounding merged values.
     random_state : int, numpy Generator or None, default=0
         Seeds the validation split.
     verbose : bool or int, default=False
@@ -189,7 +191,7 @@ class SPOTree(SolverMixin, _SPOBase):
 
     def __init__(self, decision_problem=None, *, max_depth=None, min_samples_leaf=20, method="greedy",
                  criterion="spo", quantile_step=0.01, binarization="quantile", n_thresholds=10, prune=True,
-                 validation_fraction=0.0, alpha=1e-4, solver="highs", time_limit=60.0, mip_gap=1e-6, x_precision=3,
+                 validation_fraction=0.0, alpha=1e-4, solver="highs", time_limit=60.0, mip_gap=1e-6, x_precision=None,
                  warm_start="greedy", dp_bound=False, random_state=0, verbose=False):
         self.decision_problem = decision_problem
         self.max_depth = max_depth

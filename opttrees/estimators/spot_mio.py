@@ -35,7 +35,7 @@ def round_features(X, decimals: int | None) -> np.ndarray:
 
 def fit_spot_mio(problem, X, C, w=None, depth: int = 2, min_samples_leaf: float = 1, alpha: float = 1e-4,
                  solver: str = "highs", time_limit: float | None = 60.0, mip_gap: float = 1e-6,
-                 quantile_step: float | None = 0.01, x_precision: int | None = 3, verbose=False,
+                 quantile_step: float | None = 0.01, x_precision: int | None = None, verbose=False,
                  feature_names=None, warm_start="greedy", dp_bound: bool = False, binarization: str = "quantile",
                  n_thresholds: int = 10, deadline: Deadline | None = None):
     """Greedy SPOT, then the SPOT MILP warm-started; returns (tree, info). Never worse than greedy or its start.
@@ -117,6 +117,11 @@ def fit_spot_mio(problem, X, C, w=None, depth: int = 2, min_samples_leaf: float 
             info["verification_error"] = str(exc)
     obj, source, tree = min(cands, key=lambda c: (c[0] - (1e-12 if c[1] == "mio" else 0.0)))
     info["source"], info["objective"] = source, obj
+    if x_precision is not None and res.proven_optimal and not np.array_equal(Xr, X):
+        # the proof is about the rounded features: rounding merged values the raw data keeps apart
+        res.proven_optimal, res.proof, res.status = False, None, "limit"
+        res.message = (res.message + "; " if res.message else "") + \
+            f"proven optimal on features rounded to x_precision={x_precision} decimals, not on the raw features"
     return tree, info
 
 
