@@ -20,7 +20,7 @@ FIELDS = json.loads(r"""
   "wine"
  ],
  "default_random_state": 0,
- "fingerprint": "42502aaef40b14b968cbd6d9790abda9d6afcac018c50c21ed4cc585b6e7d8bb",
+ "fingerprint": "e236b1001411e5a0a26b6ed8b0b99aca2338fca8a51daac34b47e19d12a25d0b",
  "missing_policies": [
   "error",
   "drop",
@@ -30,18 +30,18 @@ FIELDS = json.loads(r"""
   "benders-oct": {
    "defaults": {
     "binarization": "quantile",
-    "dp_bound": false,
+    "dp_bound": "auto",
     "max_depth": 2,
     "mip_gap": 1e-06,
     "n_thresholds": 10,
     "objective": "accuracy",
     "random_state": 0,
     "regularization": 0.0,
-    "solver": "scip",
+    "solver": "auto",
     "threads": 1,
     "time_limit": null,
     "verbose": false,
-    "warm_start": "greedy"
+    "warm_start": "auto"
    },
    "description": "BendersOCT: FlowOCT master with lazy min-cut cuts",
    "estimator": "BendersOCTClassifier",
@@ -58,7 +58,13 @@ FIELDS = json.loads(r"""
      }
     ],
     "dp_bound": [
-     "bool"
+     "bool",
+     {
+      "ignore_case": false,
+      "options": [
+       "auto"
+      ]
+     }
     ],
     "max_depth": [
      {
@@ -124,6 +130,7 @@ FIELDS = json.loads(r"""
      {
       "ignore_case": true,
       "options": [
+       "auto",
        "highs",
        "scip"
       ]
@@ -171,6 +178,7 @@ FIELDS = json.loads(r"""
      {
       "ignore_case": false,
       "options": [
+       "auto",
        "greedy",
        "dp"
       ]
@@ -197,7 +205,7 @@ FIELDS = json.loads(r"""
     "n_thresholds": 10,
     "random_state": 0,
     "routing": "aggregated",
-    "solver": "highs",
+    "solver": "auto",
     "split_type": "parallel",
     "threads": 1,
     "time_limit": 60,
@@ -369,6 +377,7 @@ FIELDS = json.loads(r"""
      {
       "ignore_case": true,
       "options": [
+       "auto",
        "highs",
        "scip"
       ]
@@ -439,18 +448,18 @@ FIELDS = json.loads(r"""
   "flow-oct": {
    "defaults": {
     "binarization": "quantile",
-    "dp_bound": false,
+    "dp_bound": "auto",
     "max_depth": 2,
     "mip_gap": 1e-06,
     "n_thresholds": 10,
     "objective": "accuracy",
     "random_state": 0,
     "regularization": 0.0,
-    "solver": "highs",
+    "solver": "auto",
     "threads": 1,
     "time_limit": null,
     "verbose": false,
-    "warm_start": "greedy"
+    "warm_start": "auto"
    },
    "description": "FlowOCT: strong max-flow MIO on binarised features",
    "estimator": "FlowOCTClassifier",
@@ -467,7 +476,13 @@ FIELDS = json.loads(r"""
      }
     ],
     "dp_bound": [
-     "bool"
+     "bool",
+     {
+      "ignore_case": false,
+      "options": [
+       "auto"
+      ]
+     }
     ],
     "max_depth": [
      {
@@ -533,6 +548,7 @@ FIELDS = json.loads(r"""
      {
       "ignore_case": true,
       "options": [
+       "auto",
        "highs",
        "scip"
       ]
@@ -580,6 +596,7 @@ FIELDS = json.loads(r"""
      {
       "ignore_case": false,
       "options": [
+       "auto",
        "greedy",
        "dp"
       ]
@@ -606,7 +623,7 @@ FIELDS = json.loads(r"""
     "n_thresholds": 10,
     "random_state": 0,
     "routing": "aggregated",
-    "solver": "highs",
+    "solver": "auto",
     "split_type": "parallel",
     "threads": 1,
     "time_limit": 60,
@@ -778,6 +795,7 @@ FIELDS = json.loads(r"""
      {
       "ignore_case": true,
       "options": [
+       "auto",
        "highs",
        "scip"
       ]
@@ -1005,7 +1023,7 @@ FIELDS = json.loads(r"""
     "n_thresholds": 10,
     "random_state": 0,
     "routing": "aggregated",
-    "solver": "highs",
+    "solver": "auto",
     "split_type": "parallel",
     "threads": 1,
     "time_limit": 60,
@@ -1177,6 +1195,7 @@ FIELDS = json.loads(r"""
      {
       "ignore_case": true,
       "options": [
+       "auto",
        "highs",
        "scip"
       ]
@@ -1261,7 +1280,7 @@ FIELDS = json.loads(r"""
     "n_thresholds": 10,
     "random_state": 0,
     "routing": "aggregated",
-    "solver": "highs",
+    "solver": "auto",
     "split_type": "parallel",
     "threads": 1,
     "time_limit": 60,
@@ -1433,6 +1452,7 @@ FIELDS = json.loads(r"""
      {
       "ignore_case": true,
       "options": [
+       "auto",
        "highs",
        "scip"
       ]
@@ -1696,6 +1716,7 @@ FIELDS = json.loads(r"""
      {
       "ignore_case": true,
       "options": [
+       "auto",
        "highs",
        "scip"
       ]
@@ -1931,6 +1952,7 @@ FIELDS = json.loads(r"""
      {
       "ignore_case": true,
       "options": [
+       "auto",
        "highs",
        "scip"
       ]
@@ -2166,6 +2188,7 @@ FIELDS = json.loads(r"""
      {
       "ignore_case": true,
       "options": [
+       "auto",
        "highs",
        "scip"
       ]
@@ -2226,7 +2249,7 @@ FIELDS = json.loads(r"""
     "n_restarts": 100,
     "n_thresholds": 10,
     "random_state": 0,
-    "solver": "highs",
+    "solver": "auto",
     "split_type": "parallel",
     "threads": 1,
     "time_limit": null,
@@ -2444,6 +2467,7 @@ FIELDS = json.loads(r"""
      {
       "ignore_case": true,
       "options": [
+       "auto",
        "highs",
        "scip"
       ]
@@ -2672,7 +2696,7 @@ FIELDS = json.loads(r"""
     "n_restarts": 100,
     "n_thresholds": 10,
     "random_state": 0,
-    "solver": "highs",
+    "solver": "auto",
     "split_type": "parallel",
     "threads": 1,
     "time_limit": null,
@@ -2881,6 +2905,7 @@ FIELDS = json.loads(r"""
      {
       "ignore_case": true,
       "options": [
+       "auto",
        "highs",
        "scip"
       ]
@@ -2966,7 +2991,7 @@ FIELDS = json.loads(r"""
     "n_restarts": 100,
     "n_thresholds": 10,
     "random_state": 0,
-    "solver": "highs",
+    "solver": "auto",
     "split_type": "parallel",
     "threads": 1,
     "time_limit": null,
@@ -3177,6 +3202,7 @@ FIELDS = json.loads(r"""
      {
       "ignore_case": true,
       "options": [
+       "auto",
        "highs",
        "scip"
       ]
@@ -3262,7 +3288,7 @@ FIELDS = json.loads(r"""
     "n_restarts": 100,
     "n_thresholds": 10,
     "random_state": 0,
-    "solver": "highs",
+    "solver": "auto",
     "split_type": "parallel",
     "threads": 1,
     "time_limit": null,
@@ -3471,6 +3497,7 @@ FIELDS = json.loads(r"""
      {
       "ignore_case": true,
       "options": [
+       "auto",
        "highs",
        "scip"
       ]
@@ -4174,6 +4201,7 @@ FIELDS = json.loads(r"""
      {
       "ignore_case": true,
       "options": [
+       "auto",
        "highs",
        "scip"
       ]
@@ -4227,7 +4255,7 @@ FIELDS = json.loads(r"""
     "random_state": 0,
     "regularization": 0.0,
     "rho": null,
-    "solver": "scip",
+    "solver": "auto",
     "threads": 1,
     "time_limit": null,
     "upper": null,
@@ -4348,6 +4376,7 @@ FIELDS = json.loads(r"""
      {
       "ignore_case": true,
       "options": [
+       "auto",
        "highs",
        "scip"
       ]
@@ -4698,6 +4727,7 @@ FIELDS = json.loads(r"""
      {
       "ignore_case": true,
       "options": [
+       "auto",
        "highs",
        "scip"
       ]
@@ -4919,6 +4949,7 @@ FIELDS = json.loads(r"""
      {
       "ignore_case": true,
       "options": [
+       "auto",
        "highs",
        "scip"
       ]
@@ -5140,6 +5171,7 @@ FIELDS = json.loads(r"""
      {
       "ignore_case": true,
       "options": [
+       "auto",
        "highs",
        "scip"
       ]

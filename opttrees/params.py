@@ -163,7 +163,7 @@ MIN_SAMPLES_LEAF = Interval("int", 1)
 TIME_LIMIT = Interval("real", 0, closed="neither", allow_inf=True, description="a number of seconds > 0 (inf: no limit)")
 MIP_GAP = Interval("real", 0, 1, closed="left")
 THREADS = Interval("int", 1)
-SOLVER_NAME = Options("highs", "scip", ignore_case=True)
+SOLVER_NAME = Options("auto", "highs", "scip", ignore_case=True)
 VERBOSITY = Interval("int", 0)
 #: the flow papers' lambda: weight of the split count against the correct classifications
 REGULARIZATION = Interval("real", 0, 1, closed="left")

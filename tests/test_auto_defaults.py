@@ -28,7 +28,7 @@ def test_default_fit_is_proven_by_the_dp_bound(solver):
 def test_old_defaults_still_available():
     X, y = load_iris(return_X_y=True)
     clf = OptimalTreeClassifier(max_depth=1, warm_start="greedy", dp_bound=False, time_limit=60).fit(X, y)
-    assert clf.solve_result_.plan == {"start": "greedy", "bound": None}
+    assert clf.solve_result_.plan["start"] == "greedy" and clf.solve_result_.plan["bound"] is None
     assert clf.solve_result_.proof == "solver"
 
 
@@ -94,3 +94,36 @@ def test_dp_stops_at_its_memory_cap_with_a_tree_and_a_bound(monkeypatch):
         assert res.timings["memory_limit"] and "memory_limit" in res.message
         assert 0.0 <= res.bound <= res.objective
     assert tree.predict(X).shape == (600,)
+
+
+@pytest.mark.parametrize("cls", ["FlowOCTClassifier", "BendersOCTClassifier"])
+def test_flow_models_default_to_the_dp_start_and_bound(cls):
+    import opttrees
+
+    X, y = load_iris(return_X_y=True)
+    clf = getattr(opttrees, cls)(max_depth=2, time_limit=60).fit(X, y)
+    res = clf.solve_result_
+    assert res.proven_optimal and res.plan["bound"] == "dp-bound" and res.plan["start"] == "dp"
+    expected = "scip" if cls == "BendersOCTClassifier" else "highs"
+    assert res.plan["solver"] == expected and "solver='auto'" in res.plan["solver_why"]
+    assert res.solver == expected
+
+
+def test_solver_auto_picks_scip_for_squared_loss_and_says_so():
+    from opttrees import OptimalTreeRegressor
+
+    X = np.array([[1, 2], [0, 2], [3, 3], [0, 2], [3, 2]], dtype=float)
+    y = np.array([-1.5, -2, -0.2, -1.2, 1.1])
+    reg = OptimalTreeRegressor(max_depth=1, method="mio", loss="squared", time_limit=30).fit(X, y)
+    assert reg.solve_result_.solver == "scip"
+    with pytest.raises(InputError, match="HiGHS cannot solve"):
+        OptimalTreeRegressor(max_depth=1, method="mio", loss="squared", solver="highs").fit(X, y)
+
+
+def test_robust_auto_solver_is_scip():
+    from opttrees.estimators import RobustTreeClassifier
+
+    X = np.array([[0, 1], [1, 0], [2, 1], [3, 0]] * 3)
+    y = np.array([0, 0, 1, 1] * 3)
+    clf = RobustTreeClassifier(max_depth=1, time_limit=30).fit(X, y, costs=np.ones(2), budget=0.0)
+    assert clf.solve_result_.solver == "scip" and clf.solve_result_.plan["solver"] == "scip"

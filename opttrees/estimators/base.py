@@ -77,7 +77,24 @@ class SolverMixin:
 
     _parameter_rules = SOLVER_RULES
 
+    def _auto_solver(self) -> tuple[str, str]:
+        """(solver, why) that ``solver="auto"`` picks for this estimator's model: HiGHS unless a subclass says
+        otherwise (SCIP for lazy-constraint models and quadratic objectives)."""
+        return "highs", "a linear MIO: HiGHS"
+
+    def _solver_name(self) -> str:
+        """The solver this fit uses: ``solver`` in lower case, with ``"auto"`` resolved."""
+        name = str(self.solver).lower()
+        return self._auto_solver()[0] if name == "auto" else name
+
+    def _solver_plan(self) -> dict:
+        """What :attr:`SolveResult.plan` records about the solver choice."""
+        if str(self.solver).lower() != "auto":
+            return {"solver": self._solver_name()}
+        name, why = self._auto_solver()
+        return {"solver": name, "solver_why": f"solver='auto': {why}"}
+
     def _solver_options(self) -> dict:
         """Keyword arguments for :meth:`FitControl.solve` (the time limit comes from the fit's deadline)."""
-        return dict(solver=self.solver.lower(), mip_gap=self.mip_gap, threads=self.threads,
+        return dict(solver=self._solver_name(), mip_gap=self.mip_gap, threads=self.threads,
                     seed=solver_seed(self.random_state), verbose=self.verbose)

@@ -80,8 +80,8 @@ class OptimalTreeClassifier(FittedTreeMixin, ClassifierMixin, SolverMixin, OptTr
         the optimal tree over a binarisation of the features by dynamic programming (STreeD,
         :func:`opttrees.dp.solve_dp`): with ``binarization="midpoints"`` its optimum is the OCT optimum,
         usually in a fraction of the time.
-    solver : {"highs", "scip"}, default="highs"
-        MIO solver (``method="mio"`` only).
+    solver : {"auto", "highs", "scip"}, default="auto"
+        MIO solver (``method="mio"`` only); ``"auto"`` is HiGHS (a linear MIO).
     time_limit : float or None, default=60
         Seconds for the whole fit, whatever the method (warm start, model build, hand-off, solve, extraction;
         the local search stops starting restarts). None or ``inf``: no limit. Ctrl-C stops the fit and keeps
@@ -181,7 +181,7 @@ class OptimalTreeClassifier(FittedTreeMixin, ClassifierMixin, SolverMixin, OptTr
         **MARGIN_RULES,
     }
 
-    def __init__(self, *, max_depth=2, min_samples_leaf=1, alpha=0.0, method="mio", solver="highs", time_limit=60,
+    def __init__(self, *, max_depth=2, min_samples_leaf=1, alpha=0.0, method="mio", solver="auto", time_limit=60,
                  warm_start="auto", mip_gap=1e-6, threads=1, n_restarts=100, split_type="parallel",
                  n_hyperplane_restarts=5, hyperplane_margin=0.005, n_jobs=1, binarization="quantile", dp_bound="auto",
                  routing="aggregated", loss_rows="tight",

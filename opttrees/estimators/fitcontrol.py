@@ -327,7 +327,7 @@ def fit_mio(est, ctl: FitControl, make, args: tuple, kwargs: dict, start, score,
     from ..errors import SolverError
 
     form = ctl.build(make, *args, **kwargs)
-    plan = dict(plan or {})
+    plan = {**(plan or {}), **est._solver_plan()}
     plan.setdefault("start", None if start is None else "greedy")
     dp_tree, bound = dp_start_and_bound(est, form, ctl, *dp)
     if dp_tree is not None and (start is None or score(dp_tree) <= score(start)):
@@ -384,6 +384,24 @@ DP_SECONDS_PER_CELL = 5e-9
 DP_AUTO_MAX_SECONDS = 120.0
 
 
+def dp_fits(n: int, m: int, depth: int, n_stats: int, left: float | None, what: str) -> tuple[bool, str]:
+    """Whether a DP run on ``n`` rows and ``m`` binary columns fits :data:`DP_SHARE` of the ``left`` seconds
+    (predicted: ``DP_SECONDS_PER_CELL`` x m^depth x n) and the DP's memory cap (:mod:`opttrees.dp.memory`),
+    with the reason in words naming ``what`` runs."""
+    from ..dp.api import MAX_COUNT_BYTES
+    from ..dp.memory import default_limit, estimate_bytes, fmt_bytes
+
+    budget = DP_AUTO_MAX_SECONDS if left is None else DP_SHARE * left
+    seconds = DP_SECONDS_PER_CELL * float(max(m, 1)) ** max(depth, 1) * n
+    memory = estimate_bytes(n, m, n_stats, depth)
+    counts = 2 * m * m * n_stats * 8 if depth >= 2 else 0
+    if memory > default_limit() or counts > MAX_COUNT_BYTES:
+        return False, f"{what} ({m} columns) would need about {fmt_bytes(max(memory, counts))}"
+    if seconds > budget:
+        return False, f"{what} ({m} columns) is predicted to take {seconds:.3g} s > {budget:.3g} s"
+    return True, f"{what} ({m} columns, predicted {seconds:.2g} s) gives the start and the bound"
+
+
 def dp_plan(data, depth: int, left: float | None, n_thresholds: int = 10) -> tuple[str, str]:
     """What ``warm_start="auto"`` / ``dp_bound="auto"`` use for an OCT-type fit: (mode, why).
 
@@ -392,30 +410,17 @@ def dp_plan(data, depth: int, left: float | None, n_thresholds: int = 10) -> tup
     chosen when its predicted time (``DP_SECONDS_PER_CELL`` x columns^depth x rows) fits :data:`DP_SHARE` of
     the time left and its fixed memory fits the DP's memory cap (:mod:`opttrees.dp.memory`).
     """
-    from ..dp.api import MAX_COUNT_BYTES
-    from ..dp.memory import default_limit, estimate_bytes, fmt_bytes
-
-    _, gap, values = data.ranks
-    n = data.n
+    _, _, values = data.ranks
     stats = max(data.n_classes, 1) + (0 if np.all(data.sample_weight == 1.0) else 1)
-    budget = DP_AUTO_MAX_SECONDS if left is None else DP_SHARE * left
-    cap = default_limit()
     reasons = []
-    for mode, m in (("midpoints", sum(len(v) - 1 for v in values)),
-                    ("quantile", sum(min(len(v) - 1, n_thresholds) for v in values))):
-        seconds = DP_SECONDS_PER_CELL * float(max(m, 1)) ** max(depth, 1) * n
-        memory = estimate_bytes(n, m, stats, depth)
-        counts = 2 * m * m * stats * 8 if depth >= 2 else 0
-        if memory > cap or counts > MAX_COUNT_BYTES:
-            reasons.append(f"{mode}: {m} columns need about {fmt_bytes(max(memory, counts))}")
-        elif seconds > budget:
-            reasons.append(f"{mode}: {m} columns, predicted {seconds:.3g} s > {budget:.3g} s")
-        else:
-            why = (f"DP over every midpoint ({m} columns, predicted {seconds:.2g} s) gives the start and the bound"
-                   if mode == "midpoints" else
-                   f"DP over {n_thresholds} quantiles per feature ({m} columns) gives the start; no bound ("
-                   + "; ".join(reasons) + ")")
-            return mode, why
+    for mode, m, what in (("midpoints", sum(len(v) - 1 for v in values), "the DP over every midpoint"),
+                          ("quantile", sum(min(len(v) - 1, n_thresholds) for v in values),
+                           f"the DP over {n_thresholds} quantiles per feature")):
+        ok, why = dp_fits(data.n, m, depth, stats, left, what)
+        if ok:
+            return mode, why if mode == "midpoints" else \
+                why.replace("the start and the bound", "the start; no bound") + " (" + "; ".join(reasons) + ")"
+        reasons.append(why)
     return "", "no DP (" + "; ".join(reasons) + "); the greedy tree starts the solver"
 
 

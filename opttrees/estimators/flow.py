@@ -16,7 +16,7 @@ from ..formulations.flow import FlowOCT, FlowStructure, check_depth, greedy_incu
 from ..params import BOOLEAN, Interval, Options
 from .base import OptTreesEstimator, SolverMixin, warm_start_rules
 from .common import FittedTreeMixin, record_display_bounds
-from .fitcontrol import controlled_fit, dp_start_and_bound
+from .fitcontrol import controlled_fit, dp_fits, dp_start_and_bound
 
 #: a model above either size gets a warning before it is built (minutes of Pyomo build, GBs in SCIP)
 HUGE_NONZEROS = 5_000_000
@@ -98,8 +98,9 @@ class FlowOCTClassifier(_TreeClassifierMixin, SolverMixin, OptTreesEstimator):
         size when it will be huge.
     n_thresholds : int, default=10
         Thresholds per feature for "quantile".
-    solver : {"highs", "scip"}, default="highs"
-        MIO solver.
+    solver : {"auto", "highs", "scip"}, default="auto"
+        MIO solver. ``"auto"``: HiGHS for FlowOCT (a linear MIO); SCIP for BendersOCT, whose cuts SCIP adds
+        lazily inside one branch and bound (HiGHS has no lazy constraints: it re-solves round by round).
     time_limit : float or None, default=None
         Seconds for the whole fit (binarisation, warm start, model build, hand-off, solve, extraction);
         None or ``inf``: no limit. Ctrl-C stops the fit and keeps the best tree so far (``fit_status_``).
@@ -109,13 +110,17 @@ class FlowOCTClassifier(_TreeClassifierMixin, SolverMixin, OptTreesEstimator):
         Solver threads.
     random_state : int, RandomState instance or None, default=0
         Seeds the solver (its own seed is derived from it).
-    warm_start : {"greedy", "dp"} or None, default="greedy"
-        "greedy" starts the solver from CART on the binary columns (that tree is also the fallback when the
+    warm_start : {"auto", "greedy", "dp"} or None, default="auto"
+        "auto": "dp" when the dynamic program over the model's binary columns is predicted to fit half of the
+        time left and its memory cap (``opttrees.estimators.fitcontrol.dp_fits``), else "greedy";
+        ``solve_result_.plan`` says which and why. "greedy" starts the solver from CART on the binary columns
+        (that tree is also the fallback when the
         fit stops before the solver has a solution); "dp" from the dynamic program's optimal tree over the
         same binary columns (:mod:`opttrees.dp.bound`; it may use half of the time left), which is the MIO
         optimum, so the solver only has to prove it; None starts from nothing.
-    dp_bound : bool, default=False
-        Give the solver the dynamic program's optimum over the same columns as a bound on the objective
+    dp_bound : bool or "auto", default="auto"
+        "auto": True when the DP fits (as for ``warm_start``). True: give the solver the dynamic program's
+        optimum over the same columns as a bound on the objective
         (``solve(..., objective_bound=...)``): the fit is proven optimal (``solve_result_.proof ==
         "dp-bound"``) as soon as the solver's tree reaches it. One DP run serves ``warm_start="dp"`` too.
     verbose : bool or int, default=False
@@ -157,13 +162,13 @@ class FlowOCTClassifier(_TreeClassifierMixin, SolverMixin, OptTreesEstimator):
         "objective": [Options("accuracy", "balanced_accuracy")],
         "binarization": [Options("quantile", "midpoints")],
         "n_thresholds": [Interval("int", 1)],
-        "warm_start": warm_start_rules("greedy", "dp"),
-        "dp_bound": [BOOLEAN],
+        "warm_start": warm_start_rules("auto", "greedy", "dp"),
+        "dp_bound": [BOOLEAN, Options("auto")],
     }
 
     def __init__(self, *, max_depth=2, regularization=0.0, objective="accuracy", binarization="quantile",
-                 n_thresholds=10, solver="highs", time_limit=None, mip_gap=1e-6, threads=1, random_state=0,
-                 warm_start="greedy", dp_bound=False, verbose=False):
+                 n_thresholds=10, solver="auto", time_limit=None, mip_gap=1e-6, threads=1, random_state=0,
+                 warm_start="auto", dp_bound="auto", verbose=False):
         self.max_depth = max_depth
         self.regularization = regularization
         self.objective = objective
@@ -207,11 +212,22 @@ class FlowOCTClassifier(_TreeClassifierMixin, SolverMixin, OptTreesEstimator):
                          "binarization='quantile' with a small n_thresholds keeps it small")
             form = ctl.build(self._formulation, bdata, depth, regularization=self.regularization,
                              objective=self.objective)
-            dp_tree, bound = dp_start_and_bound(self, form, ctl, self.warm_start == "dp", bool(self.dp_bound))
+            ws, db, plan = self.warm_start, self.dp_bound, self._solver_plan()
+            if ws == "auto" or db == "auto":
+                stats = data.n_classes + (0 if np.all(data.sample_weight == 1.0) else 1)
+                ok, plan["why"] = dp_fits(data.n, Z.shape[1], depth, stats, ctl.remaining(),
+                                          "the DP over the model's binary columns")
+                ws = ("dp" if ok else "greedy") if ws == "auto" else ws
+                db = ok if db == "auto" else db
+            dp_tree, bound = dp_start_and_bound(self, form, ctl, ws == "dp", bool(db))
+            plan["start"] = "greedy" if ws in ("greedy", "dp") else None
             if dp_tree is not None and form.tree_objective(dp_tree) >= form.tree_objective(warm):
                 warm = dp_tree      # the DP's tree (the optimum, unless cut short) is the start and the fallback
-            start = warm if self.warm_start in ("greedy", "dp") else None
+                plan["start"] = "dp" if ws in ("greedy", "dp") else None
+            plan["bound"] = None if bound is None else bound.provenance
+            start = warm if ws in ("greedy", "dp") else None
             res = ctl.solve(form, start, objective_bound=bound, **self._solver_options())
+            res.plan = plan
             res.timings.setdefault("estimated_size", size)
             self.formulation_ = form
             self.solve_result_ = res
@@ -240,8 +256,8 @@ class BendersOCTClassifier(FlowOCTClassifier):
     max_depth, regularization, objective, binarization, n_thresholds, time_limit, mip_gap, threads, \
 random_state, warm_start, dp_bound, verbose
         As for :class:`FlowOCTClassifier` (``regularization`` is the paper's lambda).
-    solver : {"highs", "scip"}, default="scip"
-        MIO solver.
+    solver : {"auto", "highs", "scip"}, default="auto"
+        MIO solver; ``"auto"`` is SCIP (lazy constraints).
 
     Attributes
     ----------
@@ -262,9 +278,12 @@ fit_status_, fit_timings_
     _formulation = BendersOCT
     _kind = "benders"
 
+    def _auto_solver(self) -> tuple[str, str]:
+        return "scip", "BendersOCT's cuts are lazy constraints, which SCIP adds inside one branch and bound: SCIP"
+
     def __init__(self, *, max_depth=2, regularization=0.0, objective="accuracy", binarization="quantile",
-                 n_thresholds=10, solver="scip", time_limit=None, mip_gap=1e-6, threads=1, random_state=0,
-                 warm_start="greedy", dp_bound=False, verbose=False):
+                 n_thresholds=10, solver="auto", time_limit=None, mip_gap=1e-6, threads=1, random_state=0,
+                 warm_start="auto", dp_bound="auto", verbose=False):
         super().__init__(max_depth=max_depth, regularization=regularization, objective=objective,
                          binarization=binarization, n_thresholds=n_thresholds, solver=solver,
                          time_limit=time_limit, mip_gap=mip_gap, threads=threads, random_state=random_state,

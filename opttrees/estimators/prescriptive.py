@@ -227,7 +227,7 @@ class OptimalPrescriptiveTree(_PrescriptiveTreeBase):
         if linear and self.method in ("dp", "mio"):
             raise InputError(f"counterfactuals='linear' (OPT-L) is fitted by method='local-search' or 'greedy'; "
                              f"method={self.method!r} solves constant counterfactuals")
-        if self.method == "mio" and self.solver.lower() != "scip":
+        if self.method == "mio" and self.solver.lower() not in ("scip", "auto"):
             raise InputError(f"solver={self.solver!r} cannot solve the OPT MIO: its objective is quadratic with integer "
                              "variables, which HiGHS does not support; use solver='scip'")
         if self.method == "mio" and self.max_depth > MIO_MAX_DEPTH:

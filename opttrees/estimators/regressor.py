@@ -61,8 +61,9 @@ class OptimalTreeRegressor(RegressorMixin, SolverMixin, OptTreesEstimator):
     hyperplane_margin : float, default=0.005
         ORT-H's margin mu in min-max scaled units (as OptimalTreeClassifier; ``method="mio"``,
         ``split_type="hyperplane"`` only).
-    solver : {"highs", "scip"}, default="highs"
-        MIO solver (``method="mio"`` only).
+    solver : {"auto", "highs", "scip"}, default="auto"
+        MIO solver (``method="mio"`` only). ``"auto"``: SCIP for squared loss (a quadratic objective HiGHS
+        cannot solve with integers), HiGHS otherwise; ``solve_result_.plan["solver_why"]`` says so.
     warm_start : {"local-search", "greedy"} or None, default="local-search"
         The heuristic whose tree starts the MIO: the local search (with ``split_type`` and ``loss``; it may use
         half of the time left) or the greedy tree (parallel splits); None starts from nothing.
@@ -159,7 +160,7 @@ class OptimalTreeRegressor(RegressorMixin, SolverMixin, OptTreesEstimator):
 
     def __init__(self, *, max_depth=2, min_samples_leaf=1, alpha=0.0, method="local-search", n_restarts=100,
                  split_type="parallel", n_hyperplane_restarts=5, loss="squared", hyperplane_margin=0.005,
-                 solver="highs", warm_start="local-search", mip_gap=1e-6, threads=1, random_state=0, n_jobs=1,
+                 solver="auto", warm_start="local-search", mip_gap=1e-6, threads=1, random_state=0, n_jobs=1,
                  verbose=False, time_limit=None, binarization="quantile", n_thresholds=10, max_num_nodes=None,
                  leaf_model="constant", leaf_penalty=0.01, leaf_penalty_type="l1", coef_bound=None, max_thresholds=32):
         self.max_depth = max_depth
@@ -188,6 +189,11 @@ class OptimalTreeRegressor(RegressorMixin, SolverMixin, OptTreesEstimator):
         self.coef_bound = coef_bound
         self.max_thresholds = max_thresholds
 
+    def _auto_solver(self) -> tuple[str, str]:
+        if self.loss == "squared":
+            return "scip", "squared loss is a quadratic MIO, which HiGHS cannot solve with integers: SCIP"
+        return "highs", "absolute loss is a linear MIO: HiGHS"
+
     def fit(self, X, y, sample_weight=None):
         self._check_params()
         if self.method == "greedy" and self.split_type != "parallel":
@@ -199,7 +205,7 @@ class OptimalTreeRegressor(RegressorMixin, SolverMixin, OptTreesEstimator):
                              "squared loss); use loss='squared', or method='local-search' for absolute loss")
         if self.max_num_nodes is not None and self.method != "dp":
             raise InputError(f"max_num_nodes={self.max_num_nodes!r} needs method='dp'")
-        if self.method == "mio" and self.loss == "squared" and self.solver.lower() == "highs":
+        if self.method == "mio" and self.loss == "squared" and self._solver_name() == "highs":
             raise InputError("loss='squared' with method='mio' is a quadratic MIO, which HiGHS cannot solve "
                              "(integers plus a quadratic objective): use solver='scip', or loss='absolute'")
         self._check_leaf_model()

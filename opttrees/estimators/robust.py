@@ -38,8 +38,8 @@ class RobustTreeClassifier(_TreeClassifierMixin, SolverMixin, OptTreesEstimator)
     ----------
     max_depth : int, default=2
         Depth of the complete tree the model chooses from (at most 8).
-    solver : {"highs", "scip"}, default="scip"
-        MIO solver (SCIP adds the cuts lazily in one branch and bound; HiGHS by solve-separate-resolve).
+    solver : {"auto", "highs", "scip"}, default="auto"
+        MIO solver; ``"auto"`` is SCIP (SCIP adds the cuts lazily in one branch and bound; HiGHS by solve-separate-resolve).
     time_limit : float or None, default=None
         Seconds for the whole fit (None or ``inf``: no limit); Ctrl-C keeps the best tree so far.
     mip_gap : float, default=1e-6
@@ -117,7 +117,10 @@ class RobustTreeClassifier(_TreeClassifierMixin, SolverMixin, OptTreesEstimator)
         "warm_start": warm_start_rules("greedy"),
     }
 
-    def __init__(self, *, max_depth=2, solver="scip", time_limit=None, mip_gap=1e-6, regularization=0.0,
+    def _auto_solver(self) -> tuple[str, str]:
+        return "scip", "RobustOCT's cuts are lazy constraints, which SCIP adds inside one branch and bound: SCIP"
+
+    def __init__(self, *, max_depth=2, solver="auto", time_limit=None, mip_gap=1e-6, regularization=0.0,
                  rho=None, lam=None, feature_kinds=None, lower=None, upper=None, direction=None,
                  categorical_groups=None, encoding="auto", n_thresholds=10, threads=1, random_state=0,
                  warm_start="greedy", verbose=False):
@@ -210,6 +213,8 @@ class RobustTreeClassifier(_TreeClassifierMixin, SolverMixin, OptTreesEstimator)
             self.encoder_ = enc
             self.shift_set_ = S
             self.formulation_ = form
+            res.plan = {**self._solver_plan(), "start": "greedy" if self.warm_start == "greedy" else None,
+                        "bound": None}
             self.solve_result_ = res
             if form is not None and res.has_solution:
                 with ctl.stage("extract"):

@@ -272,7 +272,7 @@ class SPOTree(SolverMixin, _SPOBase):
             raise InputError("method='mio' needs an integer max_depth (the MILP has a fixed depth)")
         with ctl.stage("mio"):
             tree, info = fit_spot_mio(self.problem_, X, C, w, depth=int(self.max_depth),
-                                      min_samples_leaf=self.min_samples_leaf, alpha=self.alpha, solver=self.solver.lower(),
+                                      min_samples_leaf=self.min_samples_leaf, alpha=self.alpha, solver=self._solver_name(),
                                       time_limit=ctl.remaining(), mip_gap=self.mip_gap,
                                       quantile_step=self.quantile_step, x_precision=self.x_precision,
                                       verbose=self.verbose, feature_names=feature_names,
