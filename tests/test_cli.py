@@ -83,7 +83,7 @@ def test_regression_spec_with_absolute_loss(tmp_path):
     (lambda s: s["model"].update(max_depth="two"), "model.max_depth: expected an integer"),
     (lambda s: s.update(data={"csv": "missing.csv", "target": "y"}), "data.csv: file not found"),
     (lambda s: s.update(data={"dataset": "irsi"}), "data.dataset: unknown dataset 'irsi'"),
-    (lambda s: s["solver"].update(name="gurobi"), "solver.name: expected one of 'highs', 'scip' (any case); got str "
+    (lambda s: s["solver"].update(name="gurobi"), "solver.name: expected one of 'auto', 'highs', 'scip' (any case); got str "
                                                   "'gurobi'"),
     (lambda s: s["solver"].update(time_limit="fast"), "solver.time_limit: expected a number"),
     (lambda s: s["model"].update(type="xgboost"), "model.type: unknown model 'xgboost'"),
@@ -100,7 +100,7 @@ def test_regression_spec_with_absolute_loss(tmp_path):
     (lambda s: s["model"].update(depth=3), "model.depth: unknown field (did you mean 'max_depth'?)"),
     (lambda s: s["solver"].update(mip_gap=5), "solver.mip_gap: expected a finite number in [0, 1)"),
     (lambda s: s["solver"].update(threads=0), "solver.threads: expected an integer >= 1"),
-    (lambda s: s["model"].update(warm_start="cart"), "model.warm_start: expected one of 'greedy', 'local-search'"),
+    (lambda s: s["model"].update(warm_start="cart"), "model.warm_start: expected one of 'auto', 'greedy', 'local-search'"),
     (lambda s: s.update(model={"type": "ort", "method": "foo"}), "model.method: expected one of 'local-search', "
                                                                    "'mio', 'greedy', 'dp'; got str 'foo'"),
     (lambda s: s["data"].update(params={"n": 3}), "data.params"),
@@ -183,7 +183,7 @@ def test_models_lists_parameters():
     assert "oct-cv" in r.stdout and "max_depth=2" in r.stdout and "solver: name, time_limit" in r.stdout
     # each parameter with the description of its declared rules, the same text its errors use
     assert "alpha=0.0: a finite number >= 0" in r.stdout
-    assert "warm_start='greedy': one of 'greedy', 'local-search', 'dp', False or None" in r.stdout
+    assert "warm_start='auto': one of 'auto', 'greedy', 'local-search', 'dp', False or None" in r.stdout
     assert "(fixed: method='mio')" in r.stdout and "regularization=0.0: a finite number in [0, 1)" in r.stdout
 
 
@@ -230,7 +230,7 @@ def test_solve_prints_the_solve_result_summary(tmp_path):
     report = json.loads((tmp_path / "o" / "report.json").read_text())
     assert report["solve"]["solver"] == "highs"
     # one status word (the solver's), the objective named, the stage timings (issue 27)
-    assert r.stdout.splitlines()[0].startswith("status=optimal solver=highs (proven optimal) objective=")
+    assert r.stdout.splitlines()[0].startswith("status=optimal solver=highs (proven optimal")
     assert "status=completed" not in r.stdout and "train_accuracy=" in r.stdout and "bound=" in r.stdout
     assert "\nobjective: normalised loss" in r.stdout and "\ntime: " in r.stdout and " solver " in r.stdout
 

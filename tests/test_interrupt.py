@@ -63,7 +63,8 @@ announce(opttrees.solvers.scip, "solve_scip")
 # small enough that HiGHS's root LP ends within the delay (HiGHS polls no interrupt callback inside the
 # MIP's LP solves: a 4 s root LP at n = 400, depth 3 delays the stop by as much), hard enough to run long
 X = rng.normal(size=(150, 6)).round(2); y = (X[:, 0] + X[:, 1] * X[:, 2] + rng.normal(size=150) > 0).astype(int)
-est = OptimalTreeClassifier(max_depth=2, method="mio", solver=SOLVER, time_limit=None)
+est = OptimalTreeClassifier(max_depth=2, method="mio", solver=SOLVER, time_limit=None, warm_start="greedy",
+                            dp_bound=False)   # a long solve to interrupt (the DP bound would prove it at once)
 t0 = time.perf_counter()
 est.fit(X, y)
 report(est, t0)

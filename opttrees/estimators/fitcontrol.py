@@ -455,6 +455,11 @@ def dp_start_and_bound(est, form, ctl, use_start: bool, use_bound: bool):
     if run is None:
         return None, None
     start = run.tree if use_start and run.start_feasible else None
+    data = getattr(form, "data", None)
+    if start is not None and getattr(data, "codec", None) is not None:
+        # the DP saw the label codes 0..K-1: the tree may be returned as it is (fallback), so give it the labels
+        start.classes = list(data.codec.classes)
+        start.feature_names = list(data.feature_names)
     if use_bound and run.bound is None:
         warnings.warn(f"{type(est).__name__}: dp_bound=True but {run.why_no_bound}; solving without it",
                       stacklevel=3)

@@ -73,18 +73,26 @@ def rank_indices(data: PreparedData) -> np.ndarray:
     return np.column_stack([np.searchsorted(values[j], data.X[:, j]) for j in range(data.p)]).astype(np.float64)
 
 
-def tree_from_ranks(est, data: PreparedData) -> Tree:
-    """Convert a sklearn tree fitted on :func:`rank_indices`: a split ``rank <= t`` becomes ``x < m`` with m
-    between the last value going left and the first going right (:func:`opttrees.data.split_between`)."""
+def tree_from_ranks(est, data: PreparedData, R: np.ndarray) -> Tree:
+    """Convert a sklearn tree fitted on the rank indices ``R`` (:func:`rank_indices`) into original units.
+
+    As CART on the raw values would: the cut sits midway between the node's own neighbouring values either
+    side of sklearn's rank threshold, then between the training values around that midpoint
+    (:func:`opttrees.data.split_between`, exact for neighbouring floats), so ``x < t`` routes every training
+    row as sklearn's ``rank <= t`` did."""
     _, _, values = data.ranks
     sk = est.tree_
     cl = np.where(sk.children_left >= 0, sk.children_left, LEAF)
     cr = np.where(sk.children_right >= 0, sk.children_right, LEAF)
     feat = np.where(cl >= 0, sk.feature, LEAF)
     thr = np.zeros(sk.node_count)
+    path = est.decision_path(R).tocsc()
     for t in np.nonzero(cl >= 0)[0]:
         u = values[sk.feature[t]]
-        k = int(np.clip(np.floor(sk.threshold[t]) + 1, 1, len(u) - 1))     # u[:k] go left
+        r = R[path[:, t].indices, sk.feature[t]]
+        lo, hi = r[r <= sk.threshold[t]].max(), r[r > sk.threshold[t]].min()
+        mid = (u[int(lo)] + u[int(hi)]) / 2.0
+        k = int(np.clip(np.searchsorted(u, mid, side="right"), 1, len(u) - 1))   # u[:k] go left
         thr[t] = split_between(float(u[k - 1]), float(u[k]))
     tree = Tree(cl, cr, feat, thr, np.zeros((sk.node_count, data.n_classes)), task="classification",
                 label=np.zeros(sk.node_count, dtype=np.int64), classes=list(data.codec.classes),
@@ -102,8 +110,9 @@ def cart_classifier_tree(data: PreparedData, max_depth: int, min_samples_leaf: i
     est = DecisionTreeClassifier(max_depth=max(max_depth, 1), min_samples_leaf=min_samples_leaf,
                                  random_state=random_state)
     if data.X.shape[0] < 2 ** 24:
-        est.fit(rank_indices(data), data.y, sample_weight=data.sample_weight)
-        tree = tree_from_ranks(est, data)
+        R = rank_indices(data)
+        est.fit(R, data.y, sample_weight=data.sample_weight)
+        tree = tree_from_ranks(est, data, R)
     else:
         est.fit(data.X, data.y, sample_weight=data.sample_weight)
         tree = tree_from_sklearn(est, data)
