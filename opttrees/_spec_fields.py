@@ -20,7 +20,7 @@ FIELDS = json.loads(r"""
   "wine"
  ],
  "default_random_state": 0,
- "fingerprint": "e236b1001411e5a0a26b6ed8b0b99aca2338fca8a51daac34b47e19d12a25d0b",
+ "fingerprint": "abc7530143f3b0bb4153d04725ef703c64ed05efb01287bb6a209ef5156fba1e",
  "missing_policies": [
   "error",
   "drop",

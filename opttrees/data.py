@@ -30,8 +30,9 @@ def _as_2d_float(X, name: str = "X") -> tuple[np.ndarray, list[str]]:
         bad = [c for c in X.columns if not (pd.api.types.is_numeric_dtype(X[c]) or pd.api.types.is_bool_dtype(X[c]))]
         if bad:
             raise InputError(
-                f"{name} has non-numeric column(s) {[str(b) for b in bad]}: encode categories "
-                "(e.g. pandas.get_dummies) or drop them before fitting")
+                f"{name} has non-numeric column(s) {[str(b) for b in bad]}: give category columns the pandas "
+                "'category' dtype (X[col].astype('category'), one-hot encoded by the estimator), encode them "
+                "yourself (e.g. pandas.get_dummies) or drop them before fitting")
         if any(X[c].dtype.kind == "c" for c in X.columns):
             raise InputError(f"{name} has complex values; features must be real numbers (Complex data not supported)")
         arr = X.to_numpy(dtype=np.float64, na_value=np.nan)

@@ -14,10 +14,10 @@ from ..formulations.oct import OCT
 from ..formulations.octh import OCTH
 from ..heuristics import local_search
 from ..heuristics.cart import cart_classifier_tree
-from ..heuristics.core import make_problem, objective
+from ..heuristics.core import make_problem, objective, refit_leaves
 from ..params import BOOLEAN, NONE, Interval, Options
 from .base import OptTreesEstimator, SolverMixin, warm_start_rules
-from .common import FittedTreeMixin, feature_names_in, record_display_bounds
+from .common import FittedTreeMixin, encode_categories, feature_names_in, finish_fit, record_display_bounds, root_leaf
 from .fitcontrol import controlled_fit, dp_plan, fit_mio, warn_time_limit
 
 #: the hyperplane margin mu of OCT-H / ORT-H (``hyperplane_margin``), in min-max scaled units
@@ -284,6 +284,7 @@ class OptimalTreeClassifier(FittedTreeMixin, ClassifierMixin, SolverMixin, OptTr
         self.solve_result_ = None
         with controlled_fit(self, self._time_limit()) as ctl:
             with ctl.stage("prepare"):
+                X, encoding = encode_categories(X)
                 data = prepare(X, y, "classification", sample_weight, self.min_samples_leaf)
             if self.method == "greedy":
                 tree = ctl.run("greedy", cart_classifier_tree, data, depth, self.min_samples_leaf, alpha,
@@ -296,12 +297,15 @@ class OptimalTreeClassifier(FittedTreeMixin, ClassifierMixin, SolverMixin, OptTr
                 warn_time_limit(self, ctl, "the dynamic program (best tree so far, see solve_result_.bound)")
             else:
                 tree = self._mio(data, depth, alpha, ctl)
+            prob = make_problem(data)
+            score = lambda t: objective(t, prob, alpha)  # noqa: E731
+            tree = finish_fit(self, tree, data.X, score, leaf=refit_leaves(root_leaf(tree), prob), encoding=encoding)
             self.tree_ = tree
             self.classes_ = np.asarray(data.codec.classes)
             self.n_features_in_ = data.p
             names = feature_names_in(X)
             if names is not None:
                 self.feature_names_in_ = np.asarray(names, dtype=object)
-            self.objective_ = objective(tree, make_problem(data), alpha)
+            self.objective_ = score(tree)
             record_display_bounds(self, data.X)
         return self

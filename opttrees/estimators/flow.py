@@ -15,7 +15,7 @@ from ..formulations.benders import BendersOCT
 from ..formulations.flow import FlowOCT, FlowStructure, check_depth, greedy_incumbent
 from ..params import BOOLEAN, Interval, Options
 from .base import OptTreesEstimator, SolverMixin, warm_start_rules
-from .common import FittedTreeMixin, record_display_bounds
+from .common import FittedTreeMixin, encode_categories, finish_fit, record_display_bounds, root_leaf
 from .fitcontrol import controlled_fit, dp_fits, dp_start_and_bound
 
 #: a model above either size gets a warning before it is built (minutes of Pyomo build, GBs in SCIP)
@@ -189,6 +189,7 @@ class FlowOCTClassifier(_TreeClassifierMixin, SolverMixin, OptTreesEstimator):
         with controlled_fit(self, self._time_limit()) as ctl:
             depth = check_depth(self.max_depth)
             with ctl.stage("encode"):
+                X, encoding = encode_categories(X)
                 data = prepare(X, y, sample_weight=sample_weight)
                 self.binarizer_ = Binarizer(self.binarization, self.n_thresholds).fit(data.X)
                 if self.binarization == "quantile" and depth > 0:
@@ -238,11 +239,25 @@ class FlowOCTClassifier(_TreeClassifierMixin, SolverMixin, OptTreesEstimator):
                 if ctl.reason() != "interrupted":
                     _fallback_warning(self, res)
                 self.tree_ = warm
+            self.tree_ = finish_flow_fit(self, self.tree_, data, form, encoding)
             self.classes_ = data.codec.classes
             self.n_features_in_ = data.p
             self.feature_names_in_ = np.asarray(data.feature_names, dtype=object)
             record_display_bounds(self, data.X)
         return self
+
+
+def finish_flow_fit(est, tree, data, form, encoding):
+    """:func:`~opttrees.estimators.common.finish_fit` for the flow family (FlowOCT, BendersOCT, RobustOCT): the
+    model's own objective (maximised) judges the tidied tree and the majority-class leaf; without a built model
+    (stopped before it) only the splits that change no training prediction are tidied."""
+    from ..heuristics.core import make_problem, refit_leaves
+
+    leaf = refit_leaves(root_leaf(tree), make_problem(data))
+    leaf.classes = list(data.codec.classes)
+    if form is None:
+        return finish_fit(est, tree, data.X, encoding=encoding)
+    return finish_fit(est, tree, data.X, form.tree_objective, int(form.sense), leaf=leaf, encoding=encoding)
 
 
 class BendersOCTClassifier(FlowOCTClassifier):

@@ -17,12 +17,12 @@ from ..errors import InputError
 from ..params import NONE, SHARED_RULES, Interval, Options, Satisfies
 from ..prescriptive import teacher as tch
 from ..prescriptive.data import as_vector, check_n_treatment, check_outcome, prepare_prescriptive, split_target
-from ..prescriptive.objective import (KIND_LINEAR, KIND_OPT, KIND_POLICY, make_problem, outcomes,
+from ..prescriptive.objective import (KIND_LINEAR, KIND_OPT, KIND_POLICY, fill_payload, make_problem, outcomes,
                                       tree_objective)
 from ..prescriptive.search import greedy_prescriptive, local_search_prescriptive
 from ..progress import fmt
 from .base import OptTreesEstimator
-from .common import check_X_fitted, feature_names_in, record_display_bounds
+from .common import check_X_fitted, encode_categories, feature_names_in, finish_fit, record_display_bounds, root_leaf
 from .fitcontrol import controlled_fit, warn_time_limit
 
 #: deepest tree method='mio' builds (the structure block has n * 2^depth binaries)
@@ -44,7 +44,14 @@ COMMON_RULES = {
 class _PrescriptiveTreeBase(OptTreesEstimator):
     """predict / predict_outcomes / apply / score for estimators whose model is one prescription Tree."""
 
-    def _store(self, X, data, tree, objective):
+    def _store(self, X, data, tree, prob, encoding):
+        """Tidy the tree (:func:`~opttrees.estimators.common.finish_fit`: payloads refit on the training rows, the
+        single leaf when it scores strictly better) and record the fitted attributes."""
+        alpha = float(self.alpha)
+        score = lambda t: tree_objective(t, prob, alpha)  # noqa: E731
+        tree = finish_fit(self, tree, data.X, score, leaf=fill_payload(root_leaf(tree), prob),
+                          refit=lambda t: fill_payload(t, prob), encoding=encoding)
+        objective = score(tree)
         self.tree_ = tree
         self.classes_ = np.asarray(data.classes, dtype=object if any(isinstance(c, str) for c in data.classes)
                                    else None)
@@ -240,12 +247,14 @@ class OptimalPrescriptiveTree(_PrescriptiveTreeBase):
         self.solve_result_ = None
         with controlled_fit(self, self._time_limit()) as ctl:
             with ctl.stage("prepare"):
+                X, encoding = encode_categories(X)
                 data = prepare_prescriptive(X, treatment, outcome, self.sense, self.treatments, self.min_samples_leaf,
                                             self.n_treatment)
                 prob = make_problem(data, KIND_LINEAR if linear else KIND_OPT, self.mu, self.n_treatment,
                                     self.min_samples_leaf, self.lasso_lambda)
             tree = _fit_tree(self, prob, ctl)
-            self._store(X, data, tree, tree_objective(tree, prob, float(self.alpha)))
+            self._store(X, data, tree, prob, encoding)
+            tree = self.tree_
         if self.verbose:
             print(f"OptimalPrescriptiveTree: objective {fmt(self.objective_)}, depth {tree.depth}, "
                   f"{tree.n_splits} splits")
@@ -382,6 +391,7 @@ class PolicyTree(_PrescriptiveTreeBase):
         self.solve_result_ = None
         with controlled_fit(self, self._time_limit()) as ctl:
             with ctl.stage("prepare"):
+                X, encoding = encode_categories(X)
                 data = prepare_prescriptive(X, treatment, outcome, self.sense, self.treatments, self.min_samples_leaf,
                                             None)
                 check_n_treatment(self.n_treatment, data.counts(), data.classes, allow_zero=True)
@@ -399,7 +409,8 @@ class PolicyTree(_PrescriptiveTreeBase):
             prob = make_problem(data, KIND_POLICY, 1.0, self.n_treatment, self.min_samples_leaf, gamma=gamma)
             tree = _fit_tree(self, prob, ctl)
             self.teacher_scores_ = data.to_user(gamma)
-            self._store(X, data, tree, tree_objective(tree, prob, float(self.alpha)))
+            self._store(X, data, tree, prob, encoding)
+            tree = self.tree_
         if self.verbose:
             print(f"PolicyTree ({self.teacher}): objective {fmt(self.objective_)}, depth {tree.depth}, "
                   f"{tree.n_splits} splits")

@@ -15,11 +15,11 @@ from ..formulations.ort import ORT
 from ..formulations.ort_linear import ORTLinear
 from ..params import NONE, Interval, Options
 from .base import OptTreesEstimator, SolverMixin, warm_start_rules
-from .common import check_X_fitted, record_display_bounds
+from .common import check_X_fitted, encode_categories, finish_fit, record_display_bounds, root_leaf
 from .classifier import DP_RULES, MARGIN_RULES, fit_dp_tree
 from .fitcontrol import controlled_fit, fit_mio, warn_time_limit
 from ..heuristics import greedy_tree, local_search
-from ..heuristics.core import make_problem, objective
+from ..heuristics.core import make_problem, objective, refit_leaves
 from ..heuristics.linear_leaves import check_leaf_penalty, linear_leaf_tree, linear_local_search, linear_tree_objective
 from ..progress import fmt
 
@@ -213,6 +213,7 @@ class OptimalTreeRegressor(RegressorMixin, SolverMixin, OptTreesEstimator):
         self.solve_result_ = None
         with controlled_fit(self, self._time_limit()) as ctl:
             with ctl.stage("prepare"):
+                X, encoding = encode_categories(X)
                 data = prepare(X, y, task="regression", sample_weight=sample_weight,
                                min_samples_leaf=self.min_samples_leaf)
             if linear:
@@ -234,12 +235,18 @@ class OptimalTreeRegressor(RegressorMixin, SolverMixin, OptTreesEstimator):
             else:
                 tree = self._local_search(data, ctl, ctl.deadline)
                 warn_time_limit(self, ctl, "the local search (best of the restarts completed)")
+            if linear:      # no one-leaf linear model to compare with: splits are tidied only
+                score, leaf = self._linear_objective(data), None
+            else:
+                prob = make_problem(data, self.loss)
+                score = lambda t: objective(t, prob, float(self.alpha))  # noqa: E731
+                leaf = refit_leaves(root_leaf(tree), prob)
+            tree = finish_fit(self, tree, data.X, score, leaf=leaf, encoding=encoding)
             self.tree_ = tree
             self.n_features_in_ = data.p
             if hasattr(X, "columns"):
                 self.feature_names_in_ = np.asarray([str(c) for c in X.columns], dtype=object)
-            self.objective_ = (self._linear_objective(data)(tree) if linear else
-                               objective(tree, make_problem(data, self.loss), float(self.alpha)))
+            self.objective_ = score(tree)
             record_display_bounds(self, data.X)
         if self.verbose:
             print(f"OptimalTreeRegressor: objective {fmt(self.objective_)}, depth {tree.depth}, "

@@ -19,9 +19,9 @@ from ..robust.adversary import ShiftSet, worst_case_accuracy
 from ..robust.calibration import calibrate
 from ..robust.shift import shifted_accuracy
 from .base import OptTreesEstimator, SolverMixin, warm_start_rules
-from .common import check_X_fitted, record_display_bounds
+from .common import check_X_fitted, encode_categories, record_display_bounds
 from .fitcontrol import controlled_fit
-from .flow import _fallback_warning, _TreeClassifierMixin, model_size, warn_if_huge
+from .flow import _fallback_warning, _TreeClassifierMixin, finish_flow_fit, model_size, warn_if_huge
 
 _LISTS = (list, tuple, np.ndarray)
 
@@ -188,6 +188,7 @@ class RobustTreeClassifier(_TreeClassifierMixin, SolverMixin, OptTreesEstimator)
         self.solve_result_ = None
         with controlled_fit(self, self._time_limit()) as ctl:
             with ctl.stage("encode"):
+                X, encoding = encode_categories(X)
                 data = prepare(X, y)
                 enc = IntegerEncoder(self.encoding, self.n_thresholds).fit(data.X)
                 tdata = ThermometerData.from_prepared(data, enc)
@@ -227,6 +228,11 @@ class RobustTreeClassifier(_TreeClassifierMixin, SolverMixin, OptTreesEstimator)
                 # the start tree's exact worst case, in the encoded units the set is defined in
                 t_int = struct.to_tree(inc, tdata.integer_split_of_col, Xi, data.y, data.n_classes)
                 self.worst_case_train_accuracy_ = worst_case_accuracy(t_int, Xi, data.y, S).worst_case_correct / data.n
+            before = self.tree_
+            self.tree_ = finish_flow_fit(self, self.tree_, data, form, encoding)
+            if self.tree_ is not before and form is not None:    # tidied, or the single leaf: its own worst case
+                self.worst_case_train_accuracy_ = (form.worst_case(form.struct.from_tree(
+                    self.tree_, form.col_of_split)).worst_case_correct / data.n)
             self.classes_ = data.codec.classes
             self.n_features_in_ = data.p
             self.feature_names_in_ = np.asarray(data.feature_names, dtype=object)

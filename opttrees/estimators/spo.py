@@ -20,7 +20,7 @@ from ..spo.loss import decision_regret, normalized_extra_cost
 from ..spo.objective import spot_norm, spot_objective
 from ..spo.pruning import prune_alpha, prune_on_validation, prune_zero_gain, refit_nodes
 from .base import OptTreesEstimator, SolverMixin, warm_start_rules
-from .common import check_X_fitted, record_display_bounds
+from .common import check_X_fitted, encode_categories, finish_fit, record_display_bounds, root_leaf
 from .fitcontrol import controlled_fit
 
 
@@ -231,6 +231,7 @@ class SPOTree(SolverMixin, _SPOBase):
         pr = self.problem_ = make_decision_problem(self.decision_problem)
         if self.method in ("mio", "dp") and self.criterion != "spo":
             raise InputError(f"method={self.method!r} optimises the SPO loss; use criterion='spo'")
+        X, encoding = encode_categories(X)
         feature_names = list(map(str, X.columns)) if hasattr(X, "columns") else None
         X, C, w = check_costs_fit(pr, X, C, sample_weight)
         if (X_val is None) != (C_val is None):
@@ -255,14 +256,22 @@ class SPOTree(SolverMixin, _SPOBase):
             tree = self._fit_dp(X, C, w, feature_names, ctl)
         else:
             tree = self._fit_mio(X, C, w, feature_names, ctl)
-        if self.prune and val is not None:
+        validated = self.prune and val is not None
+        if validated:
             tree = prune_on_validation(tree, pr, *val, criterion=self.criterion)
         elif self.criterion == "spo":
             tree = prune_alpha(tree, self.alpha, spot_norm(pr, C, w))
         else:
             tree = prune_zero_gain(tree)
+        _, z = pr._solve_min(pr.sign * C)
+        norm = spot_norm(pr, C, w, z=z)
+        score = lambda t: spot_objective(pr, t, X, C, w, alpha=self.alpha, norm=norm, z=z)  # noqa: E731
+        # a validation-pruned tree was chosen on held-out rows, a criterion="mse" tree on another loss: they are
+        # tidied, not compared with the leaf
+        leaf = None if validated or self.criterion != "spo" else refit_nodes(root_leaf(tree), pr, X, C, w)
+        tree = finish_fit(self, tree, X, score, leaf=leaf, encoding=encoding)
         self.tree_ = tree
-        self.objective_ = spot_objective(pr, tree, X, C, w, alpha=self.alpha)
+        self.objective_ = score(tree)
         record_display_bounds(self, X)
         return self
 

@@ -18,7 +18,7 @@ from ..heuristics.local_search import _seeds
 from ..heuristics.tuning import check_depth_grid
 from ..params import NONE, InstanceOf, Interval, Options
 from .base import OptTreesEstimator
-from .common import FittedTreeMixin, record_display_bounds
+from .common import FittedTreeMixin, finish_fit, record_display_bounds, root_leaf
 from .fitcontrol import controlled_fit, warn_time_limit
 
 
@@ -152,6 +152,10 @@ class OptimalTreeCV(FittedTreeMixin, OptTreesEstimator):
                                       self.loss, deadline=ctl.deadline)
         if ctl.stop():
             ctl.mark_cut_short("tuning")
+        from ..heuristics.core import make_problem, objective, refit_leaves
+        prob = make_problem(full, self.loss if self.task == "regression" else None)
+        self.tree_ = finish_fit(self, self.tree_, full.X, lambda t: objective(t, prob, float(res.alpha)),
+                                leaf=refit_leaves(root_leaf(self.tree_), prob))
         self.best_depth_, self.best_alpha_, self.val_error_ = res.depth, res.alpha, res.val_error
         self.tuning_table_ = res.table
         self.n_features_in_ = full.p
