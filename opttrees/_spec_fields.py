@@ -20,7 +20,7 @@ FIELDS = json.loads(r"""
   "wine"
  ],
  "default_random_state": 0,
- "fingerprint": "abc7530143f3b0bb4153d04725ef703c64ed05efb01287bb6a209ef5156fba1e",
+ "fingerprint": "42cb798a3cab165d01820c9a4adfbb150fe891df5e8bb8acf080ec9f00750bc4",
  "missing_policies": [
   "error",
   "drop",

@@ -21,7 +21,7 @@ def test_sklearn_protocol(iris_small):
     X, y = iris_small
     est = OptimalTreeClassifier(max_depth=1, time_limit=30)
     params = est.get_params()
-    assert params["max_depth"] == 1 and params["solver"] == "highs"
+    assert params["max_depth"] == 1 and params["solver"] == "auto"
     c = clone(est).set_params(max_depth=2, method="greedy")
     assert c.get_params()["max_depth"] == 2 and est.max_depth == 1
     g = GridSearchCV(OptimalTreeClassifier(method="greedy"), {"max_depth": [1, 2]}, cv=3).fit(X, y)
