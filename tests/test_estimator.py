@@ -74,7 +74,7 @@ def test_local_search_warm_start_for_mio(iris_small):
 @pytest.mark.parametrize("params, err, msg", [
     ({"method": "magic"}, InputError, "method='magic'"),
     ({"solver": "cplex"}, InputError, "solver='cplex' is not valid for OptimalTreeClassifier: expected one of "
-                                      "'highs', 'scip'"),
+                                      "'auto', 'highs', 'scip'"),
     ({"time_limit": -np.inf}, InputError, "time_limit"),
     ({"warm_start": True}, InputError, "warm_start=True is not valid"),   # one vocabulary: a name or None/False
     ({"mip_gap": 1.0}, InputError, r"mip_gap=1.0 is not valid.*\[0, 1\)"),
