@@ -3,8 +3,12 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# numba kernels compiled once after install (opttrees warmup); redone when a kernel module changes
+WARM := $(VENV)/.warm
+KERNELS := $(wildcard opttrees/heuristics/_kernels.py opttrees/heuristics/linear_leaves.py opttrees/dp/engine.py \
+                      opttrees/prescriptive/_kernels.py)
 
-.PHONY: demo test test-slow lint bench clean
+.PHONY: demo warmup test test-slow lint bench clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -12,7 +16,13 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -q -e ".[dev,plot]"
 	touch $(STAMP)
 
-demo: $(STAMP)
+$(WARM): $(STAMP) $(KERNELS)
+	$(BIN)/opttrees warmup
+	touch $(WARM)
+
+warmup: $(WARM)
+
+demo: $(WARM)
 	$(BIN)/opttrees solve examples/iris_oct.yaml
 
 # lint and types first: zero findings is part of a green test run
@@ -20,10 +30,10 @@ lint: $(STAMP)
 	$(BIN)/ruff check opttrees tests benchmarks examples
 	$(BIN)/mypy opttrees/solvers opttrees/tree.py opttrees/data.py opttrees/params.py opttrees/interrupt.py opttrees/progress.py
 
-test: lint
+test: lint $(WARM)
 	$(BIN)/python -m pytest -q -n 2 tests
 
-test-slow: $(STAMP)
+test-slow: $(WARM)
 	$(BIN)/python -m pytest -q -n 2 -m slow tests
 
 bench: $(STAMP)

@@ -47,3 +47,153 @@ def announce_compile(what: str, dispatcher, estimate: str, arg: str | None = Non
     log.warning("compiling the %s kernels with numba (once per installation, %s; later runs load them from "
                 "numba's cache in about a second)", what, estimate)
     return True
+
+
+# --- every cached kernel of the package (``opttrees warmup`` checks that none is left cold) ---------------------
+
+def kernels(modules=None) -> list:
+    """(qualified name, dispatcher) of every cached numba kernel defined in ``modules`` (default: all of the
+    package's, :data:`opttrees.warmup.KERNEL_MODULES`). Kernels with ``inline="always"`` are left out: numba
+    inlines them into their callers and never compiles (or caches) them on their own."""
+    import importlib
+
+    from numba.core.dispatcher import Dispatcher
+    if modules is None:
+        from .warmup import KERNEL_MODULES as modules
+    out = []
+    for name in modules:
+        mod = importlib.import_module(name)
+        for attr, obj in sorted(vars(mod).items()):
+            if not isinstance(obj, Dispatcher) or getattr(obj.py_func, "__module__", None) != name:
+                continue
+            if obj.targetoptions.get("inline", "never") == "always" or type(obj._cache).__name__ == "NullCache":
+                continue
+            out.append((f"{name}.{attr}", obj))
+    return out
+
+
+#: kernels compiled again for another array type: (dispatcher path, argument, dtype of each variant, large only)
+VARIANTS = (("opttrees.heuristics._kernels.run_restarts", "ogT", "uint32", False),
+            ("opttrees.heuristics._kernels.run_restarts", "ogT", "int64", True),
+            ("opttrees.heuristics._kernels.local_search_ranked", "ogT", "uint32", False),
+            ("opttrees.heuristics._kernels.local_search_ranked", "ogT", "int64", True))
+
+
+def cold_kernels(modules=None, include_large: bool = True) -> list[str]:
+    """Names of the kernels the next call would compile (none after ``opttrees warmup``); with
+    ``include_large``, also the 64-bit local-search variant (fits on more than 65,536 rows)."""
+    found = kernels(modules)
+    cold = [name for name, d in found if is_cold(d)]
+    by_name = dict(found)
+    for name, arg, dtype, large in VARIANTS:
+        if name in by_name and (include_large or not large) and is_cold(by_name[name], arg, dtype):
+            cold.append(f"{name} ({arg}: {dtype})")
+    return cold
+
+
+# --- waiting for a kernel that may still be compiling ----------------------------------------------------------
+
+ABANDONED = object()
+"""What :func:`run_threads` returns when it left kernels compiling in the background at a stop."""
+
+
+def run_threads(tasks, jobs: int, stop, deadline=None, compiling=None, on_poll=None, poll: float = 0.02):
+    """Run ``tasks`` (callables calling numba kernels) on ``jobs`` daemon threads while this thread polls.
+
+    When the deadline passes or :data:`opttrees.interrupt.STOP` is set (first Ctrl-C), ``stop[0]`` is set:
+    running kernels return their result so far within about one step, and tasks not yet started are skipped
+    (their result is None). Returns the tasks' results in order.
+
+    ``compiling()`` (optional) says whether a kernel the tasks call is still being compiled (e.g.
+    ``lambda: is_cold(K.run_restarts)``): a kernel only reads ``stop`` once it runs, and a cold compile can take
+    minutes. If the run is stopped while ``compiling()`` is true, the threads are abandoned (daemon threads:
+    the compile finishes in the background and is cached on disk for the next run; the kernel then sees
+    ``stop`` and returns at once) and :data:`ABANDONED` is returned, so the caller can return its fallback at
+    the deadline. A second Ctrl-C (KeyboardInterrupt here) stops and joins warm kernels, abandons compiling
+    ones, and is re-raised.
+    """
+    import threading
+
+    from .interrupt import STOP
+
+    tasks = list(tasks)
+    results: list = [None] * len(tasks)
+    errors: list = []
+    nxt = [0]
+    lock = threading.Lock()
+
+    def worker():
+        while True:
+            with lock:
+                k = nxt[0]
+                if k >= len(tasks) or (k > 0 and stop[0]):
+                    return
+                nxt[0] += 1
+            try:
+                results[k] = tasks[k]()
+            except BaseException as exc:   # re-raised in the calling thread
+                errors.append(exc)
+                stop[0] = 1
+                return
+
+    threads = [threading.Thread(target=worker, daemon=True, name=f"opttrees-kernel-{k}")
+               for k in range(max(1, min(int(jobs), len(tasks))))]
+    for th in threads:
+        th.start()
+    try:
+        while any(th.is_alive() for th in threads):
+            for th in threads:
+                th.join(poll / len(threads))
+            if not stop[0] and (STOP.is_set() or (deadline is not None and deadline.stop())):
+                stop[0] = 1
+            if stop[0] and not errors and compiling is not None and compiling():
+                return ABANDONED
+            if on_poll is not None:
+                on_poll()
+    except KeyboardInterrupt:
+        stop[0] = 1
+        if not (compiling is not None and compiling()):
+            for th in threads:
+                th.join()
+        raise
+    if errors:
+        raise errors[0]
+    return results
+
+
+def still_compiling_message(what: str, fallback: str) -> str:
+    return (f"the {what} kernels are still compiling (numba, once per installation) at the time limit or Ctrl-C: "
+            f"returned {fallback}. Run `opttrees warmup` once after installing to compile every kernel ahead "
+            "(the compile goes on in the background and is cached for the next run)")
+
+
+def compiler_busy() -> bool:
+    """True while another thread holds numba's compiler lock (e.g. a kernel compiling in the background): any
+    kernel not yet loaded in this process would wait for it, even one cached on disk."""
+    try:
+        from numba.core.compiler_lock import global_compiler_lock
+        lock = global_compiler_lock._lock
+    except Exception:   # pragma: no cover - numba's internals moved: assume free
+        return False
+    if lock.acquire(blocking=False):
+        lock.release()
+        return False
+    return True
+
+
+def ready(*dispatchers) -> bool:
+    """Every dispatcher can be called now without compiling or waiting: loaded in this process, or cached on
+    disk while no other compile holds numba's lock."""
+    if all(getattr(d, "signatures", None) for d in dispatchers):
+        return True
+    return not compiler_busy() and not any(is_cold(d) for d in dispatchers)
+
+
+def warn_still_compiling(what: str, fallback: str, stacklevel: int = 3) -> None:
+    """The fallback warning, as a warning and on the ``opttrees`` log: while numba compiles in another thread
+    it records every warning (``warnings.catch_warnings`` is process-wide) and re-emits them only when its
+    compile ends, which may be after this process has exited."""
+    import warnings
+    msg = still_compiling_message(what, fallback)
+    log.warning("%s", msg)
+    warnings.warn(msg, RuntimeWarning, stacklevel=stacklevel)

@@ -26,6 +26,7 @@ from ..data import _as_2d_float, check_sample_weight
 from ..encoding import Binarizer
 from ..errors import InputError, VerificationError
 from ..interrupt import STOP, Deadline, stop_on_sigint
+from ..jit import announce_compile, is_cold, warn_still_compiling
 from ..solvers.result import Incumbent, finish, relative_gap
 from ..tree import LEAF, Tree, heap_topology
 from . import engine as E
@@ -191,6 +192,10 @@ def run_engine(Xb: np.ndarray, ed: EngineData, max_depth: int, max_num_nodes: in
     termination = "optimal"
     bound = best if (D == 0 or nmax == 0 or m == 0) else 0.0
     over_memory = False
+    cold = is_cold(E.search)
+    abandoned = False
+    if cold:   # said at once; the compile runs in the search's worker thread, inside the time limit
+        announce_compile("dynamic-program", E.search, "about a minute on 2 cores; counted in the time limit")
     depths = range(1, D + 1) if iterative_deepening else [D]
     if D == 0 or nmax == 0 or m == 0:
         depths = []
@@ -203,6 +208,8 @@ def run_engine(Xb: np.ndarray, ed: EngineData, max_depth: int, max_num_nodes: in
             out["c"] = E.search(n, d, nn, ub, hb0, hd0, blk, grp, data, task, ws, hashes, opt, dset, br,
                                 stats, stop, root)
 
+        if deadline.stop():   # no depth starts past the deadline (the kernel returns at once, with its bound)
+            stop[0] = 1
         th = threading.Thread(target=work, daemon=True)
         th.start()
         try:
@@ -213,10 +220,23 @@ def run_engine(Xb: np.ndarray, ed: EngineData, max_depth: int, max_num_nodes: in
                 if not stop[0] and resident_bytes() > cap:
                     stop[0] = 1
                     over_memory = True
+                if stop[0] and cold and is_cold(E.search):
+                    # still compiling (the kernel reads stop only once it runs): leave the compile to finish in
+                    # the background (daemon thread, cached for the next run) and return the best tree so far
+                    abandoned = True
+                    break
         except KeyboardInterrupt:
             stop[0] = 1
-            th.join()
+            if not (cold and is_cold(E.search)):
+                th.join()
             raise
+        if abandoned:
+            termination = "interrupted" if STOP.is_set() else "limit" if over_memory else "time_limit"
+            trace.append(Incumbent(time.perf_counter() - t0, best / ed.baseline, bound / ed.baseline,
+                                   relative_gap(best, bound), int(stats[0])))
+            warn_still_compiling("dynamic-program", "the best tree so far (the root leaf if none) with lower bound "
+                                 f"{bound / ed.baseline:g}", stacklevel=4)
+            break
         stopped = bool(stop[0])
         rc = root[0]
         if root[1] >= 0 and rc < best * (1 - 1e-12) - 1e-12 or (not use_upper_bound and rc < best - 1e-12):
@@ -252,7 +272,8 @@ def run_engine(Xb: np.ndarray, ed: EngineData, max_depth: int, max_num_nodes: in
                 "depth_two_calls": int(stats[E.N_D2_CALLS]), "bound_prunes": int(stats[E.N_BOUND_PRUNES]),
                 "depth_two_incremental": int(stats[E.N_D2_INCREMENTAL]),
                 "similarity_prunes": int(stats[E.N_SIM_PRUNES]),
-                "cache_entries": len(dset) + len(br), "binary_columns": int(m), "memory_limit": bool(over_memory)}
+                # len() of a typed Dict compiles (and would wait for a compile left running in the background)
+                "cache_entries": 0 if abandoned else len(dset) + len(br), "binary_columns": int(m), "memory_limit": bool(over_memory)}
     return EngineResult(heap, float(best), float(bound), termination, counters, trace, time.perf_counter() - t0)
 
 

@@ -15,6 +15,7 @@ from ..data import PreparedData
 from ..params import check_alpha  # noqa: F401 (re-exported)
 from ..params import check_depth as _check_depth
 from ..errors import InputError
+from ..jit import ready
 from ..tree import HYPERPLANE, LEAF, Tree, heap_topology
 from . import _kernels as K
 
@@ -71,6 +72,8 @@ def _presort(X: np.ndarray, key: np.ndarray):
     n, p = X.shape
     XT = np.ascontiguousarray(X.T)
     KT = np.ascontiguousarray(key.T)
+    if not ready(K.presort_ties, K.presort_ranks):   # cold, or a compile holds numba's lock: plain numpy
+        return _presort_numpy(XT, KT)
     orderT = np.argsort(XT, axis=1).astype(np.int64, copy=False)
     K.presort_ties(XT, orderT)
     grp = np.empty((n, p), dtype=np.int32)
@@ -80,6 +83,28 @@ def _presort(X: np.ndarray, key: np.ndarray):
         for j in np.flatnonzero(bad):
             orderT[j] = np.lexsort((XT[j], KT[j]))
         K.presort_ranks(KT, orderT, grp, grpT)
+    return orderT, grp, grpT
+
+
+def _presort_numpy(XT: np.ndarray, KT: np.ndarray):
+    """:func:`_presort` without numba (same arrays): used while its kernels are cold or another kernel is
+    compiling, so preparing a fit never waits for a compile (a stable argsort is the (X, row) order)."""
+    p, n = XT.shape
+    orderT = np.argsort(XT, axis=1, kind="stable").astype(np.int64, copy=False)
+
+    def ranks(orderT):
+        d = np.diff(np.take_along_axis(KT, orderT, axis=1), axis=1)
+        grpT = np.zeros((p, n), np.int32)
+        np.cumsum(d != 0, axis=1, out=grpT[:, 1:])
+        return grpT, (d < 0).any(axis=1)
+
+    grpT, bad = ranks(orderT)
+    if bad.any():
+        for j in np.flatnonzero(bad):
+            orderT[j] = np.lexsort((XT[j], KT[j]))
+        grpT, _ = ranks(orderT)
+    grp = np.empty((n, p), np.int32)
+    grp[orderT, np.arange(p)[:, None]] = grpT
     return orderT, grp, grpT
 
 

@@ -45,6 +45,13 @@ main thread is also what keeps a Ctrl-C from crashing the process: a KeyboardInt
 boxes a kernel's result arrays (it calls back into Python for that) left an exception set inside numba's
 C code, which ended in ``SystemError`` or a segfault (exit 139). Signals are only delivered to the main
 thread, so a worker thread never sees one.
+
+A cold kernel (numba has not compiled it in this installation yet; ``opttrees warmup`` does it at install) is
+compiled in those worker threads too, data preparation included, so the compile counts in the time limit and
+Ctrl-C is seen within a poll: a kernel still compiling at the deadline or at Ctrl-C is left to finish in the
+background (daemon threads; numba caches it for the next run), and the fit returns a fallback tree — CART
+(scikit-learn, no numba) for classification, the root leaf for regression — with a warning
+(:func:`opttrees.jit.run_threads`).
 """
 from __future__ import annotations
 
@@ -52,7 +59,6 @@ import copy
 import functools
 import math
 import os
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -60,7 +66,7 @@ import numpy as np
 from ..data import PreparedData
 from ..params import check_param
 from ..interrupt import STOP
-from ..jit import announce_compile
+from ..jit import ABANDONED, announce_compile, is_cold, run_threads, warn_still_compiling
 from ..progress import ProgressLine
 from ..tree import Tree
 from . import _kernels as K
@@ -133,34 +139,52 @@ def _stop_requested(deadline) -> bool:
     return STOP.is_set() or (deadline is not None and deadline.stop())
 
 
-def _run_stoppable(tasks, jobs: int, deadline, stop: np.ndarray, on_poll=None) -> list:
+def _run_stoppable(tasks, jobs: int, deadline, stop: np.ndarray, on_poll=None, compiling=None):
     """Run ``tasks`` (callables) on ``jobs`` worker threads; set ``stop[0]`` on Ctrl-C or at the deadline.
 
-    Returns each task's result in order (None for a task cancelled before it started); ``on_poll()`` is
-    called in the calling thread every time it wakes (progress). Without
+    Returns each task's result in order (None for a task skipped because the run stopped before it started);
+    ``on_poll()`` is called in the calling thread every time it wakes (progress). Without
     :func:`~opttrees.interrupt.stop_on_sigint` around the call, Ctrl-C raises KeyboardInterrupt here in the
-    main thread: the workers are stopped and joined first, then it is re-raised.
+    main thread: the workers are stopped and joined first, then it is re-raised. With ``compiling`` (a
+    kernel may still be compiling, see :func:`opttrees.jit.run_threads`) a stop during the compile returns
+    :data:`opttrees.jit.ABANDONED` at once.
     """
-    ex = ThreadPoolExecutor(max_workers=max(1, jobs))
-    futures = [ex.submit(t) for t in tasks]
-    interrupted = None
-    try:
-        pending = set(futures)
-        while pending:
-            if not stop[0] and _stop_requested(deadline):
-                stop[0] = 1
-            _, pending = wait(pending, timeout=0.02, return_when=FIRST_COMPLETED)
-            if on_poll is not None:
-                on_poll()
-    except KeyboardInterrupt as exc:
-        interrupted = exc
-    finally:
-        if interrupted is not None:
-            stop[0] = 1
-        ex.shutdown(wait=True, cancel_futures=True)
-    if interrupted is not None:
-        raise interrupted
-    return [None if f.cancelled() else f.result() for f in futures]
+    return run_threads(tasks, jobs, stop, deadline, compiling, on_poll)
+
+
+#: the kernels data preparation and the search's shared arrays call (compiled before the search can stop)
+def _setup_kernels():
+    return (K.ranks, K.og_words32, K.og_words, K.row_hashes, K.order_cache)
+
+
+def _setup_cold() -> bool:
+    return any(is_cold(d) for d in _setup_kernels())
+
+
+def fallback_tree(data: PreparedData, max_depth: int, alpha: float = 0.0, min_samples_leaf: int = 1,
+                  loss: str | None = None) -> Tree:
+    """A tree made without numba, for a fit whose kernels are still compiling at its deadline: CART
+    (scikit-learn, pruned with ``alpha``) for classification, the root leaf for regression."""
+    from types import SimpleNamespace
+
+    from .cart import cart_classifier_tree
+    from .core import default_loss, empty_heap
+    loss = loss or default_loss(data)
+    if loss == "misclassification":
+        try:
+            return cart_classifier_tree(data, int(max_depth), int(min_samples_leaf), float(alpha))
+        except Exception:   # pragma: no cover - the root leaf below is always valid
+            pass
+    y = np.asarray(data.y, dtype=np.int64 if loss == "misclassification" else np.float64)
+    light = SimpleNamespace(data=data, X=np.asarray(data.X, dtype=np.float64), y=y, loss=loss, p=data.p)
+    return heap_to_tree(light, *empty_heap(0, data.p))
+
+
+def _fallback(data, D, alpha, min_samples_leaf, loss, what="local-search"):
+    tree = fallback_tree(data, D, alpha, min_samples_leaf, loss)
+    kind = "the CART tree" if tree.task == "classification" and tree.n_nodes > 1 else "the root leaf"
+    warn_still_compiling(what, f"{kind} instead of a local-search tree", stacklevel=4)
+    return tree
 
 
 class _Restarts:
@@ -263,36 +287,62 @@ def local_search(data: PreparedData, max_depth: int, alpha: float = 0.0, min_sam
     D = check_depth(max_depth)
     alpha = check_alpha(alpha)
     _check_common(min_samples_leaf, split_type, n_restarts, n_hyperplane_restarts)
-    prob = make_problem(data, loss)
     seeds = _seeds(random_state, int(n_restarts))
+    T = 2 ** (D + 1) - 1
+    jobs = min(_n_jobs(n_jobs), len(seeds))
+    stop = np.zeros(1, np.int64)
+    big = data.X.shape[0] > K.OG32_ROWS
+    cold = _setup_cold() or is_cold(K.run_restarts, "ogT", "int64" if big else "uint32")
+    if cold:   # said at once, before any compile (which then runs in a worker thread, see the module docstring)
+        announce_compile("local-search", K.run_restarts, "about a minute on 2 cores; counted in the time limit",
+                         "ogT", "int64" if big else "uint32")
+
+    def setup():
+        prob = make_problem(data, loss)
+        # every restart shares the search arrays and one move cache (see new_move_cache)
+        return prob, K.search_arrays(prob.X, prob.orderT, prob.grpT), new_move_cache(len(seeds), T)
+
+    prep = _run_stoppable([setup], 1, deadline, stop, compiling=_setup_cold if cold else None)
+    if prep is ABANDONED:
+        return _fallback(data, D, alpha, min_samples_leaf, loss)
+    prob, shared, moves = prep[0]
+    stop[0] = 0   # the search itself always runs restart 0 (stopped at once if the run is already stopped)
     nok = int(prob.featok.sum())
     mtry = max(1, int(math.floor(math.sqrt(max(nok, 1)))))  # floor, as randomForest and sklearn
     start_kind = KIND["gini"] if prob.loss == "misclassification" else prob.kind
-    T = 2 ** (D + 1) - 1
     # every argument with one fixed type (int64 / float64 / bool), so the kernels compile once
     args = (int(T), prob.X, prob.Xs, prob.grp, prob.orderT, prob.grpT, prob.Z, prob.featok, int(prob.kind),
             int(start_kind), int(D), int(min_samples_leaf), float(alpha * prob.baseline), split_type == "hyperplane",
             int(n_hyperplane_restarts), float(1e-9 * prob.baseline), int(mtry),
             2**62 if max_moves is None else int(max_moves), float(random_starts))
-    jobs = min(_n_jobs(n_jobs), len(seeds))
     # each worker thread runs one kernel call that takes restarts one at a time from a shared counter
     # (restart times vary a lot; a Python call per chunk of restarts cost about 0.1 ms each); each restart
     # seeds itself, so which thread runs it never changes results. Restart 0 always completes, even when
     # stopped before it starts.
-    stop = np.zeros(1, np.int64)
     nxt = np.zeros(1, np.int64)
-    shared = K.search_arrays(prob.X, prob.orderT, prob.grpT)
-    moves = new_move_cache(len(seeds), T)
     counters = np.zeros((jobs, K.N_COUNTERS), np.int64)
     left = deadline.remaining() if deadline is not None else None
-    announce_compile("local-search", K.run_restarts, "about a minute on 2 cores", "ogT", str(shared[1].dtype))
+    ogt = str(shared[1].dtype)
+
+    def compiling() -> bool:
+        return is_cold(K.run_restarts, "ogT", ogt)
+
     with ProgressLine("local search", enabled=bool(verbose), time_limit=left) as line:
         line.update(restarts=f"0/{len(seeds)}")
         runs = _Restarts(prob, alpha, seeds, T, split_type == "hyperplane", line if verbose else None, deadline)
         tasks = [lambda k=k: K.run_restarts(seeds, *args, stop, nxt, moves, counters[k], *shared, *runs.out)
                  for k in range(jobs)]
-        _run_stoppable(tasks, jobs, deadline, stop, on_poll=runs.poll)
-        runs.poll()
+        out = _run_stoppable(tasks, jobs, deadline, stop, on_poll=runs.poll, compiling=compiling if cold else None)
+        if out is ABANDONED:
+            line.update(restarts="kernels still compiling")
+        else:
+            runs.poll()
+    if out is ABANDONED:
+        tree = _fallback(data, D, alpha, min_samples_leaf, loss)
+        if not return_all:
+            return tree
+        return LocalSearchResult(tree, objective(tree, prob, alpha), [tree], np.array([objective(tree, prob, alpha)]),
+                                 seeds[:0], stopped=True, n_done=0)
     runs.finish()
     stopped = bool(stop[0])
     if not return_all:
@@ -338,7 +388,17 @@ def improve_tree(data: PreparedData, tree: Tree, max_depth: int, alpha: float = 
                                      int(n_hyperplane_restarts), float(1e-9 * prob.baseline), mm, trace, stop,
                                      new_move_cache(), np.zeros(K.N_COUNTERS, np.int64))
 
-    moves = _run_stoppable([run], 1, deadline, stop)[0]
+    ogt = str(ogT.dtype)
+    cold = is_cold(K.local_search_ranked, "ogT", ogt)
+    if cold:
+        announce_compile("local-search", K.local_search_ranked, "about a minute on 2 cores; counted in the time limit",
+                         "ogT", ogt)
+    res = _run_stoppable([run], 1, deadline, stop,
+                         compiling=(lambda: is_cold(K.local_search_ranked, "ogT", ogt)) if cold else None)
+    if res is ABANDONED:   # the start tree, unchanged: the search never ran
+        warn_still_compiling("local-search", "the start tree unchanged")
+        return (tree, np.zeros(0)) if return_trace else tree
+    moves = res[0]
     out = heap_to_tree(prob, ntype, feat, thr, coef)
     if return_trace:
         return out, trace[: moves + 1] / prob.baseline

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..heuristics.local_search import _n_jobs, _run_stoppable, _seeds
-from ..jit import announce_compile
+from ..jit import ABANDONED, announce_compile, is_cold, warn_still_compiling
 from ..params import check_alpha, check_depth
 from ..tree import LEAF, Tree, heap_topology
 from . import _kernels as K
@@ -136,8 +136,16 @@ def local_search_prescriptive(prob: PrescriptiveProblem, max_depth: int, alpha: 
                                              pen, tol, D, mtry, cuts, float(random_starts), mm, prob.p_lin, stop,
                                              counters[k])
              for k, c in enumerate(chunks)]
-    announce_compile("prescriptive", K.run_restarts, "about a minute on 2 cores")
-    outs = _run_stoppable(tasks, jobs, deadline, stop)
+    cold = is_cold(K.run_restarts)
+    if cold:
+        announce_compile("prescriptive", K.run_restarts, "about a minute on 2 cores; counted in the time limit")
+    outs = _run_stoppable(tasks, jobs, deadline, stop, compiling=(lambda: is_cold(K.run_restarts)) if cold else None)
+    if outs is ABANDONED:   # still compiling at the deadline / Ctrl-C: the root leaf (see opttrees.jit.run_threads)
+        warn_still_compiling("prescriptive", "the root leaf", stacklevel=3)
+        ntype = np.zeros(T, np.int8)
+        ntype[0] = K.LEAF
+        tree = heap_to_tree(prob, ntype, np.zeros(T, np.int64), np.zeros(T))
+        return SearchResult(tree, tree_objective(tree, prob, alpha), np.zeros(0), 0, True, 0)
     heaps, objs = [], []
     for out in outs:
         if out is None:

@@ -1,0 +1,247 @@
+"""Compile every numba kernel once, at installation (``opttrees warmup``; ``make demo`` and ``make test`` run it).
+
+Why: the kernels are compiled on their first call and cached on disk by numba (``cache=True``); a cold compile
+takes minutes on a small machine (issue 27: a 60 s local search took 102 s on its first run and found a worse
+tree). Compiling belongs to installation, not to a user's first fit.
+
+How: each *group* below is a list of tiny fits (a few dozen rows) that call every kernel of its modules with the
+exact argument types a real fit uses, so numba caches exactly the signatures fits need. The groups run in
+separate processes (numba compiles in one thread per process; two processes use two cores), and afterwards
+:func:`opttrees.jit.cold_kernels` checks that no cached kernel of the package is left cold.
+
+The local search packs its row words in 32 bits up to 65,536 rows and in 64 bits above
+(:func:`opttrees.heuristics._kernels.search_arrays`). The 64-bit variant is a second compile of the whole
+search; ``opttrees warmup`` compiles it too (group ``heuristics-64``, run in parallel with the others) unless
+``--no-large`` is given, in which case a fit on more than 65,536 rows compiles it on first use (announced,
+counted in its time limit).
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+import warnings
+
+#: the modules holding the package's cached numba kernels (grep for ``@njit``); jit.cold_kernels checks them
+KERNEL_MODULES = ("opttrees.heuristics._kernels", "opttrees.heuristics.linear_leaves", "opttrees.dp.engine",
+                  "opttrees.prescriptive._kernels")
+
+
+def _xy(n=48, p=3, classes=2, seed=0):
+    import numpy as np
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, p))
+    y = (X[:, 0] + 0.5 * X[:, 1] > 0).astype(int)
+    if classes > 2:
+        y = y + (X[:, 2] > 0.5)
+    return X, y, X[:, 0] * 2 + X[:, 1] + 0.1 * rng.normal(size=n)
+
+
+# --- the tiny fits, grouped by the modules they compile -----------------------------------------------------
+
+def _ls_classification():
+    from .estimators import OptimalTreeClassifier
+    X, y, _ = _xy()
+    OptimalTreeClassifier(max_depth=2, method="local-search", n_restarts=2).fit(X, y)
+    X, y, _ = _xy(classes=3)
+    OptimalTreeClassifier(max_depth=2, method="local-search", n_restarts=2).fit(X, y, sample_weight=1.0 + (y == 1))
+
+
+def _ls_hyperplane():
+    from .estimators import OptimalTreeClassifier, OptimalTreeRegressor
+    X, y, r = _xy()
+    OptimalTreeClassifier(max_depth=2, method="local-search", split_type="hyperplane", n_restarts=2).fit(X, y)
+    OptimalTreeRegressor(max_depth=2, method="local-search", split_type="hyperplane", n_restarts=2).fit(X, r)
+
+
+def _ls_regression():
+    from .estimators import OptimalTreeRegressor
+    X, _, r = _xy()
+    OptimalTreeRegressor(max_depth=2, method="local-search", n_restarts=2).fit(X, r)
+    OptimalTreeRegressor(max_depth=2, method="local-search", loss="absolute", n_restarts=2).fit(X, r)
+
+
+def _ls_improve():
+    from .data import prepare
+    from .heuristics import greedy_tree, improve_tree
+    X, y, r = _xy()
+    for target in (y, r):
+        data = prepare(X, target, task="classification" if target is y else "regression")
+        improve_tree(data, greedy_tree(data, 2), 2)
+
+
+def _presort():
+    """The presort kernels: fits use plain numpy while they are cold (heuristics.core._presort), so compile
+    them here explicitly."""
+    import numpy as np
+
+    from .heuristics import _kernels as K
+    X, _, _ = _xy()
+    XT = np.ascontiguousarray(X.T)
+    orderT = np.argsort(XT, axis=1).astype(np.int64)
+    K.presort_ties(XT, orderT)
+    p, n = XT.shape
+    K.presort_ranks(XT, orderT, np.empty((n, p), np.int32), np.empty((p, n), np.int32))
+
+
+def _greedy():
+    from .data import prepare
+    from .estimators import OptimalTreeClassifier, OptimalTreeRegressor
+    from .heuristics import greedy_tree
+    X, y, r = _xy()
+    OptimalTreeClassifier(max_depth=2, method="greedy").fit(X, y)
+    OptimalTreeRegressor(max_depth=2, method="greedy").fit(X, r)
+    OptimalTreeRegressor(max_depth=2, method="greedy", loss="absolute").fit(X, r)
+    greedy_tree(prepare(X, y, task="classification"), 2, max_features=1, random_state=0)   # forests
+
+
+def _linear_leaves():
+    from .estimators import OptimalTreeRegressor
+    X, _, r = _xy()
+    OptimalTreeRegressor(max_depth=1, leaf_model="linear", n_restarts=2).fit(X, r)
+
+
+def _ls_64bit():
+    """The local search with 64-bit row words (fits on more than 65,536 rows), compiled on tiny data."""
+    from .heuristics import _kernels as K
+    saved = K.OG32_ROWS
+    K.OG32_ROWS = 0   # a plain Python constant read by search_arrays only (not a numba global)
+    try:
+        _ls_classification()
+        _ls_hyperplane()
+        _ls_regression()
+        _ls_improve()
+    finally:
+        K.OG32_ROWS = saved
+
+
+def _dp():
+    from .estimators import OptimalTreeClassifier, OptimalTreeRegressor
+    X, y, r = _xy()
+    OptimalTreeClassifier(max_depth=2, method="dp").fit(X, y)
+    OptimalTreeClassifier(max_depth=2, method="dp").fit(X, y, sample_weight=1.0 + y)
+    OptimalTreeRegressor(max_depth=2, method="dp").fit(X, r)
+    from .dp.api import solve_dp   # a run stopped at once: its lower bound at a stop (root_lower_bound)
+    solve_dp(X, y, max_depth=2, time_limit=1e-9)
+
+
+def _prescriptive_data():
+    import numpy as np
+    X, _, r = _xy(n=60)
+    t = (np.arange(len(X)) % 2).astype(int)
+    return X, t, r + t * X[:, 1]
+
+
+def _prescriptive():
+    import numpy as np
+
+    from .estimators import OptimalPrescriptiveTree, PolicyTree
+    X, t, yy = _prescriptive_data()
+    OptimalPrescriptiveTree(max_depth=2, n_restarts=2, method="local-search").fit(X, t, yy)
+    OptimalPrescriptiveTree(max_depth=2, method="greedy").fit(X, t, yy)
+    OptimalPrescriptiveTree(max_depth=1, n_restarts=2, counterfactuals="linear", n_treatment=5).fit(X, t, yy)
+    PolicyTree(max_depth=2, method="local-search", n_restarts=2, teacher="dm").fit(
+        X, t, yy, outcome_estimates=np.column_stack([yy, yy + X[:, 0]]))
+
+
+def _prescriptive_improve():
+    from .prescriptive.data import prepare_prescriptive
+    from .prescriptive.objective import make_problem
+    from .prescriptive.search import greedy_prescriptive, improve_tree
+    X, t, yy = _prescriptive_data()
+    prob = make_problem(prepare_prescriptive(X, t, yy))
+    improve_tree(prob, greedy_prescriptive(prob, 2), 2)
+
+
+#: group -> (modules it compiles, [(task name, tiny fit)]), largest first (the scheduler's order)
+GROUPS = {
+    "heuristics": (("opttrees.heuristics._kernels", "opttrees.heuristics.linear_leaves"),
+                   [("presort", _presort), ("local search, classification", _ls_classification),
+                    ("local search, regression", _ls_regression),
+                    ("local search, hyperplanes", _ls_hyperplane), ("local search from a start", _ls_improve),
+                    ("greedy", _greedy), ("linear leaves", _linear_leaves)]),
+    "dp": (("opttrees.dp.engine",), [("dynamic program", _dp)]),
+    "prescriptive": (("opttrees.prescriptive._kernels",),
+                     [("prescriptive trees", _prescriptive), ("prescriptive search from a start", _prescriptive_improve)]),
+    "heuristics-64": (("opttrees.heuristics._kernels",), [("local search, >65,536 rows (64-bit words)", _ls_64bit)]),
+}
+
+
+def run_group(group: str, out=sys.stdout) -> None:
+    """Run one group's tiny fits in this process; one JSON line per task (for the parent's progress lines)."""
+    for name, fn in GROUPS[group][1]:
+        t0 = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fn()
+        print(json.dumps({"group": group, "task": name, "seconds": round(time.perf_counter() - t0, 2)}), file=out,
+              flush=True)
+
+
+def warmup(groups=None, jobs: int = 2, large: bool = True, echo=print, env=None) -> dict:
+    """Run the groups' tiny fits in up to ``jobs`` processes, then check that no kernel is cold.
+
+    Returns {"seconds": wall time, "tasks": [{group, task, seconds}], "cold": [kernel names left cold],
+    "failed": {group: stderr tail}}. ``echo`` receives one progress line per finished task.
+    """
+    from .jit import cold_kernels
+    if groups is None:
+        groups = [g for g in GROUPS if large or g != "heuristics-64"]
+    todo = list(groups)
+    n_tasks = sum(len(GROUPS[g][1]) for g in todo)
+    t0 = time.perf_counter()
+    import queue
+    import threading
+    lines: queue.Queue = queue.Queue()
+    running: dict = {}
+    done: list = []
+    failed: dict = {}
+    env = dict(os.environ if env is None else env)
+    env.setdefault("PYTHONWARNINGS", "ignore")
+    jobs = max(1, int(jobs))
+
+    def pump(g, p):   # one JSON line per finished task -> the queue; None when the process ends
+        for line in p.stdout:
+            lines.put((g, line))
+        lines.put((g, None))
+
+    while todo or running:
+        while todo and len(running) < jobs:
+            g = todo.pop(0)
+            p = subprocess.Popen([sys.executable, "-m", "opttrees.warmup", "--group", g], stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True, env=env)
+            running[g] = p
+            threading.Thread(target=pump, args=(g, p), daemon=True).start()
+        g, line = lines.get()
+        if line is None:
+            p = running.pop(g)
+            err = p.stderr.read()
+            if p.wait() != 0:
+                failed[g] = err[-2000:]
+                echo(f"  {g}: FAILED (exit {p.returncode})")
+            continue
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue
+        done.append(rec)
+        echo(f"  [{len(done)}/{n_tasks}] {rec['group']}: {rec['task']} ({rec['seconds']:.1f} s, "
+             f"{time.perf_counter() - t0:.0f} s elapsed)")
+    cold = cold_kernels(include_large=large)
+    return {"seconds": time.perf_counter() - t0, "tasks": done, "cold": cold, "failed": failed}
+
+
+def main(argv=None) -> int:
+    import argparse
+    ap = argparse.ArgumentParser(prog="python -m opttrees.warmup")
+    ap.add_argument("--group", choices=sorted(GROUPS), action="append")
+    args = ap.parse_args(argv)
+    for g in args.group or list(GROUPS):
+        run_group(g)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
