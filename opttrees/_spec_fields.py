@@ -20,7 +20,7 @@ FIELDS = json.loads(r"""
   "wine"
  ],
  "default_random_state": 0,
- "fingerprint": "42cb798a3cab165d01820c9a4adfbb150fe891df5e8bb8acf080ec9f00750bc4",
+ "fingerprint": "f632989a44216caec7cf99c721f33adf27e39022d541517dc5f531c8b88ffa85",
  "missing_policies": [
   "error",
   "drop",
@@ -4581,7 +4581,7 @@ FIELDS = json.loads(r"""
     "binarization": "quantile",
     "criterion": "spo",
     "decision_problem": null,
-    "dp_bound": false,
+    "dp_bound": "auto",
     "max_depth": null,
     "min_samples_leaf": 20,
     "mip_gap": 1e-06,
@@ -4593,7 +4593,7 @@ FIELDS = json.loads(r"""
     "time_limit": 60.0,
     "validation_fraction": 0.0,
     "verbose": false,
-    "warm_start": "greedy",
+    "warm_start": "auto",
     "x_precision": null
    },
    "description": "greedy SPO tree (SPOT), pruned on validation if given",
@@ -4640,7 +4640,13 @@ FIELDS = json.loads(r"""
      "none"
     ],
     "dp_bound": [
-     "bool"
+     "bool",
+     {
+      "ignore_case": false,
+      "options": [
+       "auto"
+      ]
+     }
     ],
     "max_depth": [
      {
@@ -4775,6 +4781,7 @@ FIELDS = json.loads(r"""
      {
       "ignore_case": false,
       "options": [
+       "auto",
        "greedy",
        "dp"
       ]
@@ -4803,7 +4810,7 @@ FIELDS = json.loads(r"""
     "binarization": "quantile",
     "criterion": "spo",
     "decision_problem": null,
-    "dp_bound": false,
+    "dp_bound": "auto",
     "max_depth": null,
     "min_samples_leaf": 20,
     "mip_gap": 1e-06,
@@ -4815,7 +4822,7 @@ FIELDS = json.loads(r"""
     "time_limit": 60.0,
     "validation_fraction": 0.0,
     "verbose": false,
-    "warm_start": "greedy",
+    "warm_start": "auto",
     "x_precision": null
    },
    "description": "exact SPOT-objective tree over binarised features by dynamic programming",
@@ -4862,7 +4869,13 @@ FIELDS = json.loads(r"""
      "none"
     ],
     "dp_bound": [
-     "bool"
+     "bool",
+     {
+      "ignore_case": false,
+      "options": [
+       "auto"
+      ]
+     }
     ],
     "max_depth": [
      {
@@ -4997,6 +5010,7 @@ FIELDS = json.loads(r"""
      {
       "ignore_case": false,
       "options": [
+       "auto",
        "greedy",
        "dp"
       ]
@@ -5025,7 +5039,7 @@ FIELDS = json.loads(r"""
     "binarization": "quantile",
     "criterion": "spo",
     "decision_problem": null,
-    "dp_bound": false,
+    "dp_bound": "auto",
     "max_depth": null,
     "min_samples_leaf": 20,
     "mip_gap": 1e-06,
@@ -5037,7 +5051,7 @@ FIELDS = json.loads(r"""
     "time_limit": 60.0,
     "validation_fraction": 0.0,
     "verbose": false,
-    "warm_start": "greedy",
+    "warm_start": "auto",
     "x_precision": null
    },
    "description": "SPOT MILP warm-started by greedy SPOT (time-limited improver)",
@@ -5084,7 +5098,13 @@ FIELDS = json.loads(r"""
      "none"
     ],
     "dp_bound": [
-     "bool"
+     "bool",
+     {
+      "ignore_case": false,
+      "options": [
+       "auto"
+      ]
+     }
     ],
     "max_depth": [
      {
@@ -5219,6 +5239,7 @@ FIELDS = json.loads(r"""
      {
       "ignore_case": false,
       "options": [
+       "auto",
        "greedy",
        "dp"
       ]

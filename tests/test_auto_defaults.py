@@ -127,3 +127,18 @@ def test_robust_auto_solver_is_scip():
     y = np.array([0, 0, 1, 1] * 3)
     clf = RobustTreeClassifier(max_depth=1, time_limit=30).fit(X, y, costs=np.ones(2), budget=0.0)
     assert clf.solve_result_.solver == "scip" and clf.solve_result_.plan["solver"] == "scip"
+
+
+def test_spot_auto_uses_the_dp_when_it_fits():
+    from opttrees import SPOTree
+    from opttrees.experiments.spo_data import shortest_path_data
+
+    d = shortest_path_data(n=40, deg=4, noise=0.5, p=3, seed=0)
+    est = SPOTree(d.problem, max_depth=1, method="mio", time_limit=60).fit(d.X, d.C)
+    res = est.solve_result_
+    assert res.plan["start"] in ("dp", "greedy") and res.plan["bound"] == "dp-bound", res.plan
+    assert res.proven_optimal and res.proof in ("dp-bound", "solver")
+    big = shortest_path_data(n=400, deg=4, noise=0.5, p=5, seed=0)
+    from opttrees.estimators.fitcontrol import SPO_DP_SECONDS_PER_CELL, dp_fits
+    ok, why = dp_fits(400, 5 * 399, 2, big.C.shape[1], 60.0, "the SPO DP", SPO_DP_SECONDS_PER_CELL)
+    assert not ok and "predicted" in why

@@ -384,7 +384,13 @@ DP_SECONDS_PER_CELL = 5e-9
 DP_AUTO_MAX_SECONDS = 120.0
 
 
-def dp_fits(n: int, m: int, depth: int, n_stats: int, left: float | None, what: str) -> tuple[bool, str]:
+#: the SPO DP calls the decision oracle for every candidate leaf: measured on the shortest-path generator (n=100,
+#: p=5, depth 2, 495 midpoint columns: 10 s), about 80 times the classification DP's cost per cell
+SPO_DP_SECONDS_PER_CELL = 4e-7
+
+
+def dp_fits(n: int, m: int, depth: int, n_stats: int, left: float | None, what: str,
+            seconds_per_cell: float = DP_SECONDS_PER_CELL) -> tuple[bool, str]:
     """Whether a DP run on ``n`` rows and ``m`` binary columns fits :data:`DP_SHARE` of the ``left`` seconds
     (predicted: ``DP_SECONDS_PER_CELL`` x m^depth x n) and the DP's memory cap (:mod:`opttrees.dp.memory`),
     with the reason in words naming ``what`` runs."""
@@ -392,7 +398,7 @@ def dp_fits(n: int, m: int, depth: int, n_stats: int, left: float | None, what: 
     from ..dp.memory import default_limit, estimate_bytes, fmt_bytes
 
     budget = DP_AUTO_MAX_SECONDS if left is None else DP_SHARE * left
-    seconds = DP_SECONDS_PER_CELL * float(max(m, 1)) ** max(depth, 1) * n
+    seconds = seconds_per_cell * float(max(m, 1)) ** max(depth, 1) * n
     memory = estimate_bytes(n, m, n_stats, depth)
     counts = 2 * m * m * n_stats * 8 if depth >= 2 else 0
     if memory > default_limit() or counts > MAX_COUNT_BYTES:

@@ -132,12 +132,16 @@ class SPOTree(SolverMixin, _SPOBase):
         its best tree so far (the optimum of the deepest depth it completed).
     mip_gap : float, default=1e-6
         Relative gap at which the solver stops.
-    warm_start : {"greedy", "dp"} or None, default="greedy"
-        Start of the MILP (``method="mio"``): greedy SPOT; or the better (on the MILP's objective) of greedy
+    warm_start : {"auto", "greedy", "dp"} or None, default="auto"
+        ``"auto"``: "dp" (with the DP over every midpoint, which also gives the bound) when that DP is
+        predicted to fit half of the time left (the SPO DP calls the oracle for every candidate leaf: about
+        4e-7 s x columns^depth x rows), else "greedy"; ``solve_result_.plan`` says which and why. Start of the
+        MILP (``method="mio"``): greedy SPOT; or the better (on the MILP's objective) of greedy
         SPOT and the SPO dynamic program's tree over the MILP's features (``binarization``, up to depth 4;
         it may use half of the time left); None: no start. The result is never worse than the start.
-    dp_bound : bool, default=False
-        ``method="mio"``: give the MILP the DP optimum over *every* midpoint of its features as an objective
+    dp_bound : bool or "auto", default="auto"
+        ``"auto"``: as ``warm_start``. ``method="mio"``: give the MILP the DP optimum over *every* midpoint of
+        its features as an objective
         bound; the fit is proven optimal (``solve_result_.proof == "dp-bound"``) when the MILP's tree reaches
         it. Exact but slow for large n (the SPO DP calls the oracle for every candidate split).
     x_precision : int or None, default=None
@@ -184,15 +188,15 @@ class SPOTree(SolverMixin, _SPOBase):
         "prune": [BOOLEAN],
         "validation_fraction": [Interval("real", 0, 1, closed="left")],
         "x_precision": [Interval("int", 0), NONE],
-        "warm_start": warm_start_rules("greedy", "dp"),
-        "dp_bound": [BOOLEAN],
+        "warm_start": warm_start_rules("auto", "greedy", "dp"),
+        "dp_bound": [BOOLEAN, Options("auto")],
         "random_state": [Interval("int", 0), InstanceOf(np.random.Generator, "a numpy Generator"), NONE],
     }
 
     def __init__(self, decision_problem=None, *, max_depth=None, min_samples_leaf=20, method="greedy",
                  criterion="spo", quantile_step=0.01, binarization="quantile", n_thresholds=10, prune=True,
                  validation_fraction=0.0, alpha=1e-4, solver="highs", time_limit=60.0, mip_gap=1e-6, x_precision=None,
-                 warm_start="greedy", dp_bound=False, random_state=0, verbose=False):
+                 warm_start="auto", dp_bound="auto", random_state=0, verbose=False):
         self.decision_problem = decision_problem
         self.max_depth = max_depth
         self.min_samples_leaf = min_samples_leaf
@@ -285,7 +289,8 @@ class SPOTree(SolverMixin, _SPOBase):
                                       time_limit=ctl.remaining(), mip_gap=self.mip_gap,
                                       quantile_step=self.quantile_step, x_precision=self.x_precision,
                                       verbose=self.verbose, feature_names=feature_names,
-                                      warm_start=self.warm_start or None, dp_bound=bool(self.dp_bound),
+                                      warm_start=self.warm_start or None,
+                                      dp_bound=self.dp_bound if self.dp_bound == "auto" else bool(self.dp_bound),
                                       binarization=self.binarization, n_thresholds=int(self.n_thresholds),
                                       deadline=ctl.deadline)
         self.greedy_tree_ = info["greedy_tree"]

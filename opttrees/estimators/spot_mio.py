@@ -17,7 +17,7 @@ from ..solvers import solve
 from ..spo.greedy import check_costs_fit, grow_spo_tree
 from ..spo.objective import spot_norm, spot_objective
 from ..spo.pruning import prune_alpha, refit_nodes
-from .fitcontrol import run_dp
+from .fitcontrol import SPO_DP_SECONDS_PER_CELL, dp_fits, run_dp
 
 
 def round_features(X, decimals: int | None) -> np.ndarray:
@@ -61,8 +61,8 @@ def fit_spot_mio(problem, X, C, w=None, depth: int = 2, min_samples_leaf: float 
     with a DP, ``dp_result`` / ``dp_objective`` / ``dp_objective_raw`` (its tree on the MILP's objective and on
     the raw data).
     """
-    if warm_start not in (True, False, None, "greedy", "dp"):
-        raise InputError(f"warm_start must be 'greedy', 'dp' or None; got {warm_start!r}")
+    if warm_start not in (True, False, None, "greedy", "dp", "auto"):
+        raise InputError(f"warm_start must be 'auto', 'greedy', 'dp' or None; got {warm_start!r}")
     deadline = deadline if deadline is not None else Deadline(time_limit)
     X, C, w = check_costs_fit(problem, X, C, w)
     Xr = round_features(X, x_precision)
@@ -78,6 +78,15 @@ def fit_spot_mio(problem, X, C, w=None, depth: int = 2, min_samples_leaf: float 
     form = SPOTFormulation(prepare_costs(problem, Xr, C, w, feature_names), problem, max_depth=depth,
                            min_samples_leaf=min_samples_leaf, alpha=alpha)
     info = {}
+    if warm_start == "auto" or dp_bound == "auto":
+        # the DP over every midpoint of the MILP's features: start and bound when it is predicted to fit
+        m = int(sum(len(v) - 1 for v in form.data.ranks[2]))
+        ok, info["plan_why"] = dp_fits(len(X), m, depth, C.shape[1], deadline.remaining(),
+                                       "the SPO DP over every midpoint", SPO_DP_SECONDS_PER_CELL)
+        warm_start = ("dp" if ok else "greedy") if warm_start == "auto" else warm_start
+        dp_bound = ok if dp_bound == "auto" else dp_bound
+        binarization = "midpoints" if ok else binarization
+    dp_bound = bool(dp_bound)
     start = greedy_r if warm_start in (True, "greedy", "dp") else None
     info["start_source"] = "greedy" if start is not None else None
     bound = None
@@ -91,6 +100,9 @@ def fit_spot_mio(problem, X, C, w=None, depth: int = 2, min_samples_leaf: float 
                 start, info["start_source"] = run.tree, "dp"
     res = solve(form, solver=solver, time_limit=deadline.remaining(), mip_gap=mip_gap, warm_start=start,
                 verbose=verbose, objective_bound=bound)
+    res.plan = {"solver": solver, "start": info["start_source"], "bound": None if bound is None else bound.provenance}
+    if "plan_why" in info:
+        res.plan["why"] = info["plan_why"]
     info["start_objective"] = getattr(form, "start_objective", None) if start is not None else None
 
     def raw_objective(tree):
