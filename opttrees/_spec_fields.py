@@ -20,7 +20,7 @@ FIELDS = json.loads(r"""
   "wine"
  ],
  "default_random_state": 0,
- "fingerprint": "f632989a44216caec7cf99c721f33adf27e39022d541517dc5f531c8b88ffa85",
+ "fingerprint": "ed24b11fcda594ca10e4f80769ad41fd2b36d6a461ba1a8c1869d381320ccea8",
  "missing_policies": [
   "error",
   "drop",

@@ -30,6 +30,7 @@ from ..jit import announce_compile, is_cold, warn_still_compiling
 from ..solvers.result import Incumbent, finish, relative_gap
 from ..tree import LEAF, Tree, heap_topology
 from . import engine as E
+from ..progress import ProgressLine
 from .memory import check_estimate, check_limit, fmt_bytes, resident_bytes
 from .tasks import ClassificationTask, EngineData
 
@@ -96,12 +97,13 @@ def run_engine(Xb: np.ndarray, ed: EngineData, max_depth: int, max_num_nodes: in
                alpha: float, deadline: Deadline, column_costs=None, use_dataset_cache: bool = True,
                use_branch_cache: bool = False, use_depth_two: bool = True, use_upper_bound: bool = True,
                use_lower_bound: bool = True, use_similarity_bound: bool = True, iterative_deepening: bool = True,
-               seed: int = 0, memory_limit=None) -> EngineResult:
+               seed: int = 0, memory_limit=None, verbose=False) -> EngineResult:
     """Run the numba search on a checked uint8 matrix; returns the heap tree over ``Xb``'s columns.
 
     ``memory_limit`` (bytes or "4GB"; default half the physical memory, :mod:`opttrees.dp.memory`): a run
     whose fixed arrays exceed it is refused; a run whose caches reach it stops like a time limit (termination
-    "limit", ``counters["memory_limit"]`` set) with its best tree and a valid bound."""
+    "limit", ``counters["memory_limit"]`` set) with its best tree and a valid bound. ``verbose``: a live line
+    (depth searched, subproblems, best tree's objective, lower bound, seconds left) refreshed every 1-2 s."""
     t0 = time.perf_counter()
     n, p = Xb.shape
     D = max_depth
@@ -199,9 +201,13 @@ def run_engine(Xb: np.ndarray, ed: EngineData, max_depth: int, max_num_nodes: in
     depths = range(1, D + 1) if iterative_deepening else [D]
     if D == 0 or nmax == 0 or m == 0:
         depths = []
+    left = deadline.remaining()
+    line = ProgressLine("dynamic program", enabled=bool(verbose), time_limit=left)
+    line.update(depth=0, subproblems=0, best=best / ed.baseline, bound=bound / ed.baseline)
     for d in depths:
         nn = min(nmax, (1 << d) - 1)
         ub = best * (1 + 1e-12) + 1e-12 if use_upper_bound else np.inf
+        line.update(depth=f"{d}/{D}")
         out = {}
 
         def work(d=d, nn=nn, ub=ub, out=out):
@@ -215,6 +221,7 @@ def run_engine(Xb: np.ndarray, ed: EngineData, max_depth: int, max_num_nodes: in
         try:
             while th.is_alive():
                 th.join(0.02)
+                line.update(subproblems=int(stats[0]))
                 if not stop[0] and deadline.stop():
                     stop[0] = 1
                 if not stop[0] and resident_bytes() > cap:
@@ -229,6 +236,7 @@ def run_engine(Xb: np.ndarray, ed: EngineData, max_depth: int, max_num_nodes: in
             stop[0] = 1
             if not (cold and is_cold(E.search)):
                 th.join()
+            line.close()
             raise
         if abandoned:
             termination = "interrupted" if STOP.is_set() else "limit" if over_memory else "time_limit"
@@ -261,9 +269,12 @@ def run_engine(Xb: np.ndarray, ed: EngineData, max_depth: int, max_num_nodes: in
             break
         if d == D:
             bound = best
+        line.update(best=best / ed.baseline, bound=bound / ed.baseline, subproblems=int(stats[0]))
         trace.append(Incumbent(time.perf_counter() - t0, best / ed.baseline,
                                (best if d == D else 0.0) / ed.baseline, relative_gap(best, best if d == D else 0.0),
                                int(stats[0])))
+    line.update(best=best / ed.baseline, bound=bound / ed.baseline, subproblems=int(stats[0]), status=termination)
+    line.close()
     # heap over useful columns -> heap over Xb's columns
     heap = best_heap.copy()
     split = heap >= 0
@@ -473,7 +484,7 @@ def solve_dp_columns(Z, X, split_of_col, y, task=None, max_depth: int = 3, max_n
 ENGINE_SWITCHES = ("use_dataset_cache", "use_branch_cache", "use_depth_two", "use_upper_bound", "use_lower_bound",
                    "use_similarity_bound", "iterative_deepening")
 #: engine options that are not switches (checked by their own functions)
-ENGINE_OPTIONS = ("memory_limit",)
+ENGINE_OPTIONS = ("memory_limit", "verbose")
 
 
 def _check_engine_kw(kw):

@@ -108,7 +108,7 @@ def dp_bound(form, time_limit: float | None = None) -> ObjectiveBound:
 
 
 def dp_for_formulation(form, binarization: str = "midpoints", n_thresholds: int = 10,
-                       time_limit: float | None = None, bound: bool = True) -> DPRun:
+                       time_limit: float | None = None, bound: bool = True, verbose=False) -> DPRun:
     """Run the DP over ``form``'s split set: its tree (a warm start) and, when it relaxes ``form``, a bound.
 
     ``binarization``/``n_thresholds`` choose the candidate splits of the continuous-split models (OCT, SPOT):
@@ -119,7 +119,8 @@ def dp_for_formulation(form, binarization: str = "midpoints", n_thresholds: int 
     kind = relation_of(form)
     if binarization not in ("quantile", "midpoints"):
         raise InputError(f"binarization must be 'quantile' or 'midpoints'; got {binarization!r}")
-    run = {"oct": _oct, "flow": _flow, "spot": _spot}[kind](form, binarization, n_thresholds, time_limit)
+    run = {"oct": _oct, "flow": _flow, "spot": _spot}[kind](form, binarization, n_thresholds, time_limit,
+                                                             verbose=verbose)
     run.details.setdefault("formulation", type(form).__name__)
     if run.bound is not None and bound:
         run.bound = run.bound()
@@ -129,14 +130,15 @@ def dp_for_formulation(form, binarization: str = "midpoints", n_thresholds: int 
 
 
 # ------------------------------------------------------------------------------------------------ OCT
-def _oct(form, binarization, n_thresholds, time_limit) -> DPRun:
+def _oct(form, binarization, n_thresholds, time_limit, verbose=False) -> DPRun:
     d = form.data
     D, ml, alpha = int(form.max_depth), int(form.structure.min_samples_leaf), float(form.alpha)
     _check_depth(D, MAX_DEPTH)
     binarizer = Binarizer(binarization, int(n_thresholds)).fit(d.X)     # every row: weight-0 rows count for ml
     try:
         tree, res = solve_dp(d.X, d.y, ClassificationTask(), max_depth=D, min_samples_leaf=ml, alpha=alpha,
-                             sample_weight=d.sample_weight, binarizer=binarizer, time_limit=time_limit)
+                             sample_weight=d.sample_weight, binarizer=binarizer, time_limit=time_limit,
+                             verbose=bool(verbose))
     except InputError as exc:
         if binarization != "midpoints":
             raise
@@ -182,7 +184,7 @@ class _CodedClassificationTask(ClassificationTask):
         return self._classes_data(code, self.n_classes, w, list(range(self.n_classes)))
 
 
-def _flow(form, binarization, n_thresholds, time_limit) -> DPRun:
+def _flow(form, binarization, n_thresholds, time_limit, verbose=False) -> DPRun:
     D, lam = int(form.depth), float(form.lam)
     _check_depth(D, MAX_DEPTH)
     s = np.asarray(form.s, dtype=np.float64)
@@ -191,7 +193,7 @@ def _flow(form, binarization, n_thresholds, time_limit) -> DPRun:
     base = misclassification_baseline(form.y, K, s)
     tree, res = solve_dp_columns(form.Z, form.X, form.split_of_col, form.y, task=_CodedClassificationTask(K),
                                  max_depth=D, alpha=pen / base, sample_weight=s, time_limit=time_limit,
-                                 feature_names=form.data.feature_names)
+                                 feature_names=form.data.feature_names, verbose=bool(verbose))
     tree.classes = form.data.classes if form.data.classes is not None else tree.classes
     scale = res.dp_baseline
     total = float(s.sum())
@@ -213,7 +215,7 @@ def _verify_flow(form):
 
 
 # ------------------------------------------------------------------------------------------------ SPOT
-def _spot(form, binarization, n_thresholds, time_limit) -> DPRun:
+def _spot(form, binarization, n_thresholds, time_limit, verbose=False) -> DPRun:
     D = int(form.max_depth)
     if D > SPO_MAX_DEPTH:
         raise InputError(f"objective_bound: the SPO dynamic program searches depths up to {SPO_MAX_DEPTH}; this "

@@ -24,6 +24,7 @@ import time
 import numpy as np
 
 from ..encoding import Binarizer
+from ..progress import ProgressLine
 from ..errors import InputError, VerificationError
 from ..interrupt import STOP, Deadline, stop_on_sigint
 from ..prescriptive.objective import (KIND_LINEAR, KIND_OPT, KIND_POLICY, PrescriptiveProblem, leaf_costs,
@@ -61,7 +62,7 @@ def _shifted(prob: PrescriptiveProblem):
 
 def solve_dp_prescriptive(prob: PrescriptiveProblem, max_depth: int = 2, alpha: float = 0.0,
                           binarization: str = "quantile", n_thresholds: int = 10, binarizer: Binarizer | None = None,
-                          time_limit: float | None = None):
+                          time_limit: float | None = None, verbose=False):
     """Optimal prescriptive tree over a binarisation of ``prob.data.X``: (Tree, SolveResult).
 
     ``binarization="midpoints"`` offers every midpoint (the local search's candidate splits, so both optimise
@@ -126,6 +127,8 @@ def solve_dp_prescriptive(prob: PrescriptiveProblem, max_depth: int = 2, alpha: 
         if deadline.stop():
             raise _Stopped
         counters["subproblems"] += 1
+        if verbose and counters["subproblems"] % 64 == 0:
+            line.update(subproblems=counters["subproblems"])
         tot = Z[rows].sum(axis=0)
         leaf = float(costs(tot[None, :])[0])
         sol = (leaf, -1)
@@ -174,16 +177,20 @@ def solve_dp_prescriptive(prob: PrescriptiveProblem, max_depth: int = 2, alpha: 
     termination = "optimal"
     depth_done = 0
     trace = []
-    with stop_on_sigint():
+    line = ProgressLine("prescriptive dynamic program", enabled=bool(verbose), time_limit=deadline.remaining())
+    with stop_on_sigint(), line:
         try:
             for d in range(D + 1):            # iterative deepening: each depth's tree is an anytime incumbent
+                line.update(depth=f"{d}/{D}")
                 h = np.full_like(heap, -2)
                 build(rows0, d, h, 0)
                 heap, depth_done = h, d
                 best_cost = best(rows0, d)[0]
                 trace.append(Incumbent(time.perf_counter() - t0, (best_cost + const) / prob.baseline, 0.0, np.inf))
+                line.update(best=(best_cost + const) / prob.baseline, subproblems=counters["subproblems"])
         except _Stopped:
             termination = "interrupted" if STOP.is_set() else "time_limit"
+        line.update(status=termination)
     ntype = np.where(heap >= 0, 2, np.where(heap == -1, 1, 0)).astype(np.int8)
     thr = np.zeros(len(heap))
     feat_orig = np.zeros(len(heap), np.int64)

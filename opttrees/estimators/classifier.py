@@ -50,7 +50,7 @@ def fit_dp_tree(est, data, ctl, max_num_nodes=None, share: float = 1.0, stage: s
         tree, res = solve_dp(data.X, data.y, task=task, max_depth=int(est.max_depth), max_num_nodes=max_num_nodes,
                              min_samples_leaf=int(est.min_samples_leaf), alpha=float(est.alpha),
                              sample_weight=data.sample_weight, binarizer=binarizer,
-                             time_limit=None if left is None else left * share)
+                             time_limit=None if left is None else left * share, verbose=bool(est.verbose))
     if res.status != "optimal" and share == 1.0:    # the fit's own answer was cut short (a start is only a start)
         ctl.mark_cut_short(stage)
     tree.feature_names = data.feature_names
@@ -214,7 +214,7 @@ class OptimalTreeClassifier(FittedTreeMixin, ClassifierMixin, SolverMixin, OptTr
         with ctl.stage("local_search"):
             tree = local_search(data, self.max_depth, alpha, self.min_samples_leaf, self.n_restarts,
                                 self.split_type, self.random_state, self.n_jobs, self.n_hyperplane_restarts,
-                                deadline=deadline)
+                                deadline=deadline, verbose=self.verbose)
         if ctl.stop():
             ctl.mark_cut_short("local search")
         return tree

@@ -430,14 +430,15 @@ def dp_plan(data, depth: int, left: float | None, n_thresholds: int = 10) -> tup
     return "", "no DP (" + "; ".join(reasons) + "); the greedy tree starts the solver"
 
 
-def run_dp(form, who: str, binarization: str, n_thresholds: int, left: float | None, bound: bool):
+def run_dp(form, who: str, binarization: str, n_thresholds: int, left: float | None, bound: bool, verbose=False):
     """:func:`opttrees.dp.bound.dp_for_formulation` with ``DP_SHARE`` of the ``left`` seconds; None, with a
     warning naming ``who``, when the DP cannot run on this formulation (it costs the start, not the fit)."""
     from ..dp.bound import dp_for_formulation
 
     try:
         return dp_for_formulation(form, binarization=binarization, n_thresholds=int(n_thresholds),
-                                  time_limit=None if left is None else max(DP_SHARE * left, 1e-3), bound=bound)
+                                  time_limit=None if left is None else max(DP_SHARE * left, 1e-3), bound=bound,
+                                  verbose=verbose)
     except InputError as exc:
         warnings.warn(f"{who}: no dynamic-programming start or bound ({exc})", stacklevel=4)
         return None
@@ -457,7 +458,7 @@ def dp_start_and_bound(est, form, ctl, use_start: bool, use_bound: bool):
     binarization = "midpoints" if use_bound else getattr(est, "binarization", "midpoints")
     with ctl.stage("dp"):
         run = run_dp(form, type(est).__name__, binarization, getattr(est, "n_thresholds", 10), ctl.remaining(),
-                     use_bound)
+                     use_bound, verbose=getattr(est, "verbose", False))
     if run is None:
         return None, None
     start = run.tree if use_start and run.start_feasible else None

@@ -425,7 +425,8 @@ def _fit_tree(est, prob, ctl):
     if est.method == "dp":
         with ctl.stage("dp"):
             tree, est.solve_result_ = solve_dp_prescriptive(prob, est.max_depth, alpha, est.binarization,
-                                                            est.n_thresholds, time_limit=ctl.remaining())
+                                                            est.n_thresholds, time_limit=ctl.remaining(),
+                                                            verbose=est.verbose)
         if est.solve_result_.status in ("time_limit", "interrupted"):
             ctl.mark_cut_short("dp")
         warn_time_limit(est, ctl, "the dynamic program (best depth finished)")
@@ -435,7 +436,7 @@ def _fit_tree(est, prob, ctl):
             return greedy_prescriptive(prob, est.max_depth, alpha, est.max_cuts)
     with ctl.stage("local_search"):
         res = local_search_prescriptive(prob, est.max_depth, alpha, est.n_restarts, est.random_state, est.n_jobs,
-                                        est.max_cuts, deadline=ctl.deadline)
+                                        est.max_cuts, deadline=ctl.deadline, verbose=est.verbose)
     if res.stopped:
         ctl.mark_cut_short("local search")
     warn_time_limit(est, ctl, "the local search (best of the restarts completed)")

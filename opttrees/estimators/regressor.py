@@ -328,7 +328,7 @@ class OptimalTreeRegressor(RegressorMixin, SolverMixin, OptTreesEstimator):
         with ctl.stage("local_search"):
             tree = local_search(data, self.max_depth, self.alpha, self.min_samples_leaf, self.n_restarts,
                                 self.split_type, self.random_state, self.n_jobs, self.n_hyperplane_restarts,
-                                self.loss, deadline=deadline)
+                                self.loss, deadline=deadline, verbose=self.verbose)
         if ctl.stop():
             ctl.mark_cut_short("local search")
         return tree

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import InputError
+from ..progress import ProgressLine
 from ..heuristics.local_search import _n_jobs, _run_stoppable, _seeds
 from ..jit import ABANDONED, announce_compile, is_cold, warn_still_compiling
 from ..params import check_alpha, check_depth
@@ -111,8 +112,9 @@ def greedy_prescriptive(prob: PrescriptiveProblem, max_depth: int, alpha: float 
 
 def local_search_prescriptive(prob: PrescriptiveProblem, max_depth: int, alpha: float = 0.0, n_restarts: int = 100,
                               random_state=None, n_jobs: int | None = 1, max_cuts="auto", random_starts: float = 0.25,
-                              max_moves: int | None = None, deadline=None) -> SearchResult:
-    """Best tree over ``n_restarts`` local searches (see the module docstring)."""
+                              max_moves: int | None = None, deadline=None, verbose=False) -> SearchResult:
+    """Best tree over ``n_restarts`` local searches (see the module docstring); ``verbose``: a live line (moves
+    accepted, restart batches done, seconds left) refreshed every 1-2 s."""
     D = check_depth(max_depth, MAX_DEPTH, "the prescriptive heuristics' heap arrays")
     alpha = check_alpha(alpha)
     if isinstance(n_restarts, bool) or not isinstance(n_restarts, (int, np.integer)) or n_restarts < 1:
@@ -139,7 +141,13 @@ def local_search_prescriptive(prob: PrescriptiveProblem, max_depth: int, alpha: 
     cold = is_cold(K.run_restarts)
     if cold:
         announce_compile("prescriptive", K.run_restarts, "about a minute on 2 cores; counted in the time limit")
-    outs = _run_stoppable(tasks, jobs, deadline, stop, compiling=(lambda: is_cold(K.run_restarts)) if cold else None)
+    left = None if deadline is None else deadline.remaining()
+    with ProgressLine("prescriptive local search", enabled=bool(verbose), time_limit=left) as line:
+        line.update(restarts=len(seeds), moves=0)
+        outs = _run_stoppable(tasks, jobs, deadline, stop,
+                              on_poll=(lambda: line.update(moves=int(counters[:, 0].sum()))) if verbose else None,
+                              compiling=(lambda: is_cold(K.run_restarts)) if cold else None)
+        line.update(moves=int(counters[:, 0].sum()))
     if outs is ABANDONED:   # still compiling at the deadline / Ctrl-C: the root leaf (see opttrees.jit.run_threads)
         warn_still_compiling("prescriptive", "the root leaf", stacklevel=3)
         ntype = np.zeros(T, np.int8)
