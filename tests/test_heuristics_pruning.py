@@ -67,8 +67,8 @@ def test_regressor_is_sklearn_compatible():
     assert g.best_params_ == {"max_depth": 2}
     gr = OptimalTreeRegressor(max_depth=2, method="greedy").fit(X, y)
     assert gr.predict(X).shape == (120,)
-    with pytest.raises(InputError, match="method"):
-        OptimalTreeRegressor(method="mio").fit(X, y)
+    with pytest.raises(InputError, match="HiGHS cannot solve"):   # squared loss is quadratic ("auto" picks SCIP)
+        OptimalTreeRegressor(method="mio", solver="highs").fit(X, y)
     with pytest.raises(InputError, match="features"):
         est.predict(X[:, :2])
 
