@@ -142,3 +142,13 @@ def test_relative_links_resolve(path: Path):
         elif anchor and dest.suffix == ".md" and anchor not in anchors(dest):
             bad.append(target)
     assert not bad, f"{path.name}: broken links {bad}"
+
+
+def test_markers_and_cli_lines_are_parsed(tmp_path):
+    md = tmp_path / "page.md"
+    md.write_text("text\n<!-- skip-test: needs a licence -->\n```python\nimport nothing\n```\n\n<!-- slow-test -->\n"
+                  "```bash\nmake demo\nopttrees solve a.yaml -q   # comment\n$ opttrees models\n```\n```yaml\nx: 1\n```\n")
+    got = blocks(md)
+    assert [(b.lang, b.markers) for b in got] == [("python", {"skip-test": "needs a licence"}),
+                                                 ("bash", {"slow-test": ""})]
+    assert cli_lines(got[1].code) == [["solve", "a.yaml", "-q"], ["models"]]
