@@ -120,7 +120,7 @@ def check_sample_weight(sample_weight, n: int) -> np.ndarray:
 def continuous_target(y) -> str | None:
     """Why the labels ``y`` look like a regression target rather than classes, or None when they do not.
 
-    The rule (documented in the README): numeric labels with more distinct values than ``max(20, n/5)`` (on
+    The rule (docs/data.md, "Specs on real data"): numeric labels with more distinct values than ``max(20, n/5)`` (on
     average fewer than five rows per class), or non-integer floats most of which are distinct. Strings and
     booleans are always classes. Why a rule at all: a classifier given the diabetes target trains 214
     "classes" and reports an accuracy of 0.04 instead of saying that the model is the wrong kind.
@@ -301,7 +301,7 @@ def prepare(X, y=None, task: str = "classification", sample_weight=None, min_sam
 
     ``task`` is "classification", "regression" or "none" (X only, e.g. SPO trees with cost vectors).
 
-    **Zero weights** (one rule for every method, README "Sample weights"): a row of weight 0 is dropped here,
+    **Zero weights** (one rule for every method, docs/data.md "Sample weights"): a row of weight 0 is dropped here,
     as if it were not in the data. It counts toward no leaf's ``min_samples_leaf``, gives no threshold and no
     class; ``kept_rows`` records which rows stayed. (Task "none" keeps every row: its cost vectors are aligned
     with X by the caller.) ``min_samples_leaf`` counts the remaining rows, whatever their weights.

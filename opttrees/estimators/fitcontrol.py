@@ -1,6 +1,6 @@
 """Ctrl-C and ``time_limit`` for every estimator's ``fit``: one helper, used by all of them.
 
-The contract (README, "Stopping a fit"):
+The contract (docs/solvers.md, "Stopping a fit"):
 
 - ``time_limit`` is the wall time of the **whole** fit: input checks and encoding, warm start / heuristics,
   the Pyomo model build, the hand-off to the solver, the solve and the extraction of the tree. A
