@@ -20,7 +20,7 @@ FIELDS = json.loads(r"""
   "wine"
  ],
  "default_random_state": 0,
- "fingerprint": "ed24b11fcda594ca10e4f80769ad41fd2b36d6a461ba1a8c1869d381320ccea8",
+ "fingerprint": "e97c4bbecdb11560e43cbcab2c6b58ceb29e0a6d28a822b98cfbd8ba2b147c89",
  "missing_policies": [
   "error",
   "drop",
