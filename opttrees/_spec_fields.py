@@ -20,7 +20,7 @@ FIELDS = json.loads(r"""
   "wine"
  ],
  "default_random_state": 0,
- "fingerprint": "ed24b11fcda594ca10e4f80769ad41fd2b36d6a461ba1a8c1869d381320ccea8",
+ "fingerprint": "8ee32a2844344e702caf77cad619a3d6434ecd0d1fcc39aeff2f265bf8df8ccf",
  "missing_policies": [
   "error",
   "drop",
