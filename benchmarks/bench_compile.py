@@ -3,7 +3,10 @@
 For every group of :mod:`opttrees.warmup` (the tiny fits that call each module's kernels with a real fit's
 argument types) this runs ``python -m opttrees.warmup --group G`` twice in a fresh process: first with an
 empty cache (cold: compile + tiny fits + imports), then again with the cache it left (warm: loading + tiny fits
-+ imports). compile ~= cold - warm. Then the parallel ``opttrees warmup`` (2 processes) from an empty cache.
++ imports). compile ~= cold - warm. A group that ``opttrees warmup`` runs after another in the same process
+(:data:`opttrees.warmup.FOLLOWS`: the 64-bit local search after ``heuristics``) starts from a copy of that
+group's cache instead (measured when both are listed), so its row is what it adds. Then the parallel
+``opttrees warmup`` (2 processes) from an empty cache.
 
     PYTHONPATH=. python benchmarks/bench_compile.py [--groups heuristics dp ...] [--no-parallel]
 
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -22,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from opttrees.warmup import GROUPS  # noqa: E402
+from opttrees.warmup import FOLLOWS, GROUPS  # noqa: E402
 
 
 def run(group: str, cache: str) -> float:
@@ -40,13 +44,23 @@ def main() -> None:
     args = ap.parse_args()
     rows = []
     print(f"{'group':<15} {'modules':<62} {'cold s':>7} {'warm s':>7} {'compile s':>9}", flush=True)
-    for g in args.groups:
-        with tempfile.TemporaryDirectory(prefix="numba-cold-") as cache:
+    kept: dict = {}   # group -> its cache, for the groups that follow it
+    with tempfile.TemporaryDirectory(prefix="numba-bench-") as scratch:
+        for g in args.groups:
+            cache = os.path.join(scratch, g)
+            lead = FOLLOWS.get(g)
+            if lead in kept:
+                shutil.copytree(kept[lead], cache)
+            else:
+                os.makedirs(cache)
             cold = run(g, cache)
             warm = run(g, cache)
-        rows.append((g, cold, warm))
-        print(f"{g:<15} {', '.join(m.replace('opttrees.', '') for m in GROUPS[g][0]):<62} {cold:7.1f} {warm:7.1f} "
-              f"{cold - warm:9.1f}", flush=True)
+            if g in FOLLOWS.values():
+                kept[g] = cache
+            rows.append((g, cold, warm))
+            label = f"{g} (after {lead})" if lead in kept else g
+            print(f"{label:<15} {', '.join(m.replace('opttrees.', '') for m in GROUPS[g][0]):<62} {cold:7.1f} "
+                  f"{warm:7.1f} {cold - warm:9.1f}", flush=True)
     print(f"{'sum':<15} {'':<62} {sum(r[1] for r in rows):7.1f} {sum(r[2] for r in rows):7.1f} "
           f"{sum(r[1] - r[2] for r in rows):9.1f}", flush=True)
     if not args.no_parallel:

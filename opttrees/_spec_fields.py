@@ -20,7 +20,7 @@ FIELDS = json.loads(r"""
   "wine"
  ],
  "default_random_state": 0,
- "fingerprint": "e97c4bbecdb11560e43cbcab2c6b58ceb29e0a6d28a822b98cfbd8ba2b147c89",
+ "fingerprint": "d78a521d010f5b2751125eb20bc7c551734a19a7b40bd599d545f7feeec6cded",
  "missing_policies": [
   "error",
   "drop",

@@ -404,7 +404,8 @@ def warmup(jobs, no_large, check):
 
     Runs a tiny fit of each kind (local search, greedy, linear leaves, dynamic program, prescriptive trees) in
     JOBS processes; numba caches the kernels on disk, so later fits load them in about a second. About
-    4 minutes on 2 cores from a cold cache; seconds when nothing changed. Exits 1 if a kernel is left cold.
+    3 minutes on 2 idle cores from a cold cache (more when they are busy); seconds when nothing changed.
+    Exits 1 if a kernel is left cold.
     """
     from .jit import cold_kernels
 

@@ -10,8 +10,9 @@ separate processes (numba compiles in one thread per process; two processes use 
 :func:`opttrees.jit.cold_kernels` checks that no cached kernel of the package is left cold.
 
 The local search packs its row words in 32 bits up to 65,536 rows and in 64 bits above
-(:func:`opttrees.heuristics._kernels.search_arrays`). The 64-bit variant is a second compile of the whole
-search; ``opttrees warmup`` compiles it too (group ``heuristics-64``, run in parallel with the others) unless
+(:func:`opttrees.heuristics._kernels.search_arrays`). The 64-bit variant is a second compile of the kernels
+that take row words; ``opttrees warmup`` compiles it too (group ``heuristics-64``, in the process of group
+``heuristics``, after it, so the kernels they share are compiled once: :data:`FOLLOWS`) unless
 ``--no-large`` is given, in which case a fit on more than 65,536 rows compiles it on first use (announced,
 counted in its time limit).
 """
@@ -40,27 +41,29 @@ def _xy(n=48, p=3, classes=2, seed=0):
 
 
 # --- the tiny fits, grouped by the modules they compile -----------------------------------------------------
+# (no time limit: at the estimators' default of 60 s a slow compile met the deadline and the fit returned its
+# fallback, leaving the compile to a background thread that the end of the process could cut short)
 
 def _ls_classification():
     from .estimators import OptimalTreeClassifier
     X, y, _ = _xy()
-    OptimalTreeClassifier(max_depth=2, method="local-search", n_restarts=2).fit(X, y)
+    OptimalTreeClassifier(time_limit=None, max_depth=2, method="local-search", n_restarts=2).fit(X, y)
     X, y, _ = _xy(classes=3)
-    OptimalTreeClassifier(max_depth=2, method="local-search", n_restarts=2).fit(X, y, sample_weight=1.0 + (y == 1))
+    OptimalTreeClassifier(time_limit=None, max_depth=2, method="local-search", n_restarts=2).fit(X, y, sample_weight=1.0 + (y == 1))
 
 
 def _ls_hyperplane():
     from .estimators import OptimalTreeClassifier, OptimalTreeRegressor
     X, y, r = _xy()
-    OptimalTreeClassifier(max_depth=2, method="local-search", split_type="hyperplane", n_restarts=2).fit(X, y)
-    OptimalTreeRegressor(max_depth=2, method="local-search", split_type="hyperplane", n_restarts=2).fit(X, r)
+    OptimalTreeClassifier(time_limit=None, max_depth=2, method="local-search", split_type="hyperplane", n_restarts=2).fit(X, y)
+    OptimalTreeRegressor(time_limit=None, max_depth=2, method="local-search", split_type="hyperplane", n_restarts=2).fit(X, r)
 
 
 def _ls_regression():
     from .estimators import OptimalTreeRegressor
     X, _, r = _xy()
-    OptimalTreeRegressor(max_depth=2, method="local-search", n_restarts=2).fit(X, r)
-    OptimalTreeRegressor(max_depth=2, method="local-search", loss="absolute", n_restarts=2).fit(X, r)
+    OptimalTreeRegressor(time_limit=None, max_depth=2, method="local-search", n_restarts=2).fit(X, r)
+    OptimalTreeRegressor(time_limit=None, max_depth=2, method="local-search", loss="absolute", n_restarts=2).fit(X, r)
 
 
 def _ls_improve():
@@ -91,16 +94,16 @@ def _greedy():
     from .estimators import OptimalTreeClassifier, OptimalTreeRegressor
     from .heuristics import greedy_tree
     X, y, r = _xy()
-    OptimalTreeClassifier(max_depth=2, method="greedy").fit(X, y)
-    OptimalTreeRegressor(max_depth=2, method="greedy").fit(X, r)
-    OptimalTreeRegressor(max_depth=2, method="greedy", loss="absolute").fit(X, r)
+    OptimalTreeClassifier(time_limit=None, max_depth=2, method="greedy").fit(X, y)
+    OptimalTreeRegressor(time_limit=None, max_depth=2, method="greedy").fit(X, r)
+    OptimalTreeRegressor(time_limit=None, max_depth=2, method="greedy", loss="absolute").fit(X, r)
     greedy_tree(prepare(X, y, task="classification"), 2, max_features=1, random_state=0)   # forests
 
 
 def _linear_leaves():
     from .estimators import OptimalTreeRegressor
     X, _, r = _xy()
-    OptimalTreeRegressor(max_depth=1, leaf_model="linear", n_restarts=2).fit(X, r)
+    OptimalTreeRegressor(time_limit=None, max_depth=1, leaf_model="linear", n_restarts=2).fit(X, r)
 
 
 def _ls_64bit():
@@ -120,9 +123,9 @@ def _ls_64bit():
 def _dp():
     from .estimators import OptimalTreeClassifier, OptimalTreeRegressor
     X, y, r = _xy()
-    OptimalTreeClassifier(max_depth=2, method="dp").fit(X, y)
-    OptimalTreeClassifier(max_depth=2, method="dp").fit(X, y, sample_weight=1.0 + y)
-    OptimalTreeRegressor(max_depth=2, method="dp").fit(X, r)
+    OptimalTreeClassifier(time_limit=None, max_depth=2, method="dp").fit(X, y)
+    OptimalTreeClassifier(time_limit=None, max_depth=2, method="dp").fit(X, y, sample_weight=1.0 + y)
+    OptimalTreeRegressor(time_limit=None, max_depth=2, method="dp").fit(X, r)
     from .dp.api import solve_dp   # a run stopped at once: its lower bound at a stop (root_lower_bound)
     solve_dp(X, y, max_depth=2, time_limit=1e-9)
 
@@ -168,6 +171,11 @@ GROUPS = {
     "heuristics-64": (("opttrees.heuristics._kernels",), [("local search, >65,536 rows (64-bit words)", _ls_64bit)]),
 }
 
+#: group -> the group whose process it runs in, after it. The 64-bit local search shares every kernel that does not
+#: take row words with the 32-bit one; in the same process it compiles only the ones that do (in a process of its
+#: own, started while the other still compiles, it compiled all of them again)
+FOLLOWS = {"heuristics-64": "heuristics"}
+
 
 def run_group(group: str, out=sys.stdout) -> None:
     """Run one group's tiny fits in this process; one JSON line per task (for the parent's progress lines)."""
@@ -189,8 +197,16 @@ def warmup(groups=None, jobs: int = 2, large: bool = True, echo=print, env=None)
     from .jit import cold_kernels
     if groups is None:
         groups = [g for g in GROUPS if large or g != "heuristics-64"]
-    todo = list(groups)
-    n_tasks = sum(len(GROUPS[g][1]) for g in todo)
+    n_tasks = sum(len(GROUPS[g][1]) for g in groups)
+    # one process per unit of groups: a group listed in FOLLOWS runs in its leader's process, after it
+    todo: list = []
+    for g in groups:
+        lead = FOLLOWS.get(g)
+        unit = next((u for u in todo if lead in u), None) if lead in groups else None
+        if unit is None:
+            todo.append([g])
+        else:
+            unit.append(g)
     t0 = time.perf_counter()
     import queue
     import threading
@@ -209,9 +225,10 @@ def warmup(groups=None, jobs: int = 2, large: bool = True, echo=print, env=None)
 
     while todo or running:
         while todo and len(running) < jobs:
-            g = todo.pop(0)
-            p = subprocess.Popen([sys.executable, "-m", "opttrees.warmup", "--group", g], stdout=subprocess.PIPE,
-                                 stderr=subprocess.PIPE, text=True, env=env)
+            unit = todo.pop(0)
+            g = "+".join(unit)
+            p = subprocess.Popen([sys.executable, "-m", "opttrees.warmup", *(a for u in unit for a in ("--group", u))],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
             running[g] = p
             threading.Thread(target=pump, args=(g, p), daemon=True).start()
         g, line = lines.get()

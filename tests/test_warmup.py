@@ -97,3 +97,57 @@ def test_ctrl_c_during_cold_compile(tmp_path):
     assert p.returncode == 0, err
     assert "nodes" in out and "still compiling" in err
     assert elapsed < 5, elapsed
+
+
+GREEDY = textwrap.dedent("""
+    import sys, time
+    import numpy as np
+    from opttrees import OptimalTreeRegressor
+    from opttrees.data import prepare
+    from opttrees.heuristics import greedy_tree
+    from opttrees.interrupt import Deadline, stop_on_sigint
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(2000, 6)); y = X[:, 0] + X[:, 1] ** 2
+    which, tl = sys.argv[1], float(sys.argv[2])
+    print("start", flush=True)
+    t = time.perf_counter()
+    with stop_on_sigint():
+        if which == "regressor":
+            tree = OptimalTreeRegressor(max_depth=3, method="greedy", time_limit=tl).fit(X, y).tree_
+        else:   # classification, called directly (forests, start trees): CART is the fallback
+            tree = greedy_tree(prepare(X, (y > 0.5).astype(int), task="classification"), 3, deadline=Deadline(tl))
+    print(f"fit {time.perf_counter() - t:.2f} nodes {tree.n_nodes}", flush=True)
+""")
+
+
+@pytest.mark.parametrize("which", ["regressor", "classification"])
+def test_cold_greedy_returns_at_its_deadline(tmp_path, which):
+    """The greedy kernel compiles in a worker thread too: a cold greedy fit returns its fallback (the root leaf for
+    regression, CART for classification) at the deadline, with the notice and the warning."""
+    out = subprocess.run([sys.executable, "-c", GREEDY, which, "2"], env=_env(tmp_path), capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    fit = float(out.stdout.split("fit ")[1].split()[0])
+    assert fit < 12, (fit, out.stderr)
+    assert "compiling the greedy" in out.stderr and "still compiling" in out.stderr
+    nodes = int(out.stdout.split("nodes ")[1].split()[0])
+    assert nodes == 1 if which == "regressor" else nodes > 1
+
+
+def test_ctrl_c_during_cold_greedy_compile(tmp_path):
+    p = subprocess.Popen([sys.executable, "-c", GREEDY, "regressor", "1000"], env=_env(tmp_path),
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline().strip() == "start"
+        time.sleep(4)   # inside the compile
+        assert p.poll() is None
+        t = time.perf_counter()
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=30)
+        elapsed = time.perf_counter() - t
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == 0, err
+    assert "nodes 1" in out and "still compiling" in err
+    assert elapsed < 5, elapsed

@@ -145,6 +145,25 @@ def _lookup(dset, br, kd, kb, opt):
     return lb, INF, False
 
 
+# Cache keys and entries built with fixed element types (uint64 x2, int64 x2; float64 x2, int64 x5): a literal int
+# in a tuple (or as an argument) is typed as that literal, and _store, _set_root and _feature_cost compiled once
+# per literal combination (8, 3 and 2 signatures) before these helpers.
+@njit(cache=True, nogil=True, inline="always")
+def _key(h1, h2, d, n):
+    return (h1, h2, np.int64(d), np.int64(n))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _entry(lb, ub, f, nl, left, right, kind):
+    return (np.float64(lb), np.float64(ub), np.int64(f), np.int64(nl), np.int64(left), np.int64(right),
+            np.int64(kind))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _no_extra():   # "no extra feature" (-1) for _feature_cost, as an int64 rather than a literal
+    return np.int64(-1)
+
+
 @njit(cache=True, nogil=True)
 def _store(dset, br, kd, kb, e, opt):
     if opt[O_USE_DATASET]:
@@ -408,7 +427,7 @@ def _depth_two(rows, nD, kd, kb, blk_cnt, grp_cnt, data, task, ws, opt, dset, br
             continue
         g = pen
         if has_fc:
-            g += WD * _feature_cost(i, -1, blk_cnt, grp_cnt, fcost, fdisc, fblock, fgroup)
+            g += WD * _feature_cost(i, _no_extra(), blk_cnt, grp_cnt, fcost, fdisc, fblock, fgroup)
         leafL = leaf_cost(L, kind, K, M)
         leafR = leaf_cost(R, kind, K, M)
         c1 = leafL + leafR + g
@@ -468,9 +487,9 @@ def _depth_two(rows, nD, kd, kb, blk_cnt, grp_cnt, data, task, ws, opt, dset, br
         b3, r3, l3, q3 = b2, r2, l2, q2
     hd1, hd2 = kd[0], kd[1]
     hb1, hb2 = kb[0], kb[1]
-    _store(dset, br, (hd1, hd2, 1, 1), (hb1, hb2, 1, 1), (b1, b1, r1, 0, -1, -1, 2), opt)
-    _store(dset, br, (hd1, hd2, 2, 2), (hb1, hb2, 2, 2), (b2, b2, r2, 0, l2, q2, 2), opt)
-    _store(dset, br, (hd1, hd2, 2, 3), (hb1, hb2, 2, 3), (b3, b3, r3, 0, l3, q3, 2), opt)
+    _store(dset, br, _key(hd1, hd2, 1, 1), _key(hb1, hb2, 1, 1), _entry(b1, b1, r1, 0, -1, -1, 2), opt)
+    _store(dset, br, _key(hd1, hd2, 2, 2), _key(hb1, hb2, 2, 2), _entry(b2, b2, r2, 0, l2, q2, 2), opt)
+    _store(dset, br, _key(hd1, hd2, 2, 3), _key(hb1, hb2, 2, 3), _entry(b3, b3, r3, 0, l3, q3, 2), opt)
     d, n = kd[2], kd[3]
     if d == 1:
         return b1
@@ -665,7 +684,7 @@ def search(nD0, d0, n0, ub0, hb0, hd0, blk_cnt, grp_cnt, data, task, ws, hashes,
             Fn[lv] = n
             Fleaf[lv] = leafc
             if lv == 0:
-                _set_root(root, (leafc, leafc, -1, 0, -1, -1, 1))
+                _set_root(root, _entry(leafc, leafc, -1, 0, -1, -1, 1))
                 root[3] = 0.0
             if d == 0:
                 if lv == 0:
@@ -697,7 +716,7 @@ def search(nD0, d0, n0, ub0, hb0, hd0, blk_cnt, grp_cnt, data, task, ws, hashes,
                 slb = _similarity_lb(rows, nD, d, n, ws)
                 if slb >= ub:
                     stats[N_SIM_PRUNES] += 1
-                    _store(dset, br, kd, kb, (slb, INF, -1, 0, -1, -1, 0), opt)
+                    _store(dset, br, kd, kb, _entry(slb, INF, -1, 0, -1, -1, 0), opt)
                     ret = INF
                     mode = RETURN
                     continue
@@ -739,7 +758,7 @@ def search(nD0, d0, n0, ub0, hb0, hd0, blk_cnt, grp_cnt, data, task, ws, hashes,
                 if FnL[lv] > Fhi[lv]:
                     f = Ff[lv] + 1
                     if lv == 0:
-                        _set_root(root, (Fbest[0], Fbest[0], Fbestf[0], Fbestnl[0], -1, -1, 1))
+                        _set_root(root, _entry(Fbest[0], Fbest[0], Fbestf[0], Fbestnl[0], -1, -1, 1))
                         root[3] = f
                     if f >= m:
                         break
@@ -762,7 +781,7 @@ def search(nD0, d0, n0, ub0, hb0, hd0, blk_cnt, grp_cnt, data, task, ws, hashes,
                     Fc[lv, 7] = r2
                     g = pen
                     if has_fc:
-                        g += FWD[lv] * _feature_cost(f, -1, blk_cnt, grp_cnt, fcost, fdisc, fblock, fgroup)
+                        g += FWD[lv] * _feature_cost(f, _no_extra(), blk_cnt, grp_cnt, fcost, fdisc, fblock, fgroup)
                     Fg[lv] = g
                 f = Ff[lv]
                 nL = FnL[lv]
@@ -813,13 +832,13 @@ def search(nD0, d0, n0, ub0, hb0, hd0, blk_cnt, grp_cnt, data, task, ws, hashes,
             kd = (Fh[lv, 2], Fh[lv, 3], d, n)
             kb = (Fh[lv, 0], Fh[lv, 1], d, n)
             if best < Fub[lv]:
-                _store(dset, br, kd, kb, (best, best, Fbestf[lv], Fbestnl[lv], -1, -1, 1), opt)
+                _store(dset, br, kd, kb, _entry(best, best, Fbestf[lv], Fbestnl[lv], -1, -1, 1), opt)
             else:
-                _store(dset, br, kd, kb, (Fub[lv], INF, -1, 0, -1, -1, 0), opt)
+                _store(dset, br, kd, kb, _entry(Fub[lv], INF, -1, 0, -1, -1, 0), opt)
             if opt[O_USE_SIM] and lv > 0:
                 _similarity_store(bufs[lv, Fside[lv]], FnD[lv], d, n, min(best, Fub[lv]), kd[0], kd[1], ws)
             if lv == 0:
-                _set_root(root, (best, best, Fbestf[0], Fbestnl[0], -1, -1, 1))
+                _set_root(root, _entry(best, best, Fbestf[0], Fbestnl[0], -1, -1, 1))
                 root[3] = m
             ret = best
             mode = RETURN
@@ -893,7 +912,7 @@ def root_lower_bound(nD, d, n, hb1, hb2, first, data, task, ws, hashes, opt, dse
             continue
         g = pen
         if opt[O_HAS_FCOST]:
-            g += WD * _feature_cost(f, -1, blk, grp, fcost, fdisc, fblock, fgroup)
+            g += WD * _feature_cost(f, _no_extra(), blk, grp, fcost, fdisc, fblock, fgroup)
         o = opt.copy()
         o[O_USE_LB] = 1
         for nL in range(lo, hi + 1):

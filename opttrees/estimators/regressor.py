@@ -229,7 +229,10 @@ class OptimalTreeRegressor(RegressorMixin, SolverMixin, OptTreesEstimator):
                 warn_time_limit(self, ctl, "the dynamic program (best tree so far, see solve_result_.bound)")
             elif self.method == "greedy":
                 with ctl.stage("greedy"):
-                    tree = greedy_tree(data, self.max_depth, self.min_samples_leaf, self.alpha, loss=self.loss)
+                    tree = greedy_tree(data, self.max_depth, self.min_samples_leaf, self.alpha, loss=self.loss,
+                                      deadline=ctl.deadline)
+                if ctl.stop():   # the fit ran out during the greedy tree (its kernel still compiling: the root leaf)
+                    ctl.mark_cut_short("greedy")
             elif self.method == "mio":
                 tree = self._mio(data, ctl)
             else:

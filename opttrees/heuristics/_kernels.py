@@ -1172,7 +1172,7 @@ def best_parallel_start(I, nI, inI, X, Xs, grp, orderT, grpT, rankT, featok, fsu
     lossb = lossf.view(np.int64)
     n = X.shape[0]
     best = np.inf
-    bj = -1
+    bj = np.int64(-1)
     bt = 0.0
     bts = 0.0
     small, bitmap, bsmall = order_mode(nI, n)
@@ -1216,7 +1216,7 @@ def best_parallel(I, nI, inI, X, Xs, grp, orderT, grpT, rankT, featok, fsub, nf,
     n = X.shape[0]
     S = Z.shape[1]
     best = np.inf
-    bj = -1
+    bj = np.int64(-1)
     bt = 0.0
     bts = 0.0
     for r in range(nI):
@@ -1409,7 +1409,7 @@ def best_parallel_unit(I, nI, inI, X, Xs, orderT, grpT, rankT, ogT, featok, fsub
     n = X.shape[0]
     best = np.inf
     ibest = np.int64(bound)  # only cuts below it are wanted: the best so far, or what a move must beat
-    bj = -1
+    bj = np.int64(-1)  # typed: a literal -1 met first by type inference compiled node_rows_at for it too
     bpos = np.int64(-1)  # the best feature's position in fsub
     bq = np.int64(-2)
     mark = np.zeros((n + 63) // 64 if src == ORD_BITMAP else 0, np.uint64)
@@ -2165,7 +2165,7 @@ def local_search_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, rankT,
     nodes = np.empty(T, np.int64)
     a = np.empty(p)
     besta = np.empty(p)
-    moves = 0
+    moves = np.int64(0)  # typed: a literal 0 compiled after_move a second time
     clean = np.zeros(T, np.bool_)
     use_cache = not hyper
     below = np.zeros(T, np.bool_)

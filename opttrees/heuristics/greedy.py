@@ -3,6 +3,11 @@
 The split criterion can differ from the objective (gini/entropy for classification like CART, or the
 misclassification objective itself); the grown tree is then cost-complexity pruned with ``alpha`` under
 the shared objective, so ``alpha`` means the same as in the local search and the MIO.
+
+A cold kernel (not compiled in this installation yet; ``opttrees warmup`` compiles it at install) is compiled in
+a worker thread (:func:`opttrees.jit.run_threads`), so the compile counts in the time limit and Ctrl-C is seen
+within a poll: at the deadline or Ctrl-C the compile is left to finish in the background (cached for the next
+run) and the fit returns the CART tree (classification) or the root leaf (regression), with a warning.
 """
 from __future__ import annotations
 
@@ -10,6 +15,7 @@ import numpy as np
 
 from ..data import PreparedData
 from ..errors import InputError
+from ..jit import ABANDONED, announce_compile, is_cold, run_threads, warn_still_compiling
 from ..tree import Tree
 from . import _kernels as K
 from .core import KIND, check_alpha, check_depth, empty_heap, heap_to_tree, make_problem
@@ -21,12 +27,15 @@ CRITERIA = {"misclassification": ("gini", "entropy", "misclassification"), "squa
 
 def greedy_tree(data: PreparedData, max_depth: int, min_samples_leaf: int = 1, alpha: float = 0.0,
                 criterion: str | None = None, loss: str | None = None, max_features: int | None = None,
-                random_state=None) -> Tree:
+                random_state=None, deadline=None) -> Tree:
     """Grow top-down to ``max_depth`` choosing each split by ``criterion``, then prune with ``alpha``.
 
     criterion: "gini" (classification default), "entropy" or "misclassification" for classification; for
     regression the loss itself, "squared" or "absolute" (median leaves). ``max_features`` < p draws a random
     feature subset per split (random-forest style).
+
+    deadline: an :class:`opttrees.interrupt.Deadline`, read only while the kernel is still compiling (a warm
+    greedy tree takes milliseconds): see the module docstring.
     """
     from .pruning import prune_to_alpha
 
@@ -42,11 +51,28 @@ def greedy_tree(data: PreparedData, max_depth: int, min_samples_leaf: int = 1, a
         raise InputError(f"criterion {criterion!r} does not fit loss {prob.loss!r}; use one of {fits}")
     nok = int(prob.featok.sum())
     mtry = nok if max_features is None else int(max_features)
-    if mtry < nok:
-        K.seed_numba(int(np.random.RandomState(random_state).randint(2**31 - 1)))
+    seed = int(np.random.RandomState(random_state).randint(2**31 - 1)) if mtry < nok else None
     ntype, feat, thr, coef = empty_heap(D, prob.p)
-    K.grow(ntype, feat, thr, coef, prob.X, prob.Xs, prob.grp, prob.orderT, prob.grpT, prob.Z, prob.featok,
-           KIND[criterion], int(D), int(min_samples_leaf), int(mtry), 1e-12 * prob.baseline, False)
+
+    def run():   # numba's random generator is per thread: seeded in the thread that grows the tree
+        if seed is not None:
+            K.seed_numba(seed)
+        K.grow(ntype, feat, thr, coef, prob.X, prob.Xs, prob.grp, prob.orderT, prob.grpT, prob.Z, prob.featok,
+               KIND[criterion], int(D), int(min_samples_leaf), int(mtry), 1e-12 * prob.baseline, False)
+
+    def compiling() -> bool:
+        return is_cold(K.grow) or (seed is not None and is_cold(K.seed_numba))
+
+    if compiling():   # said at once; the compile runs in a worker thread, under the deadline and Ctrl-C
+        announce_compile("greedy", K.grow, "under a minute on 2 cores; counted in the time limit")
+        if run_threads([run], 1, np.zeros(1, np.int64), deadline, compiling) is ABANDONED:
+            from .local_search import fallback_tree
+            tree = fallback_tree(data, D, alpha, min_samples_leaf, prob.loss)
+            kind = "the CART tree" if tree.task == "classification" and tree.n_nodes > 1 else "the root leaf"
+            warn_still_compiling("greedy", f"{kind} instead of a greedy tree", stacklevel=3)
+            return tree
+    else:
+        run()
     tree = heap_to_tree(prob, ntype, feat, thr, coef)
     if alpha > 0:
         tree = prune_to_alpha(tree, prob, alpha)

@@ -308,7 +308,7 @@ def tree_cost(ntype, feat, thr, X, Z, kind, ip, fp, pen, beta, C, ST):
         for s in range(S):
             ST[u, s] = 0.0
     for i in range(X.shape[0]):
-        L = route_from(X, ntype, feat, thr, 0, i)
+        L = route_from(X, ntype, feat, thr, np.int64(0), i)
         for s in range(S):
             ST[L, s] += Z[i, s]
     tot = 0.0
@@ -541,7 +541,7 @@ def optimize_node(u, D, X, orderT, Z, zlo, zhi, featok, kind, ip, fp, pen, tol, 
         if c_up < best - tol:
             best, move = c_up, 2
     bj, bt, bc = scan_splits(I, nI, low_d, up_d, lows, nlow, ups, nup, X, orderT, Z, zlo, zhi, featok, kind, ip,
-                             fp, beta, C, inI, srt, ST, UP, LC, dirty, max_thr, False)
+                             fp, beta, C, inI, srt, ST, UP, LC, dirty, max_thr, np.bool_(False))
     if bj >= 0:
         c_split = bc + pen * (1 + sl + su)
         if c_split < best - tol:
@@ -615,6 +615,7 @@ def grow(ntype, feat, thr, X, orderT, Z, zlo, zhi, featok, kind, ip, fp, D, beta
     ntype[0] = LEAF
     allowed = np.zeros(p, np.bool_)
     ok = np.nonzero(featok)[0]
+    one = np.int64(1)   # typed counts: a literal 1 would compile _stats_into and scan_splits again
     for u in range(T):
         if ntype[u] != LEAF or node_depth(u) >= D or 2 * u + 2 >= T:
             continue
@@ -635,14 +636,14 @@ def grow(ntype, feat, thr, X, orderT, Z, zlo, zhi, featok, kind, ip, fp, D, beta
         for r in range(nI):
             low_d[I[r]] = 2 * u + 1
             up_d[I[r]] = 2 * u + 2
-        _stats_into(I, nI, up_d, Z, zlo, zhi, UP, ups, 1)
-        bj, bt, bc = scan_splits(I, nI, low_d, up_d, lows, 1, ups, 1, X, orderT, Z, zlo, zhi, allowed, kind, ip, fp,
-                                 beta, C, inI, srt, ST, UP, LC, dirty, max_thr, random_cut)
+        _stats_into(I, nI, up_d, Z, zlo, zhi, UP, ups, one)
+        bj, bt, bc = scan_splits(I, nI, low_d, up_d, lows, one, ups, one, X, orderT, Z, zlo, zhi, allowed, kind, ip,
+                                 fp, beta, C, inI, srt, ST, UP, LC, dirty, max_thr, random_cut)
         if bj < 0 and mtry < len(ok):   # none of the sampled features can split: try them all
             for j in ok:
                 allowed[j] = True
-            bj, bt, bc = scan_splits(I, nI, low_d, up_d, lows, 1, ups, 1, X, orderT, Z, zlo, zhi, allowed, kind, ip,
-                                     fp, beta, C, inI, srt, ST, UP, LC, dirty, max_thr, random_cut)
+            bj, bt, bc = scan_splits(I, nI, low_d, up_d, lows, one, ups, one, X, orderT, Z, zlo, zhi, allowed, kind,
+                                     ip, fp, beta, C, inI, srt, ST, UP, LC, dirty, max_thr, random_cut)
         if bj >= 0:
             ntype[u] = SPLIT
             feat[u] = bj
@@ -730,7 +731,8 @@ def greedy(T, X, orderT, Z, zlo, zhi, featok, kind, ip, fp, pen, D, max_thr, p_l
     thr = np.zeros(T)
     ws = new_workspace(n, p, S, T, p_lin)
     beta = np.zeros((T, m, p_lin + 1))
-    grow(ntype, feat, thr, X, orderT, Z, zlo, zhi, featok, kind, ip, fp, D, beta, ws, max_thr, p + 1, False)
+    # random_cut as a plain bool (a literal False would compile grow and scan_splits a second time)
+    grow(ntype, feat, thr, X, orderT, Z, zlo, zhi, featok, kind, ip, fp, D, beta, ws, max_thr, p + 1, np.bool_(False))
     prune_bottom_up(ntype, feat, thr, X, Z, kind, ip, fp, pen, beta, ws[11], ws[7])
     return ntype, feat, thr
 
