@@ -79,9 +79,10 @@ def test_cold_fit_returns_at_its_deadline(tmp_path, method):
     assert time.perf_counter() - t0 < 90   # the process exits too (the compile thread is a daemon)
 
 
-def test_ctrl_c_during_cold_compile(tmp_path):
-    """SIGINT while the local search's kernels compile: the fit returns its fallback within about a second."""
-    p = subprocess.Popen([sys.executable, "-c", FIT, "local-search", "1000"], env=_env(tmp_path),
+def interrupt_cold(tmp_path, script, *args) -> tuple[int, str, str, float]:
+    """Start ``script`` with a cold numba cache, SIGINT it 4 s into the compile: (returncode, out, err, seconds
+    from the signal to the process's end)."""
+    p = subprocess.Popen([sys.executable, "-c", script, *args], env=_env(tmp_path),
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert p.stdout.readline().strip() == "start"
@@ -94,7 +95,13 @@ def test_ctrl_c_during_cold_compile(tmp_path):
     finally:
         if p.poll() is None:
             p.kill()
-    assert p.returncode == 0, err
+    return p.returncode, out, err, elapsed
+
+
+def test_ctrl_c_during_cold_compile(tmp_path):
+    """SIGINT while the local search's kernels compile: the fit returns its fallback within about a second."""
+    rc, out, err, elapsed = interrupt_cold(tmp_path, FIT, "local-search", "1000")
+    assert rc == 0, err
     assert "nodes" in out and "still compiling" in err
     assert elapsed < 5, elapsed
 
@@ -135,19 +142,7 @@ def test_cold_greedy_returns_at_its_deadline(tmp_path, which):
 
 
 def test_ctrl_c_during_cold_greedy_compile(tmp_path):
-    p = subprocess.Popen([sys.executable, "-c", GREEDY, "regressor", "1000"], env=_env(tmp_path),
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        assert p.stdout.readline().strip() == "start"
-        time.sleep(4)   # inside the compile
-        assert p.poll() is None
-        t = time.perf_counter()
-        p.send_signal(signal.SIGINT)
-        out, err = p.communicate(timeout=30)
-        elapsed = time.perf_counter() - t
-    finally:
-        if p.poll() is None:
-            p.kill()
-    assert p.returncode == 0, err
+    rc, out, err, elapsed = interrupt_cold(tmp_path, GREEDY, "regressor", "1000")
+    assert rc == 0, err
     assert "nodes 1" in out and "still compiling" in err
     assert elapsed < 5, elapsed
