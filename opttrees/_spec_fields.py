@@ -20,7 +20,7 @@ FIELDS = json.loads(r"""
   "wine"
  ],
  "default_random_state": 0,
- "fingerprint": "d78a521d010f5b2751125eb20bc7c551734a19a7b40bd599d545f7feeec6cded",
+ "fingerprint": "76fafdeb7df053f19756be6b564cf401a53acd2f1e65ce493dd32b4a3bdda2a3",
  "missing_policies": [
   "error",
   "drop",

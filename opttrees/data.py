@@ -222,7 +222,7 @@ def rank_scale(X: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]
     the solvers' feasibility tolerance, and an MIO's strict-inequality rows could be violated "feasibly" (the
     solver's tree is not the tree the data follows). On the rank scale they are at least 1/(distinct values)
     apart, and a threshold maps back to the midpoint of the two values it falls between
-    (:func:`rank_threshold`).
+    (:func:`split_between`).
     """
     n, p = X.shape
     R = np.zeros((n, p))

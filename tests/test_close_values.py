@@ -140,12 +140,11 @@ def test_mismatch_warns_and_is_not_a_proof(monkeypatch):
 
 
 def test_start_beating_the_mio_is_not_a_proof():
-    from opttrees.estimators.fitcontrol import keep_better_start
     from opttrees.solvers.result import finish
 
     res = finish("highs", "1", "optimal", 0.5, 0.5, 1.0, 3, [])
     assert res.proven_optimal
-    keep_better_start(res, 0.25, 0.5)
+    res.replaced(0.25, 1, "the warm-start tree beats the solver's tree")
     assert res.status == "unverified" and not res.proven_optimal and res.proof is None
     assert res.objective == 0.25 and res.bound is None
 

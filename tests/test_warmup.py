@@ -63,15 +63,20 @@ def test_warmup_leaves_no_kernel_cold():
     assert jit.cold_kernels() == []
 
 
+def run_cold(tmp_path, script, *args):
+    """Run ``script`` with a cold numba cache to its end: (the completed process, the fit seconds it printed)."""
+    out = subprocess.run([sys.executable, "-c", script, *args], env=_env(tmp_path), capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return out, float(out.stdout.split("fit ")[1].split()[0])
+
+
 @pytest.mark.parametrize("method", ["local-search", "dp"])
 def test_cold_fit_returns_at_its_deadline(tmp_path, method):
     """A fit that meets cold kernels says so at once, and at time_limit=5 returns a tree and a warning within
     a generous bound, while the compile goes on in the background."""
     t0 = time.perf_counter()
-    out = subprocess.run([sys.executable, "-c", FIT, method, "5"], env=_env(tmp_path), capture_output=True,
-                         text=True, timeout=120)
-    assert out.returncode == 0, out.stderr
-    fit = float(out.stdout.split("fit ")[1].split()[0])
+    out, fit = run_cold(tmp_path, FIT, method, "5")
     assert fit < 15, (fit, out.stderr)
     assert "compiling the" in out.stderr and "still compiling" in out.stderr
     assert "opttrees warmup" in out.stderr
@@ -131,10 +136,7 @@ GREEDY = textwrap.dedent("""
 def test_cold_greedy_returns_at_its_deadline(tmp_path, which):
     """The greedy kernel compiles in a worker thread too: a cold greedy fit returns its fallback (the root leaf for
     regression, CART for classification) at the deadline, with the notice and the warning."""
-    out = subprocess.run([sys.executable, "-c", GREEDY, which, "2"], env=_env(tmp_path), capture_output=True,
-                         text=True, timeout=120)
-    assert out.returncode == 0, out.stderr
-    fit = float(out.stdout.split("fit ")[1].split()[0])
+    out, fit = run_cold(tmp_path, GREEDY, which, "2")
     assert fit < 12, (fit, out.stderr)
     assert "compiling the greedy" in out.stderr and "still compiling" in out.stderr
     nodes = int(out.stdout.split("nodes ")[1].split()[0])

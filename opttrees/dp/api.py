@@ -16,8 +16,8 @@ and status "time_limit" / "interrupted". Every speed feature can be switched off
 from __future__ import annotations
 
 import threading
-import warnings
 import time
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,11 +27,11 @@ from ..encoding import Binarizer
 from ..errors import InputError, VerificationError
 from ..interrupt import STOP, Deadline, stop_on_sigint
 from ..jit import announce_compile, is_cold, warn_still_compiling
+from ..progress import ProgressLine
 from ..solvers.result import Incumbent, finish, relative_gap
 from ..tree import LEAF, Tree, heap_topology
 from . import engine as E
-from ..progress import ProgressLine
-from .memory import check_estimate, check_limit, fmt_bytes, resident_bytes
+from .memory import check_estimate, check_limit, counts_bytes, fmt_bytes, resident_bytes
 from .tasks import ClassificationTask, EngineData
 
 #: deepest tree the engine accepts (heap arrays of 2^(d+1) - 1 nodes; deeper trees are out of reach anyway)
@@ -119,8 +119,8 @@ def run_engine(Xb: np.ndarray, ed: EngineData, max_depth: int, max_num_nodes: in
     has_count = not np.all(ed.weights == 1.0)
     S = ed.Z.shape[1]
     SA = S + (1 if has_count else 0)
-    if use_depth_two and 2 * max(m, 1) ** 2 * SA * 8 > MAX_COUNT_BYTES:
-        raise InputError(f"the depth-two solver would need {2 * m * m * SA * 8 / 1e9:.1f} GB for {m} binary columns; "
+    if use_depth_two and counts_bytes(m, SA) > MAX_COUNT_BYTES:
+        raise InputError(f"the depth-two solver would need {counts_bytes(m, SA) / 1e9:.1f} GB for {m} binary columns; "
                          "use fewer thresholds (n_thresholds) or use_depth_two=False")
     cap = check_limit(memory_limit)
     check_estimate(n, m, SA, D, cap, use_depth_two)

@@ -134,7 +134,7 @@ def _oct(form, binarization, n_thresholds, time_limit, verbose=False) -> DPRun:
     d = form.data
     D, ml, alpha = int(form.max_depth), int(form.structure.min_samples_leaf), float(form.alpha)
     _check_depth(D, MAX_DEPTH)
-    binarizer = Binarizer(binarization, int(n_thresholds)).fit(d.X)     # every row: weight-0 rows count for ml
+    binarizer = Binarizer(binarization, int(n_thresholds)).fit(d.X)     # prepare() dropped the weight-0 rows
     try:
         tree, res = solve_dp(d.X, d.y, ClassificationTask(), max_depth=D, min_samples_leaf=ml, alpha=alpha,
                              sample_weight=d.sample_weight, binarizer=binarizer, time_limit=time_limit,
@@ -146,6 +146,8 @@ def _oct(form, binarization, n_thresholds, time_limit, verbose=False) -> DPRun:
                          f"that makes it a bound of OCT) cannot run here: {exc}") from None
     if not math.isclose(res.dp_baseline, form.baseline, rel_tol=1e-12, abs_tol=1e-12):
         raise VerificationError(f"DP bound: the DP's normalisation {res.dp_baseline!r} is not OCT's {form.baseline!r}")
+    # the DP saw the label codes 0..K-1: the tree may be returned as it is (a fallback), so it gets the labels
+    tree.classes, tree.feature_names = list(d.codec.classes), list(d.feature_names)
     own = form.tree_objective(tree)
     _agree(own, res.objective, "OCT")
     details = {"relaxation": "oct", "max_depth": D, "alpha": alpha, "min_samples_leaf": ml,

@@ -62,11 +62,16 @@ def resident_bytes() -> int:
         return 0
 
 
+def counts_bytes(m: int, n_stats: int) -> int:
+    """The depth-two solver's frequency counts for m binary columns: 2 m^2 ``n_stats`` doubles."""
+    return 2 * max(m, 1) ** 2 * n_stats * 8
+
+
 def estimate_bytes(n: int, m: int, n_stats: int, depth: int, depth_two: bool = True) -> int:
     """The fixed memory of one DP run on n rows and m binary columns with ``n_stats`` statistics per row:
-    the depth-two frequency counts (2 m^2 stats doubles) and the row/column arrays (about 20 bytes per cell).
+    the depth-two frequency counts (:func:`counts_bytes`) and the row/column arrays (about 20 bytes per cell).
     The caches come on top and are watched during the run."""
-    counts = 2 * m * m * n_stats * 8 if depth_two and depth >= 2 else 0
+    counts = counts_bytes(m, n_stats) if depth_two and depth >= 2 else 0
     return int(counts + 20 * n * max(m, 1) + 64 * n * (depth + 2))
 
 

@@ -242,6 +242,7 @@ class OptimalTreeClassifier(FittedTreeMixin, ClassifierMixin, SolverMixin, OptTr
 
     def _mio(self, data, depth, alpha, ctl):
         ws, db, plan = self._plan(data, depth, ctl)
+        prob = make_problem(data)
         start = None
         if ws in ("greedy", "dp"):   # CART is cheap, and a DP start is kept only when it scores no worse
             start = ctl.run("warm_start", cart_classifier_tree, data, depth, self.min_samples_leaf, alpha,
@@ -253,15 +254,13 @@ class OptimalTreeClassifier(FittedTreeMixin, ClassifierMixin, SolverMixin, OptTr
             # same objective, splits and min_samples_leaf as OCT: a feasible start (the optimum with midpoints)
             binarization = "quantile" if plan.get("dp_binarization") == "quantile" else self.binarization
             dp_tree, _ = fit_dp_tree(self, data, ctl, share=0.5, stage="warm_start", binarization=binarization)
-            prob0 = make_problem(data)
-            if dp_tree is not None and (start is None or objective(dp_tree, prob0, alpha) <= objective(start, prob0, alpha)):
+            if dp_tree is not None and (start is None or objective(dp_tree, prob, alpha) <= objective(start, prob, alpha)):
                 start, plan["start"] = dp_tree, "dp"
         if self.split_type == "hyperplane":
             make, kwargs = OCTH, {"margin": float(self.hyperplane_margin)}
         else:
             make, kwargs = OCT, {}
         kwargs.update(routing=self.routing, loss=self.loss_rows)
-        prob = make_problem(data)
         # stopped before any tree existed: the CART tree (or, if that is cut short too, the root)
         fallback = lambda: ctl.run("fallback", cart_classifier_tree, data, depth, self.min_samples_leaf,  # noqa: E731
                                    alpha, self.random_state, fallback=lambda: self._root_tree(data, alpha), cheap=True)

@@ -24,13 +24,12 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import math
-
-import numpy as np
 import signal
 import threading
 import time
 import warnings
+
+import numpy as np
 
 from ..errors import InputError
 from ..interrupt import STOP, Deadline, raise_on_sigint, stop_on_sigint
@@ -343,7 +342,8 @@ def fit_mio(est, ctl: FitControl, make, args: tuple, kwargs: dict, start, score,
             why = "; ".join(getattr(form, "start_notes", [])) or "see solve_result_"
             warnings.warn(f"{type(est).__name__}: the warm-start tree (objective {score(start):.6g}) beats the MIO's "
                           f"tree ({score(tree):.6g}): {why}; keeping the warm-start tree", stacklevel=3)
-            keep_better_start(res, score(start), score(tree))
+            res.replaced(score(start), 1, f"the warm-start tree ({score(start):.9g}) beats the solver's tree "
+                                          f"({score(tree):.9g}) and is returned")
             return start
         return tree
     if start is None and ctl.stop() and fallback is not None:
@@ -355,24 +355,6 @@ def fit_mio(est, ctl: FitControl, make, args: tuple, kwargs: dict, start, score,
         return start
     raise SolverError(f"the solver found no feasible tree ({res.status}) within time_limit={est.time_limit}; "
                       "raise time_limit or use a warm start")
-
-
-def keep_better_start(res, start_objective: float, mio_objective: float) -> None:
-    """The fit returns its start because it beats the MIO's tree: a proof must never coexist with a better
-    known tree, so the result becomes "unverified" with the start's objective, and a bound above that
-    objective (the model's bound, which does not hold for a tree the model could not express) is dropped."""
-    from ..solvers.result import SolutionStatus, relative_gap
-
-    res.message = (res.message + "; " if res.message else "") + \
-        f"the warm-start tree ({start_objective:.9g}) beats the solver's tree ({mio_objective:.9g}) and is returned"
-    if res.bound is not None and math.isfinite(res.bound) and res.bound > start_objective + 1e-9:
-        res.bound = None
-    res.objective = start_objective
-    res.proven_optimal, res.proof = False, None
-    if res.status in ("optimal", "gap_limit"):
-        res.status = "unverified"
-    res.solution_status = SolutionStatus.FEASIBLE
-    res.gap = relative_gap(start_objective, res.bound)
 
 
 #: share of the time left that the dynamic program may use for the start / bound (the solver gets the rest)
@@ -395,17 +377,23 @@ def dp_fits(n: int, m: int, depth: int, n_stats: int, left: float | None, what: 
     (predicted: ``DP_SECONDS_PER_CELL`` x m^depth x n) and the DP's memory cap (:mod:`opttrees.dp.memory`),
     with the reason in words naming ``what`` runs."""
     from ..dp.api import MAX_COUNT_BYTES
-    from ..dp.memory import default_limit, estimate_bytes, fmt_bytes
+    from ..dp.memory import counts_bytes, default_limit, estimate_bytes, fmt_bytes
 
     budget = DP_AUTO_MAX_SECONDS if left is None else DP_SHARE * left
     seconds = seconds_per_cell * float(max(m, 1)) ** max(depth, 1) * n
     memory = estimate_bytes(n, m, n_stats, depth)
-    counts = 2 * m * m * n_stats * 8 if depth >= 2 else 0
+    counts = counts_bytes(m, n_stats) if depth >= 2 else 0
     if memory > default_limit() or counts > MAX_COUNT_BYTES:
         return False, f"{what} ({m} columns) would need about {fmt_bytes(max(memory, counts))}"
     if seconds > budget:
         return False, f"{what} ({m} columns) is predicted to take {seconds:.3g} s > {budget:.3g} s"
     return True, f"{what} ({m} columns, predicted {seconds:.2g} s) gives the start and the bound"
+
+
+def dp_statistics(data) -> int:
+    """Statistics per row the DP keeps for classification ``data``: one per class, plus a row count when the
+    weights are not all 1 (what sizes its depth-two counts)."""
+    return max(data.n_classes, 1) + (0 if np.all(data.sample_weight == 1.0) else 1)
 
 
 def dp_plan(data, depth: int, left: float | None, n_thresholds: int = 10) -> tuple[str, str]:
@@ -417,7 +405,7 @@ def dp_plan(data, depth: int, left: float | None, n_thresholds: int = 10) -> tup
     the time left and its fixed memory fits the DP's memory cap (:mod:`opttrees.dp.memory`).
     """
     _, _, values = data.ranks
-    stats = max(data.n_classes, 1) + (0 if np.all(data.sample_weight == 1.0) else 1)
+    stats = dp_statistics(data)
     reasons = []
     for mode, m, what in (("midpoints", sum(len(v) - 1 for v in values), "the DP over every midpoint"),
                           ("quantile", sum(min(len(v) - 1, n_thresholds) for v in values),
@@ -462,11 +450,6 @@ def dp_start_and_bound(est, form, ctl, use_start: bool, use_bound: bool):
     if run is None:
         return None, None
     start = run.tree if use_start and run.start_feasible else None
-    data = getattr(form, "data", None)
-    if start is not None and getattr(data, "codec", None) is not None:
-        # the DP saw the label codes 0..K-1: the tree may be returned as it is (fallback), so give it the labels
-        start.classes = list(data.codec.classes)
-        start.feature_names = list(data.feature_names)
     if use_bound and run.bound is None:
         warnings.warn(f"{type(est).__name__}: dp_bound=True but {run.why_no_bound}; solving without it",
                       stacklevel=3)

@@ -16,7 +16,7 @@ from ..formulations.flow import FlowOCT, FlowStructure, check_depth, greedy_incu
 from ..params import BOOLEAN, Interval, Options
 from .base import OptTreesEstimator, SolverMixin, warm_start_rules
 from .common import FittedTreeMixin, encode_categories, finish_fit, record_display_bounds, root_leaf
-from .fitcontrol import controlled_fit, dp_fits, dp_start_and_bound
+from .fitcontrol import controlled_fit, dp_fits, dp_start_and_bound, dp_statistics
 
 #: a model above either size gets a warning before it is built (minutes of Pyomo build, GBs in SCIP)
 HUGE_NONZEROS = 5_000_000
@@ -114,15 +114,14 @@ class FlowOCTClassifier(_TreeClassifierMixin, SolverMixin, OptTreesEstimator):
         "auto": "dp" when the dynamic program over the model's binary columns is predicted to fit half of the
         time left and its memory cap (``opttrees.estimators.fitcontrol.dp_fits``), else "greedy";
         ``solve_result_.plan`` says which and why. "greedy" starts the solver from CART on the binary columns
-        (that tree is also the fallback when the
-        fit stops before the solver has a solution); "dp" from the dynamic program's optimal tree over the
-        same binary columns (:mod:`opttrees.dp.bound`; it may use half of the time left), which is the MIO
-        optimum, so the solver only has to prove it; None starts from nothing.
+        (that tree is also the fallback when the fit stops before the solver has a solution); "dp" from the
+        dynamic program's optimal tree over the same binary columns (:mod:`opttrees.dp.bound`; it may use half
+        of the time left), which is the MIO optimum, so the solver only has to prove it; None: no start.
     dp_bound : bool or "auto", default="auto"
         "auto": True when the DP fits (as for ``warm_start``). True: give the solver the dynamic program's
-        optimum over the same columns as a bound on the objective
-        (``solve(..., objective_bound=...)``): the fit is proven optimal (``solve_result_.proof ==
-        "dp-bound"``) as soon as the solver's tree reaches it. One DP run serves ``warm_start="dp"`` too.
+        optimum over the same columns as a bound on the objective (``solve(..., objective_bound=...)``): the fit
+        is proven optimal (``solve_result_.proof == "dp-bound"``) as soon as the solver's tree reaches it. One DP
+        run serves ``warm_start="dp"`` too.
     verbose : bool or int, default=False
         Show live solver progress.
 
@@ -215,8 +214,7 @@ class FlowOCTClassifier(_TreeClassifierMixin, SolverMixin, OptTreesEstimator):
                              objective=self.objective)
             ws, db, plan = self.warm_start, self.dp_bound, self._solver_plan()
             if ws == "auto" or db == "auto":
-                stats = data.n_classes + (0 if np.all(data.sample_weight == 1.0) else 1)
-                ok, plan["why"] = dp_fits(data.n, Z.shape[1], depth, stats, ctl.remaining(),
+                ok, plan["why"] = dp_fits(data.n, Z.shape[1], depth, dp_statistics(data), ctl.remaining(),
                                           "the DP over the model's binary columns")
                 ws = ("dp" if ok else "greedy") if ws == "auto" else ws
                 db = ok if db == "auto" else db

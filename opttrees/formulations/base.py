@@ -145,12 +145,14 @@ class Formulation(ABC):
         return tree
 
     def _drop_void_splits(self, tree):
-        """Splits that send no training row one way, or split a leaf into two of the same class, are removed
-        (:func:`~opttrees.formulations.structure.drop_void_splits`) for the models on the Bertsimas–Dunn block."""
-        from .structure import BDStructure, drop_void_splits
+        """Splits that send no training row one way, or split a leaf into two predicting the same, are removed
+        (:func:`opttrees.tidy.tidy_tree`: every training prediction stays) for the models on the Bertsimas–Dunn
+        block."""
+        from ..tidy import tidy_tree
+        from .structure import BDStructure
 
         if isinstance(getattr(self, "structure", None), BDStructure):
-            return drop_void_splits(tree, self.data.X)  # type: ignore[attr-defined]
+            return tidy_tree(tree, self.data.X)  # type: ignore[attr-defined]
         return tree
 
     def _refit_leaves(self, tree):

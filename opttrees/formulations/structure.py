@@ -307,44 +307,6 @@ class BDStructure:
         return cl, cr, feat, thr, coef, heap
 
 
-def drop_void_splits(tree: Tree, X: np.ndarray) -> Tree:
-    """``tree`` without splits that do nothing on the training rows ``X``, with the same routing of every row.
-
-    A split that sends no row to one side (an MIO may leave a leaf empty: ``x0 < min(x0)``) is replaced by the
-    subtree on the occupied side; a classification split whose two children are leaves predicting the same
-    class becomes one leaf (its class counts are the children's sum). Neither changes a prediction on the
-    training data or its loss; each removes a split, so the objective can only fall (by alpha per split).
-    """
-    def rec(t, idx):
-        if tree.is_leaf(t):
-            return ("leaf", t)
-        go_left = X[idx] @ tree.split_coef(t) < tree.threshold[t]
-        li, ri = idx[go_left], idx[~go_left]
-        if len(li) == 0:
-            return rec(tree.children_right[t], ri)
-        if len(ri) == 0:
-            return rec(tree.children_left[t], li)
-        return ("split", t, rec(tree.children_left[t], li), rec(tree.children_right[t], ri))
-
-    out = _rebuild(tree, rec(0, np.arange(X.shape[0])))
-    if out.task != "classification" or out.label is None:
-        return out
-    while True:
-        same = [t for t in range(out.n_nodes) if not out.is_leaf(t)
-                and out.is_leaf(out.children_left[t]) and out.is_leaf(out.children_right[t])
-                and out.label[out.children_left[t]] == out.label[out.children_right[t]]]
-        if not same:
-            return out
-        t = same[0]
-        label = out.label[out.children_left[t]]
-        value = out.value[out.children_left[t]] + out.value[out.children_right[t]]
-        stop = np.zeros(out.n_nodes, dtype=bool)
-        stop[t] = True
-        node = int(np.flatnonzero(out.preorder(stop=stop) == t)[0])   # t's id after the renumbering
-        out = out.prune([t])
-        out.label[node], out.value[node] = label, value
-
-
 def _rebuild(tree: Tree, spec) -> Tree:
     """Build a Tree from a nested ('split', t, L, R) / ('leaf', t) spec reusing ``tree``'s node payloads."""
     cl, cr, feat, thr, nodes = [], [], [], [], []

@@ -243,6 +243,23 @@ class SolveResult:
             self.bound = own
         self.gap = relative_gap(own, self.bound)
 
+    def replaced(self, objective: float, sense: int, why: str) -> None:
+        """The fit returns a strictly better tree than the solver's (its warm start, or the single leaf): a
+        proof never coexists with a better known tree. The objective becomes that tree's, nothing is proven
+        (status "unverified"), and a bound the new objective passes (the model's bound, which did not hold for
+        a tree the model could not express) is dropped."""
+        self.message = (self.message + "; " if self.message else "") + why
+        own = float(objective)
+        if (self.bound is not None and math.isfinite(self.bound)
+                and sense * (self.bound - own) > 1e-9 * max(1.0, abs(own))):
+            self.bound = None
+        self.objective = own
+        self.proven_optimal, self.proof = False, None
+        if self.status in ("optimal", "gap_limit"):
+            self.status = "unverified"
+        self.solution_status = SolutionStatus.FEASIBLE
+        self.gap = relative_gap(own, self.bound)
+
     def summary(self) -> str:
         proof = f" (proven optimal{' by the DP bound' if self.proof == 'dp-bound' else ''})"
         return (f"{self.solver}: {self.status}{proof if self.proven_optimal else ''}  "
