@@ -66,3 +66,44 @@ def binary_knapsack_problem():
         b.cap = pyo.Constraint(expr=sum(KNAPSACK_WEIGHTS[j] * b.x[j] for j in range(4)) <= KNAPSACK_CAPACITY)
         return [b.x[j] for j in range(4)]
     return PyomoDecisionProblem(build, sense="max")
+
+
+def brute_force_cost(X, y, depth, nodes=None, pen=0.0, minleaf=1, w=None, loss="mis", M=None):
+    """Minimum raw cost (leaf losses + ``pen`` per split) over every tree of depth <= ``depth`` with at most
+    ``nodes`` splits on every midpoint of raw ``X``; every leaf holds >= ``minleaf`` rows (weight-0 rows
+    count as absent: drop them first). ``loss``: "mis" (weighted misclassification, y = class codes), "cost"
+    (``M[true, predicted]``), "sq" (weighted squared error around the weighted mean)."""
+    import functools
+
+    X = np.asarray(X, float)
+    y = np.asarray(y)
+    n = len(y)
+    w = np.ones(n) if w is None else np.asarray(w, float)
+    K = (len(M) if loss == "cost" else int(y.max()) + 1) if loss != "sq" else 1
+
+    def leaf(rows):
+        if len(rows) < minleaf:
+            return np.inf
+        if loss == "sq":
+            ww, yy = w[rows], y[rows].astype(float)
+            mu = np.average(yy, weights=ww)
+            return float(np.sum(ww * (yy - mu) ** 2))
+        c = np.bincount(y[rows], weights=w[rows], minlength=K)
+        return float((c @ M).min()) if loss == "cost" else float(c.sum() - c.max())
+
+    @functools.lru_cache(maxsize=None)
+    def best(rows, d, k):
+        idx = np.array(rows, dtype=np.int64)
+        v = leaf(idx)
+        if d == 0 or k == 0:
+            return v
+        for j, thr in _candidates(X, idx):
+            go = X[idx, j] >= thr
+            left, right = idx[~go], idx[go]
+            if len(left) < max(1, minleaf) or len(right) < max(1, minleaf):
+                continue
+            for kl in range(k):
+                v = min(v, pen + best(tuple(left), d - 1, kl) + best(tuple(right), d - 1, k - 1 - kl))
+        return v
+
+    return best(tuple(range(n)), depth, (2 ** depth - 1) if nodes is None else nodes)

@@ -498,10 +498,34 @@ def _check_engine_kw(kw):
             raise InputError(f"{k} must be True or False; got {v!r}")
 
 
+#: with ``binarization="auto"``, data with at most this many midpoints in all go to the binary engine (its
+#: caches and depth-two counts are fastest on few columns); more go to the continuous search
+AUTO_BINARY_COLUMNS = 100
+BINARIZATIONS = ("auto", "exact", "quantile", "midpoints")
+
+
+def choose_engine(Xa, task, binarization: str, engine_kw: dict, binarizer=None) -> str:
+    """"continuous" or "binary" for ``binarization`` (see :func:`solve_dp`), with the reason it cannot be the
+    continuous search as an InputError when "exact" was asked for."""
+    if binarizer is not None or binarization in ("quantile", "midpoints"):
+        return "binary"
+    switches = [k for k in engine_kw if k in ENGINE_SWITCHES]
+    costs = getattr(task, "feature_costs", None) is not None
+    if binarization == "exact":
+        if switches:
+            raise InputError(f"{switches[0]} is a switch of the binary engine; binarization='exact' runs the "
+                             "continuous search, which has none")
+        return "continuous"
+    if switches or costs:
+        return "binary"
+    midpoints = sum(len(np.unique(c[np.isfinite(c)])) - 1 for c in np.asarray(Xa, dtype=np.float64).T)
+    return "binary" if midpoints <= AUTO_BINARY_COLUMNS else "continuous"
+
+
 def solve_dp(X, y, task=None, max_depth: int = 3, max_num_nodes: int | None = None, min_samples_leaf: int = 1,
-             alpha: float = 0.0, sample_weight=None, binarization: str = "quantile", n_thresholds: int = 10,
-             time_limit: float | None = None, binarizer: Binarizer | None = None, **engine_kw):
-    """Optimal tree over a binarisation of raw ``X``: returns (Tree in original units, SolveResult).
+             alpha: float = 0.0, sample_weight=None, binarization: str = "auto", n_thresholds: int = 10,
+             time_limit: float | None = None, binarizer: Binarizer | None = None, n_jobs: int = 1, **engine_kw):
+    """Optimal tree over raw ``X``: returns (Tree in original units, SolveResult).
 
     Parameters
     ----------
@@ -511,23 +535,45 @@ def solve_dp(X, y, task=None, max_depth: int = 3, max_num_nodes: int | None = No
     max_num_nodes : optional limit on branching nodes.
     min_samples_leaf : every leaf holds at least this many rows.
     alpha : cost per split on the normalised scale: objective = loss / L̂ + alpha * splits.
-    binarization, n_thresholds : Binarizer strategy ("quantile": at most n_thresholds per feature, or
-        "midpoints": all of them, where the optimum equals the OCT optimum) or a fitted ``binarizer``.
+    binarization : which splits and which search.
+        "exact": every midpoint, searched on the rows' sorted orders (:mod:`opttrees.dp.continuous`; no
+        binary matrix, O(n p) memory): the OCT / CART split set at any size.
+        "midpoints": the same split set through a binary matrix and the binary engine (fastest on few distinct
+        values; its depth-two counts grow with the square of the midpoints).
+        "quantile": at most ``n_thresholds`` midpoints per feature (fewer candidates: faster, not the OCT optimum).
+        "auto" (default): "midpoints" when there are at most ``AUTO_BINARY_COLUMNS`` midpoints in all, when a
+        task has feature costs or a binary-engine switch is given, else "exact". Both are exact over every
+        midpoint, so "auto" only picks the faster engine.
     time_limit : seconds for the whole call; on expiry the best tree so far, with a valid lower bound.
-    engine switches : see :func:`solve_dp_binary`.
+    binarizer : a fitted or unfitted :class:`~opttrees.encoding.Binarizer` (overrides ``binarization``).
+    n_jobs : threads for the continuous search (the root's features); the result does not depend on it.
+    engine switches : see :func:`solve_dp_binary` (binary engine only); ``memory_limit`` and ``verbose`` for both.
 
-    The result's ``timings`` hold seconds ("binarize", "search", "total") and the search's counters
-    ("subproblems", "cache_hits", "depth_two_calls", "bound_prunes", "cache_entries", "binary_columns").
+    The result's ``timings`` hold seconds ("binarize", "search", "total"), "engine" ("binary" or
+    "continuous") and the search's counters.
     """
     t0 = time.perf_counter()
     deadline = Deadline(time_limit)
     _common_checks(max_depth, max_num_nodes, min_samples_leaf, alpha, time_limit)
     _check_engine_kw(engine_kw)
+    if binarization not in BINARIZATIONS:
+        raise InputError(f"binarization must be one of {', '.join(map(repr, BINARIZATIONS))}; got {binarization!r}")
     Xa, names = _as_2d_float(X, "X")
+    engine = choose_engine(Xa, _check_task(task), binarization, engine_kw, binarizer)
+    if engine == "continuous":
+        from .continuous import solve_dp_continuous
+
+        tree, res = solve_dp_continuous(Xa, y, task=task, max_depth=max_depth, max_num_nodes=max_num_nodes,
+                                        min_samples_leaf=min_samples_leaf, alpha=alpha, sample_weight=sample_weight,
+                                        time_limit=deadline.remaining() if time_limit is not None else None,
+                                        n_jobs=n_jobs, **engine_kw)
+        if names is not None:
+            tree.feature_names = list(names)
+        res.timings["engine"] = "continuous"
+        return tree, res
     if binarizer is None:
-        if binarization not in ("quantile", "midpoints"):
-            raise InputError(f"binarization must be 'quantile' or 'midpoints'; got {binarization!r}")
-        binarizer = Binarizer(strategy=binarization, n_thresholds=n_thresholds).fit(Xa)
+        strategy = "quantile" if binarization == "quantile" else "midpoints"
+        binarizer = Binarizer(strategy=strategy, n_thresholds=n_thresholds).fit(Xa)
     elif not hasattr(binarizer, "threshold_"):
         binarizer = binarizer.fit(Xa)
     Xb = binarizer.transform(Xa).astype(np.uint8)
@@ -540,5 +586,8 @@ def solve_dp(X, y, task=None, max_depth: int = 3, max_num_nodes: int | None = No
 
     column_info = (Xa.shape[1], feat, column_of)
     feature_names = list(names) if names is not None else None
-    return _solve(Xb, Xa, binarizer.decode, Xa.shape[1], y, task, max_depth, max_num_nodes, min_samples_leaf,
-                  alpha, sample_weight, deadline, column_info, feature_names, t0, engine_kw, {"binarize": t_bin})
+    tree, res = _solve(Xb, Xa, binarizer.decode, Xa.shape[1], y, task, max_depth, max_num_nodes, min_samples_leaf,
+                       alpha, sample_weight, deadline, column_info, feature_names, t0, engine_kw,
+                       {"binarize": t_bin})
+    res.timings["engine"] = "binary"
+    return tree, res

@@ -1,0 +1,527 @@
+"""Exact optimal trees on continuous features, with no binarisation: every distinct midpoint is a candidate.
+
+Why a second search next to :mod:`opttrees.dp.engine`: the binary engine reaches continuous data only through
+a 0/1 matrix with one column per threshold, and its depth-two solver counts every pair of columns, which is
+quadratic in the thresholds (gigabytes on a few thousand continuous rows). This search works on the rows'
+sorted orders (:mod:`opttrees.dp.continuous_kernels`, O(n p) memory) and skips runs of thresholds with
+bounds, the ideas of Quant-BnB (Mazumder, Meng and Wang, 2022) and ConTree (Brita, van der Linden and
+Demirovic, 2025), written here from their descriptions:
+
+- depth <= 2: a numba routine evaluates a root threshold by one sweep per feature (the best split of each
+  side), and a branch-and-bound over threshold intervals evaluates few of them;
+- depth >= 3: a recursion over (row subset, depth, node budget) with a cache keyed by a hash of the subset;
+  the root thresholds of each feature are searched with the same interval bounds, each evaluation solving
+  the two sides at depth - 1 (with upper bounds from the incumbent), down to the depth-two routine.
+
+The optimum is over the same split set as CART and the OCT MIO (all midpoints), so it equals the binary DP
+over ``binarization="midpoints"`` and the MIO's optimum. Anytime: at the time limit, on Ctrl-C or at the
+memory cap it returns the best tree found and a lower bound (the smallest bound of any threshold interval
+not yet closed). ``n_jobs`` threads search the root's features; every feature's search sees the same
+incumbent (the coarse grid's best) whatever the number of threads, so the result never depends on
+``n_jobs`` (ties: lowest feature, then first threshold found).
+"""
+from __future__ import annotations
+
+import threading
+import time
+import warnings
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from ..data import _as_2d_float, check_sample_weight
+from ..errors import InputError, VerificationError
+from ..interrupt import STOP, Deadline, stop_on_sigint
+from ..jit import announce_compile, is_cold, warn_still_compiling
+from ..progress import ProgressLine
+from ..solvers.result import Incumbent, finish, relative_gap
+from ..tree import LEAF, Tree
+from . import continuous_kernels as K
+from .memory import check_limit, fmt_bytes, resident_bytes
+from .tasks import KIND_SQUARED
+
+INF = np.inf
+
+
+def _memory_estimate(n: int, p: int, depth: int, n_jobs: int) -> int:
+    """Bytes the search needs beyond its caches: the data, one sorted order per feature, and per depth level
+    and thread the two sides' orders."""
+    base = n * p * (8 + 4) + n * 64
+    per_level = 2 * n * p * 4 + n * 16
+    return base + per_level * max(depth - 1, 1) * max(n_jobs, 1)
+
+
+class _Problem:
+    """The data every subproblem reads (one per call) and the search's shared state."""
+
+    def __init__(self, X, ed, alpha, minl, stop, n_jobs):
+        self.X = np.ascontiguousarray(X, dtype=np.float64)
+        self.n, self.p = self.X.shape
+        self.Z = np.ascontiguousarray(ed.Z, dtype=np.float64)
+        self.kind = int(ed.kind)
+        self.lab = np.ascontiguousarray(ed.lab, dtype=np.int64)
+        self.wt = np.ascontiguousarray(ed.weights, dtype=np.float64)
+        self.K = int(ed.K)
+        # misclassification is the cost matrix 1 - I (the kernels that need a matrix read it; the others ignore it)
+        M = 1.0 - np.eye(self.K) if self.kind == 0 else ed.M
+        self.M = np.ascontiguousarray(M, dtype=np.float64)
+        self.pen = float(alpha * ed.baseline)
+        self.minl = int(minl)
+        self.exhaustive = self.kind != KIND_SQUARED and self.minl <= 1
+        self.moving = self.kind != KIND_SQUARED
+        if self.kind == 1:
+            self.worst = ed.weights * ed.M.max(axis=1)[ed.lab]
+        else:
+            self.worst = np.asarray(ed.weights, np.float64).copy()
+        self.stop = stop
+        rng = np.random.default_rng(0)
+        self.h1 = rng.integers(0, 2 ** 63, self.n, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
+        self.h2 = rng.integers(0, 2 ** 63, self.n, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
+        self.counters = np.zeros(4)           # depth-one sweeps, root evaluations (depth-two routine), ...
+        self.evaluations = 0
+        self.n_jobs = n_jobs
+
+    def d2(self, so, xs, m, depth, B, ub, side, counters):
+        tree = np.zeros(6)
+        cost, lb = K.solve_d2(so, xs, m, self.Z, self.lab, self.wt, self.ties, self.worst, self.kind, self.K,
+                              self.M, self.pen, self.minl, depth, B, ub, self.moving, self.stop, side, counters, tree)
+        return cost, lb, _small_tree(tree)
+
+
+def _small_tree(t):
+    """The depth-two routine's array as a nested tree: None (leaf) or (feature, threshold, left, right)."""
+    f = int(t[0])
+    if f == -1:
+        return None
+    if f == -2:
+        return (int(t[2]), float(t[3]), None, None)
+    left = None if t[2] < 0 else (int(t[2]), float(t[3]), None, None)
+    right = None if t[4] < 0 else (int(t[4]), float(t[5]), None, None)
+    return (f, float(t[1]), left, right)
+
+
+def _cap(d: int) -> int:
+    return (1 << d) - 1
+
+
+class _Searcher:
+    """The recursion for depth >= 3 on one thread, with its own cache (so no result depends on timing)."""
+
+    def __init__(self, prob: _Problem):
+        self.prob = prob
+        self.cache: dict = {}
+        self.side = np.zeros(prob.n, np.uint8)
+        self.mark = np.zeros(prob.n, np.uint8)
+        self.counters = np.zeros(4)
+
+    def solve(self, so, xs, m, d, B, ub):
+        """(cost, lb, tree): a tree of cost < ub when one exists (cost = its cost), else cost = inf; lb is a
+        valid lower bound on the optimum of (subset, depth <= d, <= B branching nodes)."""
+        P = self.prob
+        B = min(B, _cap(d))
+        h = K.subset_hash(so, m, P.h1, P.h2)
+        key = (int(h[0]), int(h[1]), d, B)
+        hit = self.cache.get(key)
+        if hit is not None:
+            lb, cost, tree = hit
+            if cost < INF:                       # solved to optimality
+                return (cost, cost, tree) if cost < ub else (INF, cost, None)
+            if lb >= ub:
+                return INF, lb, None
+        if d <= 2 or B <= 1:
+            cost, lb, tree = P.d2(so, xs, m, min(d, 2), B, ub, self.side, self.counters)
+        else:
+            cost, lb, tree = self._search(so, xs, m, d, B, ub)
+        if not P.stop[0]:
+            if cost < ub:
+                self.cache[key] = (cost, cost, tree)
+            else:
+                old = self.cache.get(key)
+                self.cache[key] = (max(lb, old[0] if old else -INF), INF, None)
+        return cost, lb, tree
+
+    def _search(self, so, xs, m, d, B, ub):
+        P = self.prob
+        # the best tree of depth d - 1 (or a leaf) is the first incumbent
+        cost, lb, tree = self.solve(so, xs, m, d - 1, B, ub)
+        best, best_tree = (cost, tree) if cost < ub else (INF, None)
+        inc = min(ub, best)
+        if m < 2 * max(P.minl, 1):
+            return (best, best, best_tree) if best < ub else (INF, lb, None)
+        lbr = INF
+        for f in range(P.p):
+            r = self.search_feature(so, xs, m, d, B, f, inc, grid_only=False)
+            lbr = min(lbr, r[2])
+            if r[0] < inc:
+                inc = best = r[0]
+                best_tree = r[1]
+            if P.stop[0]:
+                lbr = min(lbr, 0.0) if f < P.p - 1 else lbr
+                break
+        # the optimum is the best of the depth-(d-1) trees (bounded by lb) and the root-split trees (lbr)
+        low = min(lb, lbr) if best == INF else min(best, lbr, lb)
+        if best < ub:
+            return best, min(low, best), best_tree
+        return INF, low, None
+
+    def evaluate(self, so, xs, m, d, B, f, i, inc, right_lb):
+        """One root threshold (f, i) at depth d: (cost, lb, tree, valsL, valsR) where vals* hold the sides'
+        lower bounds per node budget (for the interval bounds)."""
+        P = self.prob
+        left, xl, right, xr = K.split_orders(so, xs, m, f, i, self.mark)
+        ml, mr = i, m - i
+        cb = _cap(d - 1)
+        budgets = [(nl, B - 1 - nl) for nl in range(0, B) if nl <= cb and B - 1 - nl <= cb]
+        valsL = np.zeros(cb + 1)
+        valsR = np.zeros(cb + 1)
+        for nr in range(cb + 1):
+            valsR[nr] = right_lb.get(nr, 0.0)
+        best, best_tree, low = INF, None, INF
+        thr = K.between(xs[f, i - 1], xs[f, i])
+        for nl, nr in budgets:
+            ubl = inc - P.pen - valsR[nr]
+            cl, lbl, tl = self.solve(left, xl, ml, d - 1, nl, ubl) if ubl > 0 else (INF, 0.0, None)
+            valsL[nl] = lbl if cl == INF else cl
+            if cl == INF:
+                low = min(low, P.pen + valsL[nl] + valsR[nr])
+                continue
+            ubr = inc - P.pen - cl
+            cr, lbr, tr = self.solve(right, xr, mr, d - 1, nr, ubr) if ubr > 0 else (INF, valsR[nr], None)
+            valsR[nr] = max(valsR[nr], lbr) if cr == INF else cr
+            low = min(low, P.pen + cl + valsR[nr])
+            if cr < INF and P.pen + cl + cr < inc:
+                inc = best = P.pen + cl + cr
+                best_tree = (f, thr, tl, tr)
+        return best, low, best_tree, valsL, valsR
+
+    def search_feature(self, so, xs, m, d, B, f, ub, grid_only=False, state=None):
+        """Best root threshold of feature f with cost < ub: (cost, tree, lb, state); the interval search of
+        :func:`opttrees.dp.continuous_kernels.search_feature`, with depth-(d-1) subproblems."""
+        P = self.prob
+        bp = K.boundaries(xs, m, f, P.minl)
+        nb = len(bp)
+        if nb == 0:
+            return INF, None, INF, None
+        wp = np.concatenate([[0.0], np.cumsum(P.worst[so[f, :m]])])
+        cb = _cap(d - 1)
+        budgets = [(nl, B - 1 - nl) for nl in range(0, B) if nl <= cb and B - 1 - nl <= cb]
+        if state is None:
+            vals = {}
+        else:
+            vals = state
+        best, best_tree, low = ub, None, INF
+
+        def bound(a, b):
+            va, vb = vals[a], vals[b]
+            w = wp[bp[b]] - wp[bp[a]]
+            out = INF
+            for nl, nr in budgets:
+                v = va[0][nl] + vb[1][nr]
+                if P.moving:
+                    v = max(v, vb[0][nl] + va[1][nr] - w)
+                out = min(out, v)
+            return P.pen + out
+
+        def right_lb_of(b):
+            return {nr: vals[b][1][nr] for _, nr in budgets} if b is not None and b in vals else {}
+
+        def run(j, b_right):
+            nonlocal best, best_tree, low
+            c, lo, t, vl, vr = self.evaluate(so, xs, m, d, B, f, int(bp[j]), best, right_lb_of(b_right))
+            vals[j] = (vl, vr)
+            self.prob.evaluations += 1
+            low = min(low, lo if c == INF else c)
+            if c < best:
+                best, best_tree = c, t
+
+        ng = min(nb, K.GRID + 1)
+        grid = sorted({(q * (nb - 1)) // (ng - 1) if ng > 1 else 0 for q in range(ng)})
+        for j in reversed(grid):
+            if j not in vals:
+                run(j, None if j == grid[-1] else min(k for k in grid if k > j))
+            if P.stop[0]:
+                return (best if best < ub else INF), best_tree, 0.0, vals
+        done = sorted(vals)
+        stack = [(a, b) for a, b in zip(done, done[1:]) if b > a + 1]
+        if grid_only:
+            for a, b in stack:
+                low = min(low, bound(a, b))
+            return (best if best < ub else INF), best_tree, low, vals
+        while stack:
+            a, b = stack.pop()
+            lb = bound(a, b)
+            if P.stop[0] or lb >= best:
+                low = min(low, lb)
+                continue
+            mid = (a + b) // 2
+            run(mid, b)
+            parts = [(a, mid), (mid, b)]
+            parts = [(x, y) for x, y in parts if y > x + 1]
+            parts.sort(key=lambda ab: -bound(*ab))
+            stack.extend(parts)
+        return (best if best < ub else INF), best_tree, low, vals
+
+
+def _d2_root(prob, so, xs, n, t, B):
+    """A root found by the depth-two routine, (f, i), as a nested tree (other trees pass through)."""
+    if not (isinstance(t, tuple) and len(t) == 2):
+        return t
+    arr = np.zeros(6)
+    K.root_tree(so, xs, n, t[0], t[1], prob.Z, prob.lab, prob.wt, prob.ties, prob.kind, prob.K, prob.M, prob.pen, prob.minl, B,
+                np.zeros(n, np.uint8), arr)
+    return _small_tree(arr)
+
+
+def nested_to_tree(tree, n_features: int, tree_task: str, classes=None, feature_names=None) -> Tree:
+    """A nested tree (None or (feature, threshold, left, right)) as a Tree with empty payloads."""
+    nodes = _nodes_of(tree)
+    m = len(nodes)
+    fe = np.array([a[0] if a[0] >= 0 else LEAF for a in nodes], np.int64)
+    th = np.array([a[1] for a in nodes])
+    cl = np.array([a[2] for a in nodes], np.int64)
+    cr = np.array([a[3] for a in nodes], np.int64)
+    return Tree(cl, cr, fe, th, np.zeros((m, 1)), task=tree_task, classes=classes, feature_names=feature_names,
+                n_features=n_features)
+
+
+def _root_orders(X):
+    return np.ascontiguousarray(np.argsort(X, axis=0, kind="stable").T.astype(np.int32))
+
+
+def _nodes_of(tree):
+    """Heap-free flattening of a nested tree: lists (feature, threshold, left index, right index)."""
+    nodes = []
+
+    def add(t):
+        k = len(nodes)
+        nodes.append(None)
+        if t is None:
+            nodes[k] = (-1, 0.0, -1, -1)
+        else:
+            lk = add(t[2])
+            rk = add(t[3])
+            nodes[k] = (int(t[0]), float(t[1]), lk, rk)
+        return k
+    add(tree)
+    return nodes
+
+
+def search(X, ed, max_depth, max_num_nodes, min_samples_leaf, alpha, deadline, n_jobs=1, memory_limit=None,
+           verbose=False):
+    """Run the continuous search on checked data: (nested tree, cost, bound, termination, counters, trace)."""
+    t0 = time.perf_counter()
+    n, p = X.shape
+    D = int(max_depth)
+    B = _cap(D) if max_num_nodes is None else min(int(max_num_nodes), _cap(D))
+    cap = check_limit(memory_limit)
+    need = _memory_estimate(n, p, D, n_jobs)
+    if need > cap:
+        raise InputError(f"the continuous dynamic program needs about {fmt_bytes(need)} for {n} rows x {p} features "
+                         f"at depth {D}, over memory_limit={fmt_bytes(cap)}: lower n_jobs or max_depth, raise "
+                         "memory_limit, or use binarization='quantile' with fewer thresholds")
+    stop = np.zeros(1, np.int64)
+    prob = _Problem(X, ed, alpha, min_samples_leaf, stop, n_jobs)
+    so = _root_orders(prob.X)
+    xs = np.ascontiguousarray(np.take_along_axis(prob.X, so.T.astype(np.int64), axis=0).T)
+    prob.ties = (np.diff(xs, axis=1) == 0).any(axis=1) if n > 1 else np.zeros(p, bool)
+    leaf_tot = prob.Z.sum(axis=0)
+    from .engine import leaf_cost
+    leaf = float(leaf_cost(leaf_tot, prob.kind, prob.K, prob.M))
+    best, best_tree = leaf, None
+    bound = 0.0
+    trace = [Incumbent(time.perf_counter() - t0, best / ed.baseline, 0.0, relative_gap(best, 0.0), 0)]
+    termination = "optimal"
+    line = ProgressLine("dynamic program (continuous)", enabled=bool(verbose), time_limit=deadline.remaining())
+    over_memory = False
+    state = {"best": best, "tree": None, "bound": 0.0, "phase": "start"}
+    best_tree = None
+
+    def work():
+        nonlocal best, best_tree
+        if D == 0 or B == 0 or n < 2 * max(min_samples_leaf, 1):
+            state.update(bound=best, phase="done")
+            return
+        searchers = [_Searcher(prob) for _ in range(p)]
+        # the first incumbent: the best tree of depth one (depth <= 2) or of depth D - 1
+        c, lb, t = searchers[0].solve(so, xs, n, 1 if D <= 2 else D - 1, B, best)
+        if c < best:
+            best, best_tree = c, t
+            state.update(best=best, tree=t)
+        if (D <= 2 and B <= 1) or stop[0]:
+            state.update(bound=min(lb, best), phase="done" if not stop[0] else "grid")
+            return
+        state["phase"] = "grid"
+        feats = list(range(p))
+        Bd = min(B, 3)
+        if D <= 2 and prob.exhaustive:     # every root threshold scored exactly, one feature per thread
+            def one(f):
+                o = np.zeros(4)
+                K.best_root_all(so, xs, n, f, prob.lab, prob.wt, prob.K, prob.M, prob.pen, Bd,
+                                np.empty(n, np.int64), o)
+                prob.evaluations += 1
+                return o[0], int(o[1]), stop[0] == 0
+            outs = _map(one, feats, n_jobs)
+            fin, fin_tree = best, best_tree
+            for f, (c, i, _) in zip(feats, outs):
+                if i >= 0 and c < fin:
+                    fin, fin_tree = c, (f, i)
+            complete = all(done for _, _, done in outs)
+            state.update(best=fin, tree=_d2_root(prob, so, xs, n, fin_tree, Bd),
+                         bound=fin if complete else 0.0, phase="done" if complete else "grid")
+            return
+
+        def grid(f):
+            if D <= 2:
+                o = np.zeros(4)
+                K.root_feature(so, xs, n, f, prob.Z, prob.lab, prob.wt, prob.ties, prob.worst, prob.kind, prob.K, prob.M, prob.pen,
+                               prob.minl, Bd, best, prob.moving, True, stop, searchers[f].side, o)
+                prob.evaluations += int(o[3])
+                return o[0], (f, int(o[1])) if o[1] >= 0 else None, o[2], None
+            return searchers[f].search_feature(so, xs, n, D, B, f, best, grid_only=True)
+        outs = _map(grid, feats, n_jobs)
+        inc, inc_tree = best, best_tree
+        for c, t, _, _ in outs:
+            if c < inc:
+                inc, inc_tree = c, t
+        state.update(best=inc, tree=_d2_root(prob, so, xs, n, inc_tree, Bd) if D <= 2 else inc_tree,
+                     bound=min([inc] + [o[2] for o in outs]), phase="refine")
+        if stop[0]:
+            return
+
+        def refine(f):
+            if D <= 2:
+                o = np.zeros(4)
+                K.root_feature(so, xs, n, f, prob.Z, prob.lab, prob.wt, prob.ties, prob.worst, prob.kind, prob.K, prob.M, prob.pen,
+                               prob.minl, Bd, inc, prob.moving, False, stop, searchers[f].side, o)
+                prob.evaluations += int(o[3])
+                return o[0], (f, int(o[1])) if o[1] >= 0 else None, o[2], None
+            return searchers[f].search_feature(so, xs, n, D, B, f, inc, grid_only=False, state=outs[f][3])
+        outs2 = _map(refine, feats, n_jobs)
+        fin, fin_tree, low = inc, inc_tree, inc
+        for c, t, lb_f, _ in outs2:
+            low = min(low, lb_f)
+            if c < fin:
+                fin, fin_tree = c, t
+        if D <= 2:
+            fin_tree = _d2_root(prob, so, xs, n, fin_tree, Bd)
+        state.update(best=fin, tree=fin_tree, bound=min(low, fin), phase="done")
+
+    cold = is_cold(K.solve_d2)
+    if cold:
+        announce_compile("continuous dynamic program", K.solve_d2, "about a minute on 2 cores; counted in the time "
+                         "limit")
+    out: dict = {}
+
+    def guarded():
+        try:
+            work()
+        except BaseException as e:   # re-raised in the caller's thread
+            out["error"] = e
+
+    th = threading.Thread(target=guarded, daemon=True)
+    abandoned = False
+    with stop_on_sigint():
+        th.start()
+        try:
+            while th.is_alive():
+                th.join(0.02)
+                line.update(phase=state["phase"], evaluations=prob.evaluations, best=best / ed.baseline)
+                if not stop[0] and (deadline.stop() or STOP.is_set()):
+                    stop[0] = 1
+                if not stop[0] and resident_bytes() > cap:
+                    stop[0] = 1
+                    over_memory = True
+                if stop[0] and cold and is_cold(K.solve_d2):
+                    abandoned = True
+                    break
+        except KeyboardInterrupt:
+            stop[0] = 1
+            th.join()
+            line.close()
+            raise
+    if "error" in out:
+        line.close()
+        raise out["error"]
+    if abandoned:
+        warn_still_compiling("continuous dynamic program", "the root leaf with lower bound 0", stacklevel=4)
+        best, best_tree, bnd = leaf, None, 0.0
+    else:
+        best, best_tree = state["best"], state["tree"]
+        bnd = state["bound"] if stop[0] else best
+        if state["phase"] != "done" and not stop[0]:
+            bnd = 0.0
+    if stop[0]:
+        termination = "interrupted" if STOP.is_set() else "limit" if over_memory else "time_limit"
+    bound = min(bnd, best)
+    line.update(best=best / ed.baseline, bound=bound / ed.baseline, status=termination)
+    line.close()
+    trace.append(Incumbent(time.perf_counter() - t0, best / ed.baseline, bound / ed.baseline,
+                           relative_gap(best, bound), prob.evaluations))
+    counters = {"root_evaluations": int(prob.evaluations), "depth_two_evaluations": 0,
+                "memory_limit": bool(over_memory), "subproblems": int(prob.evaluations)}
+    return best_tree, float(best), float(bound), termination, counters, trace, time.perf_counter() - t0
+
+
+def _map(fn, items, n_jobs):
+    if n_jobs <= 1 or len(items) <= 1:
+        return [fn(x) for x in items]
+    with ThreadPoolExecutor(max_workers=n_jobs) as ex:
+        return list(ex.map(fn, items))
+
+
+def solve_dp_continuous(X, y, task=None, max_depth: int = 3, max_num_nodes: int | None = None,
+                        min_samples_leaf: int = 1, alpha: float = 0.0, sample_weight=None,
+                        time_limit: float | None = None, n_jobs: int = 1, memory_limit=None, verbose=False):
+    """Optimal tree over every midpoint of raw ``X``, found on sorted orders: (Tree in original units, SolveResult).
+
+    Same objective, tasks and settings as :func:`opttrees.dp.solve_dp` (misclassification with weights or a
+    cost matrix, squared error, ``alpha``, ``max_num_nodes``, ``min_samples_leaf``); feature costs need the
+    binarised search. ``n_jobs`` threads share the root's features (the result does not depend on it).
+    ``memory_limit`` (bytes or "4GB"; default half the physical memory): refused up front when the estimate
+    is over it, stopped like a time limit when the process grows past it.
+    """
+    from .api import _check_task, _common_checks, _fill_payload, _raw_cost
+
+    t0 = time.perf_counter()
+    deadline = Deadline(time_limit)
+    D, nn, ml, a = _common_checks(max_depth, max_num_nodes, min_samples_leaf, alpha, time_limit)
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs < 1:
+        raise InputError(f"n_jobs must be an integer >= 1; got {n_jobs!r}")
+    task = _check_task(task)
+    if getattr(task, "feature_costs", None) is not None:
+        raise InputError("feature costs depend on the path, which the continuous search does not track: use "
+                         "binarization='quantile' or 'midpoints' with a CostSensitiveTask that has feature_costs")
+    Xa, names = _as_2d_float(X, "X")
+    n = Xa.shape[0]
+    w = check_sample_weight(sample_weight, n)
+    y = np.asarray(y)
+    if y.shape[:1] != (n,):
+        raise InputError(f"y must have one entry per row of X ({n}); got shape {y.shape}")
+    if (w == 0).any():   # one rule for every method (opttrees.data.prepare): a row of weight 0 is absent
+        keep = w > 0
+        Xa, y, w = Xa[keep], y[keep], w[keep]
+        n = Xa.shape[0]
+    if n < ml:
+        raise InputError(f"X has {n} rows of positive weight, fewer than min_samples_leaf={ml}: no tree is feasible")
+    ed = task.prepare(y, n, w)
+    nested, cost, bnd, termination, counters, trace, runtime = search(
+        Xa, ed, D, nn, ml, a, deadline, n_jobs=int(n_jobs), memory_limit=memory_limit, verbose=verbose)
+    tree = nested_to_tree(nested, Xa.shape[1], task.tree_task, ed.classes,
+                          list(names) if names is not None else None)
+    leaf = _fill_payload(tree, task, ed, Xa)
+    raw = _raw_cost(tree, task, ed, leaf, None) + a * ed.baseline * tree.n_splits
+    if abs(raw - cost) > 1e-7 * max(1.0, abs(raw)):
+        raise VerificationError(f"continuous dynamic program: the returned tree scores {raw:.12g} but the search "
+                                f"reported {cost:.12g}")
+    objective = raw / ed.baseline
+    bound = min(bnd / ed.baseline, objective)
+    timings = {"search": runtime, "total": time.perf_counter() - t0, **counters}
+    result = finish("dp", "opttrees-dp-continuous", termination, objective, bound, time.perf_counter() - t0,
+                    counters["subproblems"], trace, timings=timings)
+    result.dp_baseline = ed.baseline
+    if counters.get("memory_limit"):
+        result.message = (f"stopped at memory_limit={fmt_bytes(check_limit(memory_limit))}; the best tree so far "
+                          "and a valid lower bound are returned")
+        warnings.warn(f"continuous dynamic program: {result.message}; raise memory_limit or lower max_depth",
+                      stacklevel=2)
+    return tree, result

@@ -1,0 +1,744 @@
+"""Numba kernels of the continuous-feature DP: depth <= 2 trees found from sorted feature orders.
+
+Why no binary matrix: with every midpoint as a candidate, a binarisation has one column per distinct value and
+the binary depth-two solver counts every pair of columns (quadratic memory). Here a row subset is its rows
+listed in sorted order once per feature (``so``, shape (p, m)); a depth-one tree of any subset is one sweep of
+those orders with prefix statistics, O(m p) time and no extra memory.
+
+A depth-two tree is a root split (feature f, after the i-th row of f's order) and the best depth-one trees of
+the two sides. Evaluating one root threshold costs one sweep (:func:`eval_root`), so the search skips runs
+of thresholds with bounds rather than evaluating them all. For root thresholds between two evaluated
+positions a < b (``L``, ``R``: the best cost of the left / right side; ``W``: weight of the rows moved):
+
+- subset monotonicity: a side's optimum never falls when rows are added, so ``L(t) >= L(a)`` and
+  ``R(t) >= R(b)``;
+- moving rows (misclassification, with or without a cost matrix): adding rows of total worst-case loss
+  ``W`` raises a side's optimum by at most ``W``, so ``L(t) + R(t) >= L(b) + R(a) - W(a, b]``.
+
+An interval whose bound reaches the incumbent is skipped whole; otherwise it is halved (its midpoint
+evaluated). A coarse grid of positions per feature is evaluated first for a good incumbent (finer at the root).
+
+Costs are raw (unnormalised), as in :mod:`opttrees.dp.engine`: leaf losses plus ``pen`` per split.
+``min_samples_leaf`` (``minl``) counts rows; bounds then use the optimum without the minimum-leaf rule
+(``*u`` values), which is still monotone and below the constrained one.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .engine import leaf_cost
+
+INF = np.inf
+#: positions per feature evaluated before the interval search
+GRID = 16
+#: the same below the root, where the parent's incumbent already bounds the search
+INNER_GRID = 2
+
+# slots of the per-evaluation result vector ``res``
+L0, L1, L1U, R0, R1, R1U = range(6)
+
+
+@njit(cache=True, nogil=True)
+def between(lo, hi):
+    """:func:`opttrees.data.split_between` in numba: lo < t <= hi."""
+    t = (lo + hi) / 2.0
+    if lo < t and t <= hi:
+        return t
+    return hi
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _sse(w, wy, wy2):
+    if w <= 0.0:
+        return 0.0
+    r = wy2 - wy * wy / w
+    return r if r > 0.0 else 0.0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def split_cost(cum, tot, s, kind, K, M):
+    """leaf_cost(cum[s]) + leaf_cost(tot[s] - cum[s]) without slicing or allocating (the sweeps' inner step)."""
+    if kind == 0 and K == 2:
+        a0 = cum[s, 0]
+        a1 = cum[s, 1]
+        b0 = tot[s, 0] - a0
+        b1 = tot[s, 1] - a1
+        return (a0 if a0 < a1 else a1) + (b0 if b0 < b1 else b1)
+    if kind == 0:
+        sa = 0.0
+        ma = 0.0
+        sb = 0.0
+        mb = 0.0
+        for k in range(K):
+            a = cum[s, k]
+            b = tot[s, k] - a
+            sa += a
+            sb += b
+            if a > ma:
+                ma = a
+            if b > mb:
+                mb = b
+        ra = sa - ma
+        rb = sb - mb
+        return (ra if ra > 0.0 else 0.0) + (rb if rb > 0.0 else 0.0)
+    if kind == 1:
+        ba = INF
+        bb = INF
+        for kh in range(K):
+            ca = 0.0
+            cb = 0.0
+            for k in range(K):
+                ca += cum[s, k] * M[k, kh]
+                cb += (tot[s, k] - cum[s, k]) * M[k, kh]
+            if ca < ba:
+                ba = ca
+            if cb < bb:
+                bb = cb
+        return ba + bb
+    return _sse(cum[s, 0], cum[s, 1], cum[s, 2]) + _sse(tot[s, 0] - cum[s, 0], tot[s, 1] - cum[s, 1],
+                                                         tot[s, 2] - cum[s, 2])
+
+
+@njit(cache=True, nogil=True)
+def boundaries(xs, m, f, minl):
+    """Positions i (1..m-1) of f's order where a split ``x_f < t`` sends the first i rows left."""
+    out = np.empty(max(m - 1, 0), np.int64)
+    k = 0
+    for i in range(max(minl, 1), m - max(minl, 1) + 1):
+        if xs[f, i - 1] < xs[f, i]:
+            out[k] = i
+            k += 1
+    return out[:k]
+
+
+@njit(cache=True, nogil=True)
+def sweep_one(so, xs, m, Z, kind, K, M, pen, minl, tot, cum, best):
+    """Best depth-one tree of the whole subset: best = [cost, cost without minl, g, lo, hi]; ``tot[0]`` holds
+    the subset's statistics."""
+    p = so.shape[0]
+    S = Z.shape[1]
+    leaf = leaf_cost(tot[0], kind, K, M)
+    best[0] = leaf
+    best[1] = leaf
+    best[2] = -1.0
+    for g in range(p):
+        if not xs[g, 0] < xs[g, m - 1]:
+            continue
+        for k in range(S):
+            cum[0, k] = 0.0
+        last = xs[g, 0]
+        for pos in range(m):
+            r = so[g, pos]
+            x = xs[g, pos]
+            if x > last:
+                v = split_cost(cum, tot, 0, kind, K, M) + pen
+                if v < best[1]:
+                    best[1] = v
+                if pos >= minl and m - pos >= minl and v < best[0]:
+                    best[0] = v
+                    best[2] = g
+                    best[3] = last
+                    best[4] = x
+            for k in range(S):
+                cum[0, k] += Z[r, k]
+            last = x
+
+
+@njit(cache=True, nogil=True)
+def _side_sweep_cls(so, xs, m, g, side, lab, wt, kind, K, M, pen, minl, tot, cum, nside, res, split, skip):
+    """One feature's sweep of both sides for a classification loss, scoring only boundaries that can matter.
+
+    ``skip`` (feature g has no tied values, and ``minl`` <= 1): a boundary between two rows of the same
+    class is not scored. Along a run of same-class rows the cost is a sum of two concave functions of the
+    weight moved (each leaf's loss is a minimum of linear functions), so its minimum over the run is at the
+    run's ends, which are scored (or are the whole-side leaf, which is the starting value)."""
+    for k in range(K):
+        cum[0, k] = 0.0
+        cum[1, k] = 0.0
+    c0 = 0
+    c1 = 0
+    last0 = -INF
+    last1 = -INF
+    p0 = -1
+    p1 = -1
+    for pos in range(m):
+        r = so[g, pos]
+        x = xs[g, pos]
+        c = lab[r]
+        if side[r] == 0:
+            if c0 > 0 and x > last0 and (c != p0 or not skip):
+                _settle(cum, 0, tot, kind, K, M, pen, minl, c0, nside[0], res, split, g, last0, x)
+            cum[0, c] += wt[r]
+            c0 += 1
+            last0 = x
+            p0 = c
+        else:
+            if c1 > 0 and x > last1 and (c != p1 or not skip):
+                _settle(cum, 1, tot, kind, K, M, pen, minl, c1, nside[1], res, split, g, last1, x)
+            cum[1, c] += wt[r]
+            c1 += 1
+            last1 = x
+            p1 = c
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _settle(pend, s, tot, kind, K, M, pen, minl, c, ns, res, split, g, lo, hi):
+    """Score the boundary whose left-part statistics are ``pend[s, :K]`` for side s; keep it if best."""
+    v = split_cost(pend, tot, s, kind, K, M) + pen
+    u = L1U if s == 0 else R1U
+    b = L1 if s == 0 else R1
+    if v < res[u]:
+        res[u] = v
+    if v < res[b] and c >= minl and ns - c >= minl:
+        res[b] = v
+        split[s, 0] = g
+        split[s, 1] = lo
+        split[s, 2] = hi
+
+
+@njit(cache=True, nogil=True)
+def eval_root(so, xs, m, f, i, Z, lab, wt, ties, kind, K, M, pen, minl, side, tot, cum, res, split):
+    """Best depth-one trees of both sides of the root split (f, i) in one sweep per feature.
+
+    ``res`` gets (L0, L1, L1u, R0, R1, R1u): leaf cost, best depth-<=1 cost, and the same without the
+    minimum-leaf rule, of the left (first i rows of f's order) and right sides. ``split[s]`` = (g, lo, hi)
+    of side s's best split (g = -1: a leaf)."""
+    p = so.shape[0]
+    S = Z.shape[1]
+    for s in range(2):
+        for k in range(S):
+            tot[s, k] = 0.0
+    for pos in range(m):
+        r = so[f, pos]
+        s = 0 if pos < i else 1
+        side[r] = s
+        for k in range(S):
+            tot[s, k] += Z[r, k]
+    nside = np.empty(2, np.int64)
+    nside[0] = i
+    nside[1] = m - i
+    res[L0] = leaf_cost(tot[0], kind, K, M)
+    res[R0] = leaf_cost(tot[1], kind, K, M)
+    res[L1] = res[L0]
+    res[L1U] = res[L0]
+    res[R1] = res[R0]
+    res[R1U] = res[R0]
+    split[0, 0] = -1.0
+    split[1, 0] = -1.0
+    if kind != 2:
+        for g in range(p):
+            if xs[g, 0] < xs[g, m - 1]:
+                _side_sweep_cls(so, xs, m, g, side, lab, wt, kind, K, M, pen, minl, tot, cum, nside, res, split,
+                                minl <= 1 and not ties[g])
+        return
+    for g in range(p):
+        if not xs[g, 0] < xs[g, m - 1]:
+            continue
+        for k in range(S):
+            cum[0, k] = 0.0
+            cum[1, k] = 0.0
+        c0 = 0
+        c1 = 0
+        last0 = -INF
+        last1 = -INF
+        for pos in range(m):
+            r = so[g, pos]
+            x = xs[g, pos]
+            if side[r] == 0:
+                if c0 > 0 and x > last0:
+                    _settle(cum, 0, tot, kind, K, M, pen, minl, c0, nside[0], res, split, g, last0, x)
+                for k in range(S):
+                    cum[0, k] += Z[r, k]
+                c0 += 1
+                last0 = x
+            else:
+                if c1 > 0 and x > last1:
+                    _settle(cum, 1, tot, kind, K, M, pen, minl, c1, nside[1], res, split, g, last1, x)
+                for k in range(S):
+                    cum[1, k] += Z[r, k]
+                c1 += 1
+                last1 = x
+
+
+@njit(cache=True, nogil=True)
+def combine(res, B, pen):
+    """Cost of the best depth-two tree with root split and <= B branching nodes, from ``res``."""
+    if B >= 3:
+        return pen + res[L1] + res[R1]
+    a = res[L1] + res[R0]
+    b = res[L0] + res[R1]
+    return pen + (a if a <= b else b)
+
+
+@njit(cache=True, nogil=True)
+def interval_bound(ra, rb, wab, B, pen, moving):
+    """Lower bound on the cost of every root threshold strictly between evaluated positions a < b."""
+    if B >= 3:
+        lb = ra[L1U] + rb[R1U]
+        if moving:
+            alt = rb[L1U] + ra[R1U] - wab
+            if alt > lb:
+                lb = alt
+        return pen + lb
+    a = ra[L1U] + rb[R0]
+    b = ra[L0] + rb[R1U]
+    return pen + (a if a <= b else b)
+
+
+@njit(cache=True, nogil=True)
+def search_feature(so, xs, m, f, Z, lab, wt, ties, worst, kind, K, M, pen, minl, B, ub, moving, grid_only, grid, stop,
+                   side, tot, cum, res, split, out):
+    """Best root threshold of feature f with cost < ub (ties: first found); out = [cost, i, lb, evals].
+
+    ``grid_only``: evaluate the coarse grid only (the first pass). ``lb`` is a lower bound on every threshold
+    of f (the best cost found and the bounds of intervals skipped or left open at a stop)."""
+    out[0] = INF
+    out[1] = -1.0
+    out[2] = INF
+    out[3] = 0.0
+    bp = boundaries(xs, m, f, minl)
+    nb = len(bp)
+    if nb == 0:
+        return
+    # prefix of worst-case losses along f's order (for the moving-rows bound)
+    wp = np.zeros(m + 1)
+    for pos in range(m):
+        wp[pos + 1] = wp[pos] + worst[so[f, pos]]
+    vals = np.empty((nb, 6))
+    done = np.zeros(nb, np.uint8)
+    best = ub
+    ng = min(nb, grid + 1)
+    for q in range(ng):
+        j = (q * (nb - 1)) // (ng - 1) if ng > 1 else 0
+        if done[j]:
+            continue
+        eval_root(so, xs, m, f, bp[j], Z, lab, wt, ties, kind, K, M, pen, minl, side, tot, cum, res, split)
+        out[3] += 1
+        for k in range(6):
+            vals[j, k] = res[k]
+        done[j] = 1
+        v = combine(res, B, pen)
+        if v < out[2]:
+            out[2] = v
+        if v < best:
+            best = v
+            out[0] = v
+            out[1] = bp[j]
+    if grid_only:
+        # bound of every unevaluated threshold: intervals between consecutive grid points
+        prev = -1
+        for j in range(nb):
+            if done[j]:
+                if prev >= 0 and j > prev + 1:
+                    lb = interval_bound(vals[prev], vals[j], wp[bp[j]] - wp[bp[prev]], B, pen, moving)
+                    if lb < out[2]:
+                        out[2] = lb
+                prev = j
+        return
+    stack = np.empty((2 * nb + 2, 2), np.int64)
+    top = 0
+    prev = -1
+    for j in range(nb):
+        if done[j]:
+            if prev >= 0 and j > prev + 1:
+                stack[top, 0] = prev
+                stack[top, 1] = j
+                top += 1
+            prev = j
+    while top > 0:
+        top -= 1
+        a = stack[top, 0]
+        b = stack[top, 1]
+        lb = interval_bound(vals[a], vals[b], wp[bp[b]] - wp[bp[a]], B, pen, moving)
+        if stop[0]:
+            if lb < out[2]:
+                out[2] = lb
+            continue
+        if lb >= best:
+            if lb < out[2]:
+                out[2] = lb
+            continue
+        mid = (a + b) // 2
+        eval_root(so, xs, m, f, bp[mid], Z, lab, wt, ties, kind, K, M, pen, minl, side, tot, cum, res, split)
+        out[3] += 1
+        for k in range(6):
+            vals[mid, k] = res[k]
+        v = combine(res, B, pen)
+        if v < out[2]:
+            out[2] = v
+        if v < best:
+            best = v
+            out[0] = v
+            out[1] = bp[mid]
+        # the half with the lower bound is searched first (pushed last)
+        if mid > a + 1 and b > mid + 1:
+            la = interval_bound(vals[a], vals[mid], wp[bp[mid]] - wp[bp[a]], B, pen, moving)
+            lb2 = interval_bound(vals[mid], vals[b], wp[bp[b]] - wp[bp[mid]], B, pen, moving)
+            if la <= lb2:
+                stack[top, 0] = mid
+                stack[top, 1] = b
+                stack[top + 1, 0] = a
+                stack[top + 1, 1] = mid
+            else:
+                stack[top, 0] = a
+                stack[top, 1] = mid
+                stack[top + 1, 0] = mid
+                stack[top + 1, 1] = b
+            top += 2
+        elif mid > a + 1:
+            stack[top, 0] = a
+            stack[top, 1] = mid
+            top += 1
+        elif b > mid + 1:
+            stack[top, 0] = mid
+            stack[top, 1] = b
+            top += 1
+
+
+@njit(cache=True, nogil=True)
+def solve_d2(so, xs, m, Z, lab, wt, ties, worst, kind, K, M, pen, minl, depth, B, ub, moving, stop, side, counters, tree):
+    """Best tree of depth <= ``depth`` (1 or 2) and <= B branching nodes on subset ``so``, if below ``ub``.
+
+    Returns (cost, lb): cost < ub with ``tree`` = [f, t, gL, tL, gR, tR] (-1: leaf; f = -1: the whole tree
+    is a leaf, f = -2 with gL: a depth-one tree on gL/tL), else cost = inf and lb a bound >= ... the optimum's
+    lower bound (valid also when ``stop`` cut the search short). Features are searched in order and share the
+    incumbent (a deterministic order: the same subset and ub give the same tree)."""
+    S = Z.shape[1]
+    tot1 = np.zeros((1, S))
+    for pos in range(m):
+        r = so[0, pos]
+        for k in range(S):
+            tot1[0, k] += Z[r, k]
+    cum1 = np.zeros((1, S))
+    one = np.zeros(5)
+    leaf = leaf_cost(tot1[0], kind, K, M)
+    tree[0] = -1.0
+    best = INF
+    lb = INF
+    if leaf < ub:
+        best = leaf
+    if leaf < lb:
+        lb = leaf
+    if B == 0 or m < 2 * max(minl, 1):
+        if best < ub:
+            return best, best
+        return INF, lb
+    sweep_one(so, xs, m, Z, kind, K, M, pen, minl, tot1, cum1, one)
+    counters[0] += 1
+    if one[0] < best and one[0] < ub:
+        best = one[0]
+        tree[0] = -2.0
+        tree[2] = one[2]
+        tree[3] = between(one[3], one[4])
+    if one[0] < lb:
+        lb = one[0]
+    if depth >= 2 and B >= 2:
+        p = so.shape[0]
+        tot = np.zeros((2, S))
+        cum = np.zeros((2, S))
+        res = np.zeros(6)
+        split = np.zeros((2, 3))
+        out = np.zeros(4)
+        inc = best if best < ub else ub
+        lbr = INF
+        exhaustive = kind != 2 and minl <= 1
+        pos = np.empty(side.shape[0], np.int64) if exhaustive else np.empty(0, np.int64)
+        for f in range(p):
+            if stop[0]:             # the features not searched bound nothing
+                lbr = 0.0
+                break
+            if exhaustive:
+                best_root_all(so, xs, m, f, lab, wt, K, M, pen, B, pos, out)
+                out[2] = out[0]
+                if not out[0] < inc:
+                    out[1] = -1.0
+                counters[2] += 1
+            else:
+                search_feature(so, xs, m, f, Z, lab, wt, ties, worst, kind, K, M, pen, minl, B, inc, moving, False,
+                               GRID if inc == INF else INNER_GRID, stop, side, tot, cum, res, split, out)
+                counters[1] += out[3]
+            if out[2] < lbr:
+                lbr = out[2]
+            if out[1] >= 0 and out[0] < inc:
+                inc = out[0]
+                best = out[0]
+                _fill_root(so, xs, m, f, int(out[1]), Z, lab, wt, ties, kind, K, M, pen, minl, B, side, tot, cum, res,
+                           split, tree)
+        # the root-split trees are bounded by lbr; leaf and depth-one trees by lb so far
+        if lbr < lb:
+            lb = lbr
+    if best < ub:
+        return best, min(lb, best)
+    return INF, lb
+
+
+@njit(cache=True, nogil=True)
+def _fill_root(so, xs, m, f, i, Z, lab, wt, ties, kind, K, M, pen, minl, B, side, tot, cum, res, split, tree):
+    """Write the depth-two tree with root (f, i) into ``tree`` (re-evaluating it for its children)."""
+    eval_root(so, xs, m, f, i, Z, lab, wt, ties, kind, K, M, pen, minl, side, tot, cum, res, split)
+    tree[0] = f
+    tree[1] = between(xs[f, i - 1], xs[f, i])
+    useL = True
+    useR = True
+    if B < 3:
+        if res[L1] + res[R0] <= res[L0] + res[R1]:
+            useR = False
+        else:
+            useL = False
+    tree[2] = split[0, 0] if useL else -1.0
+    tree[3] = between(split[0, 1], split[0, 2]) if useL and split[0, 0] >= 0 else 0.0
+    tree[4] = split[1, 0] if useR else -1.0
+    tree[5] = between(split[1, 1], split[1, 2]) if useR and split[1, 0] >= 0 else 0.0
+
+
+@njit(cache=True, nogil=True)
+def root_feature(so, xs, m, f, Z, lab, wt, ties, worst, kind, K, M, pen, minl, B, ub, moving, grid_only, stop, side, out):
+    """:func:`search_feature` with its own work arrays (one call per thread at the root)."""
+    S = Z.shape[1]
+    tot = np.zeros((2, S))
+    cum = np.zeros((2, S))
+    res = np.zeros(6)
+    split = np.zeros((2, 3))
+    search_feature(so, xs, m, f, Z, lab, wt, ties, worst, kind, K, M, pen, minl, B, ub, moving, grid_only, GRID, stop,
+                   side, tot, cum, res, split, out)
+
+
+@njit(cache=True, nogil=True)
+def root_tree(so, xs, m, f, i, Z, lab, wt, ties, kind, K, M, pen, minl, B, side, tree):
+    S = Z.shape[1]
+    tot = np.zeros((2, S))
+    cum = np.zeros((2, S))
+    res = np.zeros(6)
+    split = np.zeros((2, 3))
+    _fill_root(so, xs, m, f, i, Z, lab, wt, ties, kind, K, M, pen, minl, B, side, tot, cum, res, split, tree)
+
+
+@njit(cache=True, nogil=True)
+def split_orders(so, xs, m, f, i, mark):
+    """The two sides' sorted orders and values after the root split (f, i): (p, i) and (p, m - i) arrays."""
+    p = so.shape[0]
+    for pos in range(m):
+        mark[so[f, pos]] = 1 if pos < i else 0
+    left = np.empty((p, i), so.dtype)
+    right = np.empty((p, m - i), so.dtype)
+    xl = np.empty((p, i))
+    xr = np.empty((p, m - i))
+    for g in range(p):
+        a = 0
+        b = 0
+        for pos in range(m):
+            r = so[g, pos]
+            if mark[r]:
+                left[g, a] = r
+                xl[g, a] = xs[g, pos]
+                a += 1
+            else:
+                right[g, b] = r
+                xr[g, b] = xs[g, pos]
+                b += 1
+    return left, xl, right, xr
+
+
+@njit(cache=True, nogil=True)
+def subset_hash(so, m, h1, h2):
+    a = np.uint64(0)
+    b = np.uint64(0)
+    for pos in range(m):
+        r = so[0, pos]
+        a += h1[r]
+        b += h2[r]
+    return a, b
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Every root threshold at once (classification without a minimum leaf size)
+#
+# For a set A and a split s of feature g, the best pair of leaf labels (kl, kr) costs
+#     sum_k T_k M[k, kr] + sum_k a_k(s) (M[k, kl] - M[k, kr]),
+# with a_k(s) A's class-k weight left of s and T_k its total: a constant plus V_(kl,kr)(s), a prefix sum of
+# per-row terms. So the best depth-one tree of A on g is min over label pairs of (constant + min_s V(s)).
+# Growing A row by row (the left side of the root split, in f's order) adds a row's term to V(s) for every
+# s after the row: a suffix add. A segment tree with range add and global minimum keeps min_s V(s) in
+# O(log m) per row, so one root feature's every threshold costs O(p m log m) instead of one sweep each.
+# The right side is the whole set minus the left: its trees start from the whole set's V and subtract.
+# ---------------------------------------------------------------------------------------------------------
+
+@njit(cache=True, nogil=True, inline="always")
+def _suffix_add(mn, ad, size, lo, val):
+    """Add ``val`` to leaves lo..size-1 of a min segment tree (``mn`` node minimum, ``ad`` pending add)."""
+    l0 = lo + size
+    left = l0
+    right = 2 * size
+    while left < right:
+        if left & 1:
+            mn[left] += val
+            ad[left] += val
+            left += 1
+        if right & 1:
+            right -= 1
+            mn[right] += val
+            ad[right] += val
+        left >>= 1
+        right >>= 1
+    i = l0 >> 1
+    while i >= 1:
+        a = mn[2 * i]
+        b = mn[2 * i + 1]
+        mn[i] = (a if a < b else b) + ad[i]
+        i >>= 1
+
+
+@njit(cache=True, nogil=True)
+def _build(mn, ad, size):
+    for i in range(size - 1, 0, -1):
+        a = mn[2 * i]
+        b = mn[2 * i + 1]
+        mn[i] = a if a < b else b
+        ad[i] = 0.0
+
+
+@njit(cache=True, nogil=True)
+def all_roots_cls(so, xs, m, f, lab, wt, K, M, pen, pos, outL, outR, leafL, leafR):
+    """outL[i], outR[i] (i = 1..m-1): the best depth-<=1 cost of the left (first i rows of f's order) and
+    right sides over every feature, split or leaf (the leaf included), for a classification loss; leafL and
+    leafR the sides' leaf costs."""
+    p = so.shape[0]
+    T = K * (K - 1)
+    pkl = np.empty(T, np.int64)
+    pkr = np.empty(T, np.int64)
+    t = 0
+    for a in range(K):
+        for b in range(K):
+            if a != b:
+                pkl[t] = a
+                pkr[t] = b
+                t += 1
+    coef = np.empty((K, T))
+    for c in range(K):
+        for t in range(T):
+            coef[c, t] = M[c, pkl[t]] - M[c, pkr[t]]
+    size = 1
+    while size < m + 1:
+        size *= 2
+    mnL = np.empty((T, 2 * size))
+    adL = np.zeros((T, 2 * size))
+    mnR = np.empty((T, 2 * size))
+    adR = np.zeros((T, 2 * size))
+    tot = np.zeros(K)
+    for q in range(m):
+        r = so[f, q]
+        tot[lab[r]] += wt[r]
+    # leaf costs of both sides along f's order
+    left = np.zeros(K)
+    for i in range(m + 1):
+        outL[i] = INF
+        outR[i] = INF
+    for q in range(m):
+        r = so[f, q]
+        left[lab[r]] += wt[r]
+        i = q + 1
+        if i < m and xs[f, q] < xs[f, i]:
+            bl = INF
+            br = INF
+            for kh in range(K):
+                cl = 0.0
+                cr = 0.0
+                for k in range(K):
+                    cl += left[k] * M[k, kh]
+                    cr += (tot[k] - left[k]) * M[k, kh]
+                if cl < bl:
+                    bl = cl
+                if cr < br:
+                    br = cr
+            outL[i] = bl
+            outR[i] = br
+            leafL[i] = bl
+            leafR[i] = br
+    if T == 0:
+        return
+    cls = np.zeros(K)
+    for g in range(p):
+        if not xs[g, 0] < xs[g, m - 1]:
+            continue
+        for q in range(m):
+            pos[so[g, q]] = q
+        # leaves: boundary s (rows 0..s-1 of g's order left of it), valid where the values differ
+        for t in range(T):
+            for s in range(size):
+                mnL[t, size + s] = INF
+                mnR[t, size + s] = INF
+        for k in range(K):
+            cls[k] = 0.0
+        for s in range(1, m):
+            r = so[g, s - 1]
+            cls[lab[r]] += wt[r]
+            if xs[g, s - 1] < xs[g, s]:
+                for t in range(T):
+                    v = 0.0
+                    for k in range(K):
+                        v += cls[k] * coef[k, t]
+                    mnL[t, size + s] = 0.0
+                    mnR[t, size + s] = v
+        for t in range(T):
+            _build(mnL[t], adL[t], size)
+            _build(mnR[t], adR[t], size)
+        for k in range(K):
+            left[k] = 0.0
+        for q in range(m - 1):
+            r = so[f, q]
+            c = lab[r]
+            w = wt[r]
+            left[c] += w
+            lo = pos[r] + 1
+            for t in range(T):
+                v = w * coef[c, t]
+                if v != 0.0:
+                    _suffix_add(mnL[t], adL[t], size, lo, v)
+                    _suffix_add(mnR[t], adR[t], size, lo, -v)
+            i = q + 1
+            if xs[f, q] < xs[f, i]:
+                bl = INF
+                br = INF
+                for t in range(T):
+                    kr = pkr[t]
+                    cl = 0.0
+                    cr = 0.0
+                    for k in range(K):
+                        cl += left[k] * M[k, kr]
+                        cr += (tot[k] - left[k]) * M[k, kr]
+                    vl = cl + mnL[t, 1] + pen
+                    vr = cr + mnR[t, 1] + pen
+                    if vl < bl:
+                        bl = vl
+                    if vr < br:
+                        br = vr
+                if bl < outL[i]:
+                    outL[i] = bl
+                if br < outR[i]:
+                    outR[i] = br
+
+
+@njit(cache=True, nogil=True)
+def best_root_all(so, xs, m, f, lab, wt, K, M, pen, B, pos, out):
+    """The best root threshold of feature f for a depth-two tree with <= B (2 or 3) branching nodes, every
+    threshold scored exactly (:func:`all_roots_cls`): out = [cost, i] (i = -1: f has no threshold)."""
+    outL = np.empty(m + 1)
+    outR = np.empty(m + 1)
+    leafL = np.empty(m + 1)
+    leafR = np.empty(m + 1)
+    all_roots_cls(so, xs, m, f, lab, wt, K, M, pen, pos, outL, outR, leafL, leafR)
+    out[0] = INF
+    out[1] = -1.0
+    for i in range(1, m):
+        if outL[i] == INF:
+            continue
+        if B >= 3:
+            v = pen + outL[i] + outR[i]
+        else:
+            a = outL[i] + leafR[i]
+            b = leafL[i] + outR[i]
+            v = pen + (a if a <= b else b)
+        if v < out[0]:
+            out[0] = v
+            out[1] = i
