@@ -20,7 +20,7 @@ FIELDS = json.loads(r"""
   "wine"
  ],
  "default_random_state": 0,
- "fingerprint": "76fafdeb7df053f19756be6b564cf401a53acd2f1e65ce493dd32b4a3bdda2a3",
+ "fingerprint": "55a677529869c98747776f362ca843a5c99400c62f578d72d54064313d5347b1",
  "missing_policies": [
   "error",
   "drop",
@@ -191,7 +191,7 @@ FIELDS = json.loads(r"""
   "cart": {
    "defaults": {
     "alpha": 0.0,
-    "binarization": "quantile",
+    "binarization": "auto",
     "dp_bound": "auto",
     "hyperplane_margin": 0.005,
     "loss_rows": "tight",
@@ -235,6 +235,8 @@ FIELDS = json.loads(r"""
      {
       "ignore_case": false,
       "options": [
+       "auto",
+       "exact",
        "quantile",
        "midpoints"
       ]
@@ -609,7 +611,7 @@ FIELDS = json.loads(r"""
   "oct": {
    "defaults": {
     "alpha": 0.0,
-    "binarization": "quantile",
+    "binarization": "auto",
     "dp_bound": "auto",
     "hyperplane_margin": 0.005,
     "loss_rows": "tight",
@@ -653,6 +655,8 @@ FIELDS = json.loads(r"""
      {
       "ignore_case": false,
       "options": [
+       "auto",
+       "exact",
        "quantile",
        "midpoints"
       ]
@@ -1009,7 +1013,7 @@ FIELDS = json.loads(r"""
   "oct-dp": {
    "defaults": {
     "alpha": 0.0,
-    "binarization": "quantile",
+    "binarization": "auto",
     "dp_bound": "auto",
     "hyperplane_margin": 0.005,
     "loss_rows": "tight",
@@ -1053,6 +1057,8 @@ FIELDS = json.loads(r"""
      {
       "ignore_case": false,
       "options": [
+       "auto",
+       "exact",
        "quantile",
        "midpoints"
       ]
@@ -1266,7 +1272,7 @@ FIELDS = json.loads(r"""
   "oct-local-search": {
    "defaults": {
     "alpha": 0.0,
-    "binarization": "quantile",
+    "binarization": "auto",
     "dp_bound": "auto",
     "hyperplane_margin": 0.005,
     "loss_rows": "tight",
@@ -1310,6 +1316,8 @@ FIELDS = json.loads(r"""
      {
       "ignore_case": false,
       "options": [
+       "auto",
+       "exact",
        "quantile",
        "midpoints"
       ]
@@ -2231,7 +2239,7 @@ FIELDS = json.loads(r"""
   "ort": {
    "defaults": {
     "alpha": 0.0,
-    "binarization": "quantile",
+    "binarization": "auto",
     "coef_bound": null,
     "hyperplane_margin": 0.005,
     "leaf_model": "constant",
@@ -2277,6 +2285,8 @@ FIELDS = json.loads(r"""
      {
       "ignore_case": false,
       "options": [
+       "auto",
+       "exact",
        "quantile",
        "midpoints"
       ]
@@ -2679,7 +2689,7 @@ FIELDS = json.loads(r"""
   "ort-dp": {
    "defaults": {
     "alpha": 0.0,
-    "binarization": "quantile",
+    "binarization": "auto",
     "coef_bound": null,
     "hyperplane_margin": 0.005,
     "leaf_model": "constant",
@@ -2726,6 +2736,8 @@ FIELDS = json.loads(r"""
      {
       "ignore_case": false,
       "options": [
+       "auto",
+       "exact",
        "quantile",
        "midpoints"
       ]
@@ -2974,7 +2986,7 @@ FIELDS = json.loads(r"""
   "ort-linear": {
    "defaults": {
     "alpha": 0.0,
-    "binarization": "quantile",
+    "binarization": "auto",
     "coef_bound": null,
     "hyperplane_margin": 0.005,
     "leaf_penalty": 0.01,
@@ -3021,6 +3033,8 @@ FIELDS = json.loads(r"""
      {
       "ignore_case": false,
       "options": [
+       "auto",
+       "exact",
        "quantile",
        "midpoints"
       ]
@@ -3271,7 +3285,7 @@ FIELDS = json.loads(r"""
   "ort-mio": {
    "defaults": {
     "alpha": 0.0,
-    "binarization": "quantile",
+    "binarization": "auto",
     "coef_bound": null,
     "hyperplane_margin": 0.005,
     "leaf_model": "constant",
@@ -3318,6 +3332,8 @@ FIELDS = json.loads(r"""
      {
       "ignore_case": false,
       "options": [
+       "auto",
+       "exact",
        "quantile",
        "midpoints"
       ]

@@ -35,21 +35,32 @@ def test_old_defaults_still_available():
 def test_plan_skips_a_dp_that_does_not_fit_the_time():
     X, y = make_classification(1500, 4, n_informative=3, n_redundant=0, random_state=1)
     data = prepare(X, y)
-    mode, why = dp_plan(data, 2, 10.0)
-    assert mode == "quantile" and "predicted" in why           # every midpoint: ~6,000 columns, minutes
-    assert dp_plan(data, 2, None)[0] == "quantile"
+    mode, why = dp_plan(data, 2, 10.0)       # ~6,000 midpoints: the continuous DP, predicted well under a second
+    assert mode == "midpoints" and "continuous" in why
+    mode, why = dp_plan(data, 3, 1.0)        # depth 3: about a second predicted, over half of the 1 s left
+    assert mode == "quantile" and "predicted" in why
     small = prepare(*load_iris(return_X_y=True))
     assert dp_plan(small, 2, 10.0)[0] == "midpoints"
     assert dp_plan(small, 2, 1e-6)[0] == ""                     # no time at all: the greedy start
 
 
-def test_auto_on_a_large_set_uses_a_quantile_start_and_no_bound():
+def test_auto_on_a_large_continuous_set_is_proven_by_the_dp_bound():
     X, y = make_classification(1500, 4, n_informative=3, n_redundant=0, random_state=1)
-    clf = OptimalTreeClassifier(max_depth=2, time_limit=15).fit(X, y)
+    clf = OptimalTreeClassifier(max_depth=2, time_limit=60).fit(X, y)
+    res = clf.solve_result_
+    assert res.plan["bound"] == "dp-bound" and res.plan["dp_binarization"] == "midpoints"
+    assert res.status == "optimal" and res.bound == pytest.approx(res.objective)
+    _, dp = solve_dp(X, y, max_depth=2, binarization="exact")
+    assert res.objective == pytest.approx(dp.objective, abs=1e-12)
+    assert res.objective == pytest.approx(clf.objective_, abs=1e-9)
+
+
+def test_auto_on_a_tight_budget_uses_a_quantile_start_and_no_bound():
+    X, y = make_classification(1500, 4, n_informative=3, n_redundant=0, random_state=1)
+    clf = OptimalTreeClassifier(max_depth=3, time_limit=1.5).fit(X, y)
     res = clf.solve_result_
     assert res.plan["bound"] is None and res.plan["dp_binarization"] == "quantile"
     assert res.plan["start"] in ("dp", "greedy")
-    assert res.objective == pytest.approx(clf.objective_, abs=1e-9)
 
 
 def test_hyperplane_auto_uses_the_greedy_start():

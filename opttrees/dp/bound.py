@@ -134,16 +134,18 @@ def _oct(form, binarization, n_thresholds, time_limit, verbose=False) -> DPRun:
     d = form.data
     D, ml, alpha = int(form.max_depth), int(form.structure.min_samples_leaf), float(form.alpha)
     _check_depth(D, MAX_DEPTH)
-    binarizer = Binarizer(binarization, int(n_thresholds)).fit(d.X)     # prepare() dropped the weight-0 rows
+    # prepare() dropped the weight-0 rows; every midpoint: the continuous search or the binary engine, whichever
+    # suits the data (both exact over OCT's split set); quantiles: a Binarizer
+    binarizer = Binarizer(binarization, int(n_thresholds)).fit(d.X) if binarization == "quantile" else None
     try:
         tree, res = solve_dp(d.X, d.y, ClassificationTask(), max_depth=D, min_samples_leaf=ml, alpha=alpha,
-                             sample_weight=d.sample_weight, binarizer=binarizer, time_limit=time_limit,
-                             verbose=bool(verbose))
+                             sample_weight=d.sample_weight, binarizer=binarizer, binarization="auto",
+                             time_limit=time_limit, verbose=bool(verbose))
     except InputError as exc:
         if binarization != "midpoints":
             raise
-        raise InputError(f"the DP over every midpoint ({len(binarizer.threshold_)} binary columns, the split set "
-                         f"that makes it a bound of OCT) cannot run here: {exc}") from None
+        raise InputError(f"the DP over every midpoint (the split set that makes it a bound of OCT) cannot run "
+                         f"here: {exc}") from None
     if not math.isclose(res.dp_baseline, form.baseline, rel_tol=1e-12, abs_tol=1e-12):
         raise VerificationError(f"DP bound: the DP's normalisation {res.dp_baseline!r} is not OCT's {form.baseline!r}")
     # the DP saw the label codes 0..K-1: the tree may be returned as it is (a fallback), so it gets the labels
@@ -151,7 +153,8 @@ def _oct(form, binarization, n_thresholds, time_limit, verbose=False) -> DPRun:
     own = form.tree_objective(tree)
     _agree(own, res.objective, "OCT")
     details = {"relaxation": "oct", "max_depth": D, "alpha": alpha, "min_samples_leaf": ml,
-               "split_set": f"{binarization} ({len(binarizer.threshold_)} binary columns)", **_dp_facts(res)}
+               "split_set": (f"quantile ({len(binarizer.threshold_)} binary columns)" if binarizer is not None else
+                             f"every midpoint ({res.timings.get('engine', 'binary')} search)"), **_dp_facts(res)}
     bound = why = None
     if binarization == "midpoints":
         bound = _make_bound(form, res.bound, 1, _verify_oct, details)

@@ -589,6 +589,114 @@ def _suffix_add(mn, ad, size, lo, val):
         i >>= 1
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _suffix_add2(mn, mx, ad, size, lo, val):
+    """:func:`_suffix_add` for a tree that keeps both the minimum (``mn``) and the maximum (``mx``)."""
+    l0 = lo + size
+    left = l0
+    right = 2 * size
+    while left < right:
+        if left & 1:
+            mn[left] += val
+            mx[left] += val
+            ad[left] += val
+            left += 1
+        if right & 1:
+            right -= 1
+            mn[right] += val
+            mx[right] += val
+            ad[right] += val
+        left >>= 1
+        right >>= 1
+    i = l0 >> 1
+    while i >= 1:
+        a = mn[2 * i]
+        b = mn[2 * i + 1]
+        mn[i] = (a if a < b else b) + ad[i]
+        a = mx[2 * i]
+        b = mx[2 * i + 1]
+        mx[i] = (a if a > b else b) + ad[i]
+        i >>= 1
+
+
+@njit(cache=True, nogil=True)
+def _build2(mn, mx, ad, size):
+    for i in range(size - 1, 0, -1):
+        a = mn[2 * i]
+        b = mn[2 * i + 1]
+        mn[i] = a if a < b else b
+        a = mx[2 * i]
+        b = mx[2 * i + 1]
+        mx[i] = a if a > b else b
+        ad[i] = 0.0
+
+
+@njit(cache=True, nogil=True)
+def _two_class_roots(so, xs, m, f, lab, wt, M, pen, pos, outL, outR, size, tot):
+    """The splits part of :func:`all_roots_cls` for two classes: the two label pairs' functions are V and
+    -V (V = sum of a_k(s) (M[k, 0] - M[k, 1])), so one tree keeping min and max of V serves both."""
+    p = so.shape[0]
+    d0 = M[0, 0] - M[0, 1]
+    d1 = M[1, 0] - M[1, 1]
+    mnL = np.empty(2 * size)
+    mxL = np.empty(2 * size)
+    adL = np.zeros(2 * size)
+    mnR = np.empty(2 * size)
+    mxR = np.empty(2 * size)
+    adR = np.zeros(2 * size)
+    for g in range(p):
+        if not xs[g, 0] < xs[g, m - 1]:
+            continue
+        for q in range(m):
+            pos[so[g, q]] = q
+        for s in range(size):
+            mnL[size + s] = INF
+            mxL[size + s] = -INF
+            mnR[size + s] = INF
+            mxR[size + s] = -INF
+        v = 0.0
+        for s in range(1, m):
+            r = so[g, s - 1]
+            v += wt[r] * (d0 if lab[r] == 0 else d1)
+            if xs[g, s - 1] < xs[g, s]:
+                mnL[size + s] = 0.0
+                mxL[size + s] = 0.0
+                mnR[size + s] = v
+                mxR[size + s] = v
+        _build2(mnL, mxL, adL, size)
+        _build2(mnR, mxR, adR, size)
+        l0 = 0.0
+        l1 = 0.0
+        for q in range(m - 1):
+            r = so[f, q]
+            w = wt[r]
+            if lab[r] == 0:
+                l0 += w
+                v = w * d0
+            else:
+                l1 += w
+                v = w * d1
+            if v != 0.0:
+                lo = pos[r] + 1
+                _suffix_add2(mnL, mxL, adL, size, lo, v)
+                _suffix_add2(mnR, mxR, adR, size, lo, -v)
+            i = q + 1
+            if xs[f, q] < xs[f, i]:
+                r0 = tot[0] - l0
+                r1 = tot[1] - l1
+                # pair (kl=0, kr=1): constant sum_k T_k M[k, 1] + min V; pair (1, 0): sum_k T_k M[k, 0] - max V
+                a = l0 * M[0, 1] + l1 * M[1, 1] + mnL[1]
+                b = l0 * M[0, 0] + l1 * M[1, 0] - mxL[1]
+                bl = (a if a < b else b) + pen
+                a = r0 * M[0, 1] + r1 * M[1, 1] + mnR[1]
+                b = r0 * M[0, 0] + r1 * M[1, 0] - mxR[1]
+                br = (a if a < b else b) + pen
+                if bl < outL[i]:
+                    outL[i] = bl
+                if br < outR[i]:
+                    outR[i] = br
+
+
 @njit(cache=True, nogil=True)
 def _build(mn, ad, size):
     for i in range(size - 1, 0, -1):
@@ -621,10 +729,6 @@ def all_roots_cls(so, xs, m, f, lab, wt, K, M, pen, pos, outL, outR, leafL, leaf
     size = 1
     while size < m + 1:
         size *= 2
-    mnL = np.empty((T, 2 * size))
-    adL = np.zeros((T, 2 * size))
-    mnR = np.empty((T, 2 * size))
-    adR = np.zeros((T, 2 * size))
     tot = np.zeros(K)
     for q in range(m):
         r = so[f, q]
@@ -657,7 +761,14 @@ def all_roots_cls(so, xs, m, f, lab, wt, K, M, pen, pos, outL, outR, leafL, leaf
             leafR[i] = br
     if T == 0:
         return
+    if K == 2:
+        _two_class_roots(so, xs, m, f, lab, wt, M, pen, pos, outL, outR, size, tot)
+        return
     cls = np.zeros(K)
+    mnL = np.empty((T, 2 * size))
+    adL = np.zeros((T, 2 * size))
+    mnR = np.empty((T, 2 * size))
+    adR = np.zeros((T, 2 * size))
     for g in range(p):
         if not xs[g, 0] < xs[g, m - 1]:
             continue

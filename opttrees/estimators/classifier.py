@@ -5,6 +5,8 @@ dynamic program (:mod:`opttrees.dp`) on the prepared data under the fit's deadli
 """
 from __future__ import annotations
 
+import os
+
 import numpy as np
 from sklearn.base import ClassifierMixin
 
@@ -26,10 +28,17 @@ MARGIN_RULES = {"hyperplane_margin": [Interval("real", 0.0, 1.0, closed="right")
 
 #: the settings of the dynamic program (``method="dp"``, ``warm_start="dp"``), one rule each
 DP_RULES = {
-    "binarization": [Options("quantile", "midpoints")],
+    "binarization": [Options("auto", "exact", "quantile", "midpoints")],
     "n_thresholds": [Interval("int", 1)],
     "max_num_nodes": [Interval("int", 0), NONE],
 }
+
+
+def _threads(n_jobs) -> int:
+    """``n_jobs`` as a thread count (None: 1, -1: every core)."""
+    if n_jobs is None:
+        return 1
+    return max(1, os.cpu_count() or 1) if int(n_jobs) < 0 else int(n_jobs)
 
 
 def fit_dp_tree(est, data, ctl, max_num_nodes=None, share: float = 1.0, stage: str = "dp", binarization=None):
@@ -40,16 +49,16 @@ def fit_dp_tree(est, data, ctl, max_num_nodes=None, share: float = 1.0, stage: s
     the rest to the solver) and stops on Ctrl-C or the deadline with its best tree and a valid bound.
     """
     from ..dp import ClassificationTask, RegressionTask, solve_dp
-    from ..encoding import Binarizer
 
     task = ClassificationTask() if data.task == "classification" else RegressionTask()
     left = ctl.remaining()
+    n_jobs = getattr(est, "n_jobs", 1)
     with ctl.stage(stage):
         # prepare() dropped the rows of weight 0 (one min-leaf rule for every method): every row here counts
-        binarizer = Binarizer(binarization or est.binarization, int(est.n_thresholds)).fit(data.X)
         tree, res = solve_dp(data.X, data.y, task=task, max_depth=int(est.max_depth), max_num_nodes=max_num_nodes,
                              min_samples_leaf=int(est.min_samples_leaf), alpha=float(est.alpha),
-                             sample_weight=data.sample_weight, binarizer=binarizer,
+                             sample_weight=data.sample_weight, binarization=binarization or est.binarization,
+                             n_thresholds=int(est.n_thresholds), n_jobs=_threads(n_jobs),
                              time_limit=None if left is None else left * share, verbose=bool(est.verbose))
     if res.status != "optimal" and share == 1.0:    # the fit's own answer was cut short (a start is only a start)
         ctl.mark_cut_short(stage)
@@ -125,12 +134,14 @@ class OptimalTreeClassifier(FittedTreeMixin, ClassifierMixin, SolverMixin, OptTr
         point lies at least mu left of, or on or right of, each hyperplane. Larger values are numerically
         safer but exclude more splits (``method="mio"``, ``split_type="hyperplane"`` only).
     n_jobs : int or None, default=1
-        Threads for the local-search restarts (-1: all cores).
-    binarization : {"quantile", "midpoints"}, default="quantile"
-        Candidate splits of the dynamic program (``method="dp"`` or ``warm_start="dp"``;
-        :class:`~opttrees.encoding.Binarizer`): "quantile" keeps at most ``n_thresholds`` midpoints per
-        feature (all of them for a feature with at most ``n_thresholds + 1`` distinct values); "midpoints"
-        every one, as the MIO sees them.
+        Threads for the local-search restarts and the continuous DP's root features (-1: all cores).
+    binarization : {"auto", "exact", "quantile", "midpoints"}, default="auto"
+        Candidate splits of the dynamic program (``method="dp"`` or ``warm_start="dp"``): "exact" every
+        midpoint, searched on the features' sorted orders (:mod:`opttrees.dp.continuous`: no binary matrix,
+        the OCT optimum at thousands of rows); "midpoints" the same splits through a binary matrix
+        (fastest on few distinct values); "auto" whichever of the two suits the data
+        (:func:`opttrees.dp.solve_dp`); "quantile" at most ``n_thresholds`` midpoints per feature (all of
+        them for a feature with at most ``n_thresholds + 1`` distinct values): faster, not the OCT optimum.
     n_thresholds : int, default=10
         Thresholds per feature for ``binarization="quantile"``.
     max_num_nodes : int or None, default=None
@@ -183,7 +194,7 @@ class OptimalTreeClassifier(FittedTreeMixin, ClassifierMixin, SolverMixin, OptTr
 
     def __init__(self, *, max_depth=2, min_samples_leaf=1, alpha=0.0, method="mio", solver="auto", time_limit=60,
                  warm_start="auto", mip_gap=1e-6, threads=1, n_restarts=100, split_type="parallel",
-                 n_hyperplane_restarts=5, hyperplane_margin=0.005, n_jobs=1, binarization="quantile", dp_bound="auto",
+                 n_hyperplane_restarts=5, hyperplane_margin=0.005, n_jobs=1, binarization="auto", dp_bound="auto",
                  routing="aggregated", loss_rows="tight",
                  n_thresholds=10, max_num_nodes=None, random_state=0, verbose=False):
         self.max_depth = max_depth

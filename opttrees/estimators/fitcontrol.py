@@ -390,6 +390,18 @@ def dp_fits(n: int, m: int, depth: int, n_stats: int, left: float | None, what: 
     return True, f"{what} ({m} columns, predicted {seconds:.2g} s) gives the start and the bound"
 
 
+#: seconds per (features^2 x rows x log2 rows) of the continuous DP at depth 2 (classification; measured: 20,000 x
+#: 10 in about 1 s), and the factor per feature for each level deeper (2,000 x 10 at depth 3: about 20 s)
+CONTINUOUS_SECONDS_PER_CELL = 5e-8
+CONTINUOUS_DEPTH_FACTOR = 20.0
+
+
+def continuous_seconds(n: int, p: int, depth: int) -> float:
+    """Predicted seconds of the continuous DP (:mod:`opttrees.dp.continuous`) on n rows x p features."""
+    base = CONTINUOUS_SECONDS_PER_CELL * p * p * n * max(np.log2(max(n, 2)), 1.0)
+    return base * (CONTINUOUS_DEPTH_FACTOR * p) ** max(depth - 2, 0)
+
+
 def dp_statistics(data) -> int:
     """Statistics per row the DP keeps for classification ``data``: one per class, plus a row count when the
     weights are not all 1 (what sizes its depth-two counts)."""
@@ -407,6 +419,13 @@ def dp_plan(data, depth: int, left: float | None, n_thresholds: int = 10) -> tup
     _, _, values = data.ranks
     stats = dp_statistics(data)
     reasons = []
+    p = sum(len(v) > 1 for v in values)
+    seconds = continuous_seconds(data.n, p, depth)
+    budget = DP_AUTO_MAX_SECONDS if left is None else DP_SHARE * left
+    if seconds <= budget:      # the continuous search: O(n p) memory, every midpoint
+        return "midpoints", (f"the continuous DP over every midpoint ({data.n} rows x {p} features, predicted "
+                             f"{seconds:.2g} s) gives the start and the bound")
+    reasons.append(f"the continuous DP over every midpoint is predicted to take {seconds:.3g} s > {budget:.3g} s")
     for mode, m, what in (("midpoints", sum(len(v) - 1 for v in values), "the DP over every midpoint"),
                           ("quantile", sum(min(len(v) - 1, n_thresholds) for v in values),
                            f"the DP over {n_thresholds} quantiles per feature")):

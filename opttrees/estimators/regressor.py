@@ -71,9 +71,10 @@ class OptimalTreeRegressor(RegressorMixin, SolverMixin, OptTreesEstimator):
         Relative gap at which the solver stops.
     threads : int, default=1
         Solver threads.
-    binarization : {"quantile", "midpoints"}, default="quantile"
-        Candidate splits of ``method="dp"`` (:class:`~opttrees.encoding.Binarizer`): at most ``n_thresholds``
-        midpoints per feature, or every midpoint (the same splits as the local search).
+    binarization : {"auto", "exact", "quantile", "midpoints"}, default="auto"
+        Candidate splits of ``method="dp"``: every midpoint (the same splits as the local search), searched on
+        sorted orders ("exact", :mod:`opttrees.dp.continuous`) or through a binary matrix ("midpoints"),
+        "auto" picking the faster; or at most ``n_thresholds`` midpoints per feature ("quantile").
     n_thresholds : int, default=10
         Thresholds per feature for ``binarization="quantile"``.
     max_num_nodes : int or None, default=None
@@ -161,7 +162,7 @@ class OptimalTreeRegressor(RegressorMixin, SolverMixin, OptTreesEstimator):
     def __init__(self, *, max_depth=2, min_samples_leaf=1, alpha=0.0, method="local-search", n_restarts=100,
                  split_type="parallel", n_hyperplane_restarts=5, loss="squared", hyperplane_margin=0.005,
                  solver="auto", warm_start="local-search", mip_gap=1e-6, threads=1, random_state=0, n_jobs=1,
-                 verbose=False, time_limit=None, binarization="quantile", n_thresholds=10, max_num_nodes=None,
+                 verbose=False, time_limit=None, binarization="auto", n_thresholds=10, max_num_nodes=None,
                  leaf_model="constant", leaf_penalty=0.01, leaf_penalty_type="l1", coef_bound=None, max_thresholds=32):
         self.max_depth = max_depth
         self.min_samples_leaf = min_samples_leaf
