@@ -51,15 +51,21 @@ def announce_compile(what: str, dispatcher, estimate: str, arg: str | None = Non
 
 # --- every cached kernel of the package (``opttrees warmup`` checks that none is left cold) ---------------------
 
+#: the modules holding the package's cached numba kernels (grep for ``@njit``); :func:`cold_kernels` checks them.
+#: Names, not imports: this module sits below the kernel modules (they import it) and loads them only when asked
+#: for the whole package's kernels.
+KERNEL_MODULES = ("opttrees.heuristics._kernels", "opttrees.heuristics.linear_leaves", "opttrees.dp.engine",
+                  "opttrees.prescriptive._kernels")
+
 def kernels(modules=None) -> list:
     """(qualified name, dispatcher) of every cached numba kernel defined in ``modules`` (default: all of the
-    package's, :data:`opttrees.warmup.KERNEL_MODULES`). Kernels with ``inline="always"`` are left out: numba
+    package's, :data:`KERNEL_MODULES`). Kernels with ``inline="always"`` are left out: numba
     inlines them into their callers and never compiles (or caches) them on their own."""
     import importlib
 
     from numba.core.dispatcher import Dispatcher
     if modules is None:
-        from .warmup import KERNEL_MODULES as modules
+        modules = KERNEL_MODULES
     out = []
     for name in modules:
         mod = importlib.import_module(name)

@@ -25,9 +25,7 @@ import sys
 import time
 import warnings
 
-#: the modules holding the package's cached numba kernels (grep for ``@njit``); jit.cold_kernels checks them
-KERNEL_MODULES = ("opttrees.heuristics._kernels", "opttrees.heuristics.linear_leaves", "opttrees.dp.engine",
-                  "opttrees.prescriptive._kernels")
+from .jit import KERNEL_MODULES  # noqa: F401 (re-exported: the catalogue lives in jit, below every kernel module)
 
 
 def _xy(n=48, p=3, classes=2, seed=0):

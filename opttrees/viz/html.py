@@ -81,7 +81,8 @@ def _used_features(tree: Tree) -> list[int]:
     used = set(tree.feature[branch & (tree.feature >= 0)].tolist())
     hyper = branch & (tree.feature == HYPERPLANE)
     if hyper.any():
-        used |= set(np.nonzero((tree._coefs()[hyper] != 0).any(axis=0))[0].tolist())
+        coefs = np.array([tree.split_coef(int(t)) for t in np.flatnonzero(hyper)])
+        used |= set(np.nonzero((coefs != 0).any(axis=0))[0].tolist())
     return sorted(int(j) for j in used)
 
 
@@ -111,7 +112,7 @@ def _rows_payload(tree: Tree, X, y, row_names, names) -> dict:
         else:
             actual = [str(v) for v in yv]
     return {"names": row_names, "paths": paths, "total": int(total), "shown": int(shown),
-            "features": [tree._fname(j) for j in used], "values": [[_num(v) for v in r] for r in Xa[:shown, used]],
+            "features": [tree.feature_name(j) for j in used], "values": [[_num(v) for v in r] for r in Xa[:shown, used]],
             "actual": actual}
 
 
