@@ -20,7 +20,7 @@ FIELDS = json.loads(r"""
   "wine"
  ],
  "default_random_state": 0,
- "fingerprint": "76fafdeb7df053f19756be6b564cf401a53acd2f1e65ce493dd32b4a3bdda2a3",
+ "fingerprint": "5a674f3a837bcc37fe6b8f73e586d1a3e814a231862c2421ba51c53e82759952",
  "missing_policies": [
   "error",
   "drop",
