@@ -179,10 +179,12 @@ def test_time_limit_is_reported_honestly():
 
 
 def test_missing_solver_package_is_named(monkeypatch):
+    import importlib.util
+
     import opttrees.solvers.api as api
 
-    real = api.importlib.util.find_spec
-    monkeypatch.setattr(api.importlib.util, "find_spec", lambda name: None if name == "pyscipopt" else real(name))
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None if name == "pyscipopt" else real(name))
     m, *_ = knapsack(n=4)
     with pytest.raises(SolverError, match="needs the Python package 'pyscipopt'.*pip install pyscipopt"):
         solve(m, "scip")

@@ -235,6 +235,20 @@ def solve_scip(cm: CompiledModel, opts: SolveOptions, x0: np.ndarray | None = No
     return res, best_x
 
 
+class ScipAdapter:
+    """SCIP as a :class:`~opttrees.solvers.adapter.SolverAdapter` (lazy cuts by a constraint handler)."""
+
+    name = "scip"
+    package = "pyscipopt"
+
+    def version(self) -> str:
+        return version()
+
+    def solve(self, cm: CompiledModel, opts: SolveOptions, x0: np.ndarray | None = None, separator=None,
+              repair=None) -> tuple[SolveResult, np.ndarray | None]:
+        return solve_scip(cm, opts, x0=x0, separator=separator, repair=repair)
+
+
 def _attach_lazy(ps, m, xs, cm: CompiledModel, separator, counter: dict, errors: list) -> None:
     from pyscipopt.scip import Expr, ExprCons, Term
 
