@@ -2,7 +2,7 @@
 
 HiGHS 1.15 has no lazy constraints, so separation runs as solve -> separate -> add rows -> re-solve, each round
 stopped at the first incumbent that violates a cut, all under one overall time limit. Pitfalls handled
-(shared/notes/solver-probe.md): the interrupt callback always writes an explicit flag (stale-flag bug);
+(docs/design-notes.md §1): the interrupt callback always writes an explicit flag (stale-flag bug);
 ``threads`` is process-global, so the scheduler is reset when it changes.
 """
 from __future__ import annotations

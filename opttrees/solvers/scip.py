@@ -2,7 +2,7 @@
 
 SCIP is the route for real lazy constraints (a ``Conshdlr`` that separates integer incumbents) and for
 quadratic objectives with integers (squared-loss regression), which HiGHS cannot solve.
-Pitfalls handled (shared/notes/solver-probe.md §2): ``getPrimalbound()`` lags inside BESTSOLFOUND, so the
+Pitfalls handled (docs/design-notes.md §2): ``getPrimalbound()`` lags inside BESTSOLFOUND, so the
 new solution's value is read directly; exceptions inside plugins are caught and re-raised after the solve;
 the handler always owns a constraint so variable locks keep presolve from dual reductions the cuts forbid.
 """
