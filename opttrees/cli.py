@@ -407,7 +407,7 @@ def warmup(jobs, no_large, check):
     3 minutes on 2 idle cores from a cold cache (more when they are busy); seconds when nothing changed.
     Exits 1 if a kernel is left cold.
     """
-    from .jit import cold_kernels
+    from .warmup import cold_kernels
 
     if check:
         cold = cold_kernels(include_large=not no_large)
