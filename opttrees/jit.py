@@ -64,7 +64,7 @@ def kernels(modules) -> list:
         for attr, obj in sorted(vars(mod).items()):
             if not isinstance(obj, Dispatcher) or getattr(obj.py_func, "__module__", None) != name:
                 continue
-            if obj.targetoptions.get("inline", "never") == "always" or type(obj._cache).__name__ == "NullCache":
+            if obj.targetoptions.get("inline", "never") == "always" or type(getattr(obj, "_cache", None)).__name__ == "NullCache":
                 continue
             out.append((f"{name}.{attr}", obj))
     return out

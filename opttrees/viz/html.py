@@ -49,7 +49,8 @@ def _summary_rows(summary) -> list[list[str]]:
         summary = summary.to_dict()
     if not isinstance(summary, dict):
         raise InputError(f"summary must be a dict (a report.json or SolveResult.to_dict()); got {type(summary).__name__}")
-    solve = summary.get("solve") if isinstance(summary.get("solve"), dict) else summary
+    inner = summary.get("solve")
+    solve: dict = inner if isinstance(inner, dict) else summary
     rows = []
     for key, label in _SOLVE_FIELDS:
         v = solve.get(key)
@@ -133,7 +134,7 @@ def _page_data(tree: Tree, *, title, summary, X, y, class_names, row_names, prec
                 "cls": None if stats.predicted_class is None else int(stats.predicted_class[t])}
         if tree.task == "regression" and leaf:
             node["value"] = _num(tree.value[t, 0])
-        if stats.mean is not None:
+        if stats.mean is not None and stats.std is not None and stats.median is not None:
             node.update(mean=_num(stats.mean[t]), std=_num(stats.std[t]), median=_num(stats.median[t]))
         nodes.append(node)
     return {"title": title, "task": tree.task, "precision": precision, "collapse_depth": COLLAPSE_DEPTH,
