@@ -20,7 +20,7 @@ FIELDS = json.loads(r"""
   "wine"
  ],
  "default_random_state": 0,
- "fingerprint": "5a674f3a837bcc37fe6b8f73e586d1a3e814a231862c2421ba51c53e82759952",
+ "fingerprint": "5a88db5c7f36fa307c40f32b37d386c9ef8006ce6d93427435c1861e6a49a0d9",
  "missing_policies": [
   "error",
   "drop",
