@@ -12,6 +12,8 @@ table in docs/architecture.md ("## Layers"), so the page and this test cannot dr
 
 A lazy import inside a function is no loophole: it is checked like any other. The few exceptions are listed in
 :data:`ALLOWED` with their reason; an entry that no longer matches anything fails, so the list only shrinks.
+
+Also here: the docs and docstrings cite only files inside the repository, and every file they cite exists.
 """
 from __future__ import annotations
 
@@ -227,3 +229,29 @@ def test_the_checker_sees_lazy_typing_and_named_imports(tmp_path, monkeypatch):
     assert got == {("opttrees.tree", "eager"), ("opttrees.sub.other", "eager"), ("opttrees.estimators", "typing"),
                    ("opttrees.viz.html", "lazy"), ("opttrees.dp.engine", "name")}
     assert cycles({"a": {"b"}, "b": {"c", "a"}, "c": {"a"}}) == [["a", "b", "a"], ["a", "b", "c", "a"]]
+
+
+# --- docs and docstrings cite only files inside the repository ---------------------------------------------------
+
+#: what a user of the package does not have: the team's shared folder, its design file and paper digests
+OUTSIDE = re.compile(r"\.\./shared|shared/|DESIGN\.md|notes/|seed[- ]\d{3}|digest §")
+CITED = re.compile(r"\b(?:opttrees|docs|tests|benchmarks|examples)/[A-Za-z0-9_./-]+\.(?:py|md|yaml|png|json)")
+
+
+def cited_sources() -> list[Path]:
+    return ([ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+            + sorted(p for d in ("opttrees", "benchmarks", "examples") for p in (ROOT / d).rglob("*")
+                     if p.suffix in (".py", ".md", ".yaml") and "__pycache__" not in p.parts))
+
+
+def test_docs_and_docstrings_cite_only_files_inside_the_repository():
+    outside, missing = [], []
+    for path in cited_sources():
+        for k, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            where = f"{path.relative_to(ROOT)}:{k}"
+            if OUTSIDE.search(line):
+                outside.append(f"{where}: {line.strip()}")
+            missing += [f"{where}: {m}" for m in CITED.findall(line) if not (ROOT / m).exists()]
+    assert not outside, "references to files outside the repository (move what they need into docs/):\n" + \
+        "\n".join(outside)
+    assert not missing, "citations of files that do not exist:\n" + "\n".join(missing)
