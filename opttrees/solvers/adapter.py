@@ -6,7 +6,9 @@ None). Everything before (compiling, the warm-start vector, the external bound r
 into Pyomo, the bound proof) is the same for every back-end and lives in :mod:`opttrees.solvers.api`; what the
 back-ends share below that (feasibility of a point, violated cuts) is :mod:`opttrees.solvers.checks`.
 
-Adding a back-end: a module with a class satisfying :class:`SolverAdapter`, and one :func:`register_adapter` call.
+Adding a back-end: a module with a class satisfying :class:`SolverAdapter`, and one :func:`register_adapter` call;
+``solve(..., solver=name)`` then uses it. The estimators' and spec's ``solver`` rule
+(:data:`opttrees.params.SOLVER_NAME`) names the built-in back-ends only.
 """
 from __future__ import annotations
 

@@ -17,19 +17,20 @@ from .compile import CompileStopped, compile_model, fixed_vars
 from .options import SolveOptions
 from .result import BOUND_PROVENANCES, ObjectiveBound, SolveResult, finish, settle_with_bound
 
-#: the registered back-ends (:mod:`opttrees.solvers.adapter`), installed or not
+#: the built-in back-ends (:mod:`opttrees.solvers.adapter`), installed or not
 SOLVERS = adapter_names()
 
 
 def available_solvers() -> list[str]:
-    """Solvers whose Python package is importable here."""
-    return [s for s in SOLVERS if installed(s)]
+    """Registered solvers whose Python package is importable here."""
+    return [s for s in adapter_names() if installed(s)]
 
 
 def check_solver(solver: str) -> str:
     """Normalise and validate a solver name with a message that lists the alternatives."""
-    if not isinstance(solver, str) or solver.lower() not in SOLVERS:
-        raise SolverError(f"unknown solver {solver!r}; choose one of {list(SOLVERS)}")
+    names = adapter_names()
+    if not isinstance(solver, str) or solver.lower() not in names:
+        raise SolverError(f"unknown solver {solver!r}; choose one of {list(names)}")
     s = solver.lower()
     if not installed(s):
         package = get_adapter(s).package
