@@ -64,7 +64,8 @@ def kernels(modules) -> list:
         for attr, obj in sorted(vars(mod).items()):
             if not isinstance(obj, Dispatcher) or getattr(obj.py_func, "__module__", None) != name:
                 continue
-            if obj.targetoptions.get("inline", "never") == "always" or type(getattr(obj, "_cache", None)).__name__ == "NullCache":
+            cache = getattr(obj, "_cache", None)
+            if obj.targetoptions.get("inline", "never") == "always" or type(cache).__name__ == "NullCache":
                 continue
             out.append((f"{name}.{attr}", obj))
     return out

@@ -238,8 +238,8 @@ def execute_cell(spec: dict, wall_time: float | None = None, memory_mb: float | 
         except (OSError, json.JSONDecodeError):
             payload = None
     log_tail = _tail(log_path)
-    out: dict[str, Any] = {"wall_time": wall, "returncode": proc.returncode, "peak_memory_mb": None, "report": None, "error": None,
-           "host": socket.gethostname()}
+    out: dict[str, Any] = {"wall_time": wall, "returncode": proc.returncode, "peak_memory_mb": None, "report": None,
+                           "error": None, "host": socket.gethostname()}
     if payload is not None:
         out["peak_memory_mb"] = payload.get("peak_memory_mb")
         out["report"] = payload.get("report")

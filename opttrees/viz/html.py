@@ -113,8 +113,8 @@ def _rows_payload(tree: Tree, X, y, row_names, names) -> dict:
         else:
             actual = [str(v) for v in yv]
     return {"names": row_names, "paths": paths, "total": int(total), "shown": int(shown),
-            "features": [tree.feature_name(j) for j in used], "values": [[_num(v) for v in r] for r in Xa[:shown, used]],
-            "actual": actual}
+            "features": [tree.feature_name(j) for j in used],
+            "values": [[_num(v) for v in r] for r in Xa[:shown, used]], "actual": actual}
 
 
 def _page_data(tree: Tree, *, title, summary, X, y, class_names, row_names, precision) -> dict:
