@@ -39,7 +39,7 @@ from opttrees.encoding import Binarizer
 def datasets():
     X, y = load_breast_cancer(return_X_y=True)
     yield "breast_cancer q10", Binarizer(n_thresholds=10).fit_transform(X).astype(np.uint8), y
-    from opttrees.experiments.datasets import load_dataset
+    from opttrees.datasets import load_dataset
     Xd, yd = load_dataset("balance-scale")
     Xo = OneHotEncoder(sparse_output=False).fit_transform(np.asarray(Xd)).astype(np.uint8)
     yield "balance-scale one-hot", Xo, np.unique(np.asarray(yd), return_inverse=True)[1]
@@ -178,7 +178,7 @@ def spo_against_milp(depths, limit, n=1000):
     """SPO DP (quantile thresholds) against the SPOT MILP from greedy: time to an equal or better objective."""
     from opttrees.dp.bound import dp_for_formulation
     from opttrees.estimators.spot_mio import round_features
-    from opttrees.experiments.spo_data import shortest_path_data
+    from opttrees.datasets.spo import shortest_path_data
     from opttrees.formulations.spot import SPOTFormulation, prepare_costs
     from opttrees.solvers import solve
     from opttrees.spo import grow_spo_tree

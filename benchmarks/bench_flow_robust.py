@@ -58,14 +58,14 @@ print("RESULT " + json.dumps(out))
 
 def balance_binary():
     from opttrees.encoding import Binarizer
-    from opttrees.experiments.datasets_robust import load
+    from opttrees.datasets.robust import load
     ds = load("balance-scale")
     Z = Binarizer("midpoints").fit_transform(ds.X.to_numpy(float))
     return Z, ds.y
 
 
 def monk_robust(k, lam, rho):
-    from opttrees.experiments.datasets_robust import load
+    from opttrees.datasets.robust import load
     from opttrees.robust import calibrate
     ds = load(f"monk{k}")
     X = ds.X.to_numpy(float)

@@ -14,7 +14,7 @@ import time
 
 from sklearn.tree import DecisionTreeRegressor
 
-from opttrees.experiments.spo_data import shortest_path_data
+from opttrees.datasets.spo import shortest_path_data
 from opttrees.spo import grow_spo_tree, normalized_extra_cost
 
 

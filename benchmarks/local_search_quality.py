@@ -47,7 +47,7 @@ def binary_sets(include_all: bool):
     from sklearn.preprocessing import OneHotEncoder
 
     from opttrees.errors import InputError
-    from opttrees.experiments.datasets import load_dataset
+    from opttrees.datasets import load_dataset
 
     for name, Xb, y in datasets():
         if name.startswith("synthetic") and not include_all:

@@ -2,18 +2,19 @@
 
 Why: the thesis's central empirical claim is that, when the truth *is* a tree, a tree found by (near-)global
 optimisation recovers it better than greedy CART, and that richer trees win when the truth needs them. This
-script reproduces the *direction* of three of its synthetic studies (digest ``notes/seed-002-dunn-thesis.md``):
+script reproduces the *direction* of three of its synthetic studies (J. Dunn, *Optimal Trees for Prediction and
+Prescription*, MIT PhD thesis, 2018):
 
-- ``parallel`` (thesis §2.5, digest §5.1): classification, ground truth with axis-parallel splits; OCT (local
+- ``parallel`` (thesis §2.5): classification, ground truth with axis-parallel splits; OCT (local
   search, parallel) and OCT-H (local search, hyperplanes) against CART (scikit-learn) and opttrees' greedy tree.
 - ``hyperplane`` (thesis §3.4, "split density"): the same with oblique ground-truth splits; OCT-H should win.
-- ``constant`` (thesis §4.4, digest §5.3): regression, parallel splits, constant leaves U(0, 1); ORT (local
+- ``constant`` (thesis §4.4): regression, parallel splits, constant leaves U(0, 1); ORT (local
   search) against CART; ORT-L should tie ORT (the thesis: linear leaves do not hurt when the truth is constant).
-- ``linear`` (thesis §5.3, digest §5.3): regression, parallel splits with random sparse linear leaves; ORT
+- ``linear`` (thesis §5.3): regression, parallel splits with random sparse linear leaves; ORT
   (local search, constant leaves) and ORT-L (lasso-leaf local search) against CART; ORT-L should win.
 
 Each study varies the fitted depth (at a fixed training size) and the training size (at the true depth).
-Generator choices the thesis leaves open (digest §5.1 [N]) and that we fix here: the ground truth is a
+Generator choices the thesis leaves open and that we fix here: the ground truth is a
 *complete* tree of depth ``--true-depth``; each split's threshold is a random quantile in [0.25, 0.75] of the
 split values of a large uniform reference sample reaching that node (so no cell is empty or tiny); hyperplane
 splits draw s ~ U{1..s_max} features with coefficients U(-1, 1); K = 2 with sibling leaves labelled

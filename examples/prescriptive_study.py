@@ -1,4 +1,4 @@
-"""The thesis's synthetic prescription study (Dunn's thesis §6.2; digest seed 002 §6.1), at a scale you choose.
+"""The thesis's synthetic prescription study (Dunn's thesis §6.2), at a scale you choose.
 
 Experiments 1-3 (20 covariates, observational treatment assignment, noisy training outcomes, noiseless test
 set; generator in :mod:`opttrees.prescriptive.synthetic`). For every simulation each method is fitted on the

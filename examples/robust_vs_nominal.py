@@ -27,7 +27,7 @@ def one(args):
     import numpy as np
 
     from opttrees.estimators import RobustTreeClassifier
-    from opttrees.experiments.datasets_robust import load
+    from opttrees.datasets.robust import load
 
     name, lam, tl, n_sets, rho_mean, seed = args
     ds = load(name)

@@ -21,7 +21,7 @@ DEPTHS = [1, 2, 3, None]
 
 def run_one(deg, noise, seed, time_limit, n_trees, mio_depths, solver):
     from opttrees.estimators.spo import SPOForest, SPOTree
-    from opttrees.experiments.spo_data import shortest_path_data
+    from opttrees.datasets.spo import shortest_path_data
     from opttrees.spo import normalized_extra_cost
 
     D = shortest_path_data(200, deg=deg, noise=noise, p=5, n_test=1000, seed=1000 * deg + 100 * int(noise * 100) + seed)

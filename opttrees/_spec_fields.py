@@ -20,7 +20,7 @@ FIELDS = json.loads(r"""
   "wine"
  ],
  "default_random_state": 0,
- "fingerprint": "55a677529869c98747776f362ca843a5c99400c62f578d72d54064313d5347b1",
+ "fingerprint": "6343a89dfbe847782d61c80b37499416f6ee9408356ceaeaeea359bde3d61cdf",
  "missing_policies": [
   "error",
   "drop",

@@ -114,7 +114,7 @@ class BinarizedData:
 # ------------------------------------------------------------------------------------------ thermometer
 def thermometer_columns(X: np.ndarray) -> list[tuple[int, int]]:
     """(f, theta) for theta in [min_f, max_f) — the threshold set Theta(f) of the robust-trees paper."""
-    cols = []
+    cols: list[tuple[int, int]] = []
     for f in range(X.shape[1]):
         lo, hi = int(X[:, f].min()), int(X[:, f].max())
         cols.extend((f, th) for th in range(lo, hi))

@@ -282,7 +282,7 @@ def predict(tree, csv, output, proba, keep):
     never saw counts as none of them (a warning says which).
     """
     from .errors import InputError, OptTreesError
-    from .experiments.datasets import read_table
+    from .datasets import read_table
     from .tree import Tree
 
     try:
@@ -382,7 +382,7 @@ def models(show_params):
 @main.command()
 def datasets():
     """List built-in datasets (data.dataset): task, rows, feature columns, targets."""
-    from .experiments.datasets import dataset_info, dataset_names
+    from .datasets import dataset_info, dataset_names
 
     click.echo(f"{'name':15s} {'task':15s} {'rows':>6s} {'columns':>8s}  targets")
     for name in dataset_names():
@@ -407,7 +407,7 @@ def warmup(jobs, no_large, check):
     3 minutes on 2 idle cores from a cold cache (more when they are busy); seconds when nothing changed.
     Exits 1 if a kernel is left cold.
     """
-    from .jit import cold_kernels
+    from .warmup import cold_kernels
 
     if check:
         cold = cold_kernels(include_large=not no_large)

@@ -49,43 +49,36 @@ def announce_compile(what: str, dispatcher, estimate: str, arg: str | None = Non
     return True
 
 
-# --- every cached kernel of the package (``opttrees warmup`` checks that none is left cold) ---------------------
+# --- cold kernels of given modules (the package's list is :data:`opttrees.warmup.KERNEL_MODULES`) --------------
 
-def kernels(modules=None) -> list:
-    """(qualified name, dispatcher) of every cached numba kernel defined in ``modules`` (default: all of the
-    package's, :data:`opttrees.warmup.KERNEL_MODULES`). Kernels with ``inline="always"`` are left out: numba
+def kernels(modules) -> list:
+    """(qualified name, dispatcher) of every cached numba kernel defined in ``modules`` (module names; the
+    package's are :data:`opttrees.warmup.KERNEL_MODULES`). Kernels with ``inline="always"`` are left out: numba
     inlines them into their callers and never compiles (or caches) them on their own."""
     import importlib
 
     from numba.core.dispatcher import Dispatcher
-    if modules is None:
-        from .warmup import KERNEL_MODULES as modules
     out = []
     for name in modules:
         mod = importlib.import_module(name)
         for attr, obj in sorted(vars(mod).items()):
             if not isinstance(obj, Dispatcher) or getattr(obj.py_func, "__module__", None) != name:
                 continue
-            if obj.targetoptions.get("inline", "never") == "always" or type(obj._cache).__name__ == "NullCache":
+            cache = getattr(obj, "_cache", None)
+            if obj.targetoptions.get("inline", "never") == "always" or type(cache).__name__ == "NullCache":
                 continue
             out.append((f"{name}.{attr}", obj))
     return out
 
 
-#: kernels compiled again for another array type: (dispatcher path, argument, dtype of each variant, large only)
-VARIANTS = (("opttrees.heuristics._kernels.run_restarts", "ogT", "uint32", False),
-            ("opttrees.heuristics._kernels.run_restarts", "ogT", "int64", True),
-            ("opttrees.heuristics._kernels.local_search_ranked", "ogT", "uint32", False),
-            ("opttrees.heuristics._kernels.local_search_ranked", "ogT", "int64", True))
-
-
-def cold_kernels(modules=None, include_large: bool = True) -> list[str]:
-    """Names of the kernels the next call would compile (none after ``opttrees warmup``); with
-    ``include_large``, also the 64-bit local-search variant (fits on more than 65,536 rows)."""
+def cold_kernels(modules, variants=(), include_large: bool = True) -> list[str]:
+    """Names of the kernels of ``modules`` the next call would compile, and of the ``variants`` (dispatcher
+    path, argument, dtype, large only) not compiled yet; ``include_large`` False skips the variants marked
+    large. The package's: :func:`opttrees.warmup.cold_kernels`."""
     found = kernels(modules)
     cold = [name for name, d in found if is_cold(d)]
     by_name = dict(found)
-    for name, arg, dtype, large in VARIANTS:
+    for name, arg, dtype, large in variants:
         if name in by_name and (include_large or not large) and is_cold(by_name[name], arg, dtype):
             cold.append(f"{name} ({arg}: {dtype})")
     return cold

@@ -41,7 +41,7 @@ os.umask(_UMASK)
 try:   # POSIX; elsewhere the O_EXCL file alone is the lock
     import fcntl
 except ImportError:   # pragma: no cover
-    fcntl = None
+    fcntl = None   # type: ignore[assignment]
 
 
 def _fsync_dir(folder: Path) -> None:

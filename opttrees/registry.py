@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:
+    from .estimators.base import OptTreesEstimator
 
 
 def _fit_xy(est, X, y):
@@ -20,7 +23,7 @@ class ModelEntry:
     """How the spec and the CLI build, fit and score one model type."""
 
     name: str
-    estimator: type
+    estimator: type[OptTreesEstimator]
     description: str
     fit: Callable[[Any, Any, Any], Any] = _fit_xy
     metric: str = "accuracy"
@@ -43,7 +46,7 @@ class ModelEntry:
 MODELS: dict[str, ModelEntry] = {}
 
 
-def register_model(name: str, estimator: type, description: str, fit=None, metric: str = "accuracy",
+def register_model(name: str, estimator: type[OptTreesEstimator], description: str, fit=None, metric: str = "accuracy",
                    **fixed) -> None:
     """Register a spec ``model.type``; ``fixed`` parameters are always passed (e.g. method="mio")."""
     MODELS[name] = ModelEntry(name, estimator, description, fit or _fit_xy, metric, dict(fixed))

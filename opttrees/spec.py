@@ -268,7 +268,7 @@ def objective_meaning(mtype: str) -> str:
 def _manifest_sources() -> list[Path]:
     pkg = Path(__file__).resolve().parent
     return (sorted((pkg / "estimators").glob("*.py"))
-            + [pkg / n for n in ("registry.py", "params.py", "data.py")] + [pkg / "experiments" / "datasets.py"])
+            + [pkg / n for n in ("registry.py", "params.py", "data.py")] + [pkg / "datasets" / "__init__.py"])
 
 
 def manifest_fingerprint() -> str:
@@ -318,7 +318,7 @@ def _rule_from(data):
 def build_manifest() -> dict:
     """What the quick check needs, from the live registry (imports every estimator): see :func:`write_manifest`."""
     from .data import MISSING_POLICIES
-    from .experiments.datasets import dataset_names
+    from .datasets import dataset_names
     types = {}
     for name, e in models().items():
         rules = e.parameter_rules()
@@ -382,7 +382,7 @@ def quick_catalog() -> dict | None:
 def _live_catalog() -> dict:
     from .data import MISSING_POLICIES
     from .estimators.base import DEFAULT_RANDOM_STATE
-    from .experiments.datasets import dataset_names
+    from .datasets import dataset_names
     return {"models": models(), "datasets": dataset_names(), "missing_policies": MISSING_POLICIES,
             "default_random_state": DEFAULT_RANDOM_STATE}
 
@@ -630,7 +630,7 @@ def load_spec(path: str | Path) -> Spec:
 
 
 def load_spec_data(spec: Spec):
-    from .experiments.datasets import load_csv, load_dataset
+    from .datasets import load_csv, load_dataset
     d = spec.data
     if "csv" in d:
         try:

@@ -639,8 +639,11 @@ class Tree:
             raise InputError(f"tree JSON is malformed: {exc}") from None
         return cls.from_dict(d)
 
-    def _fname(self, j: int) -> str:
+    def feature_name(self, j: int) -> str:
+        """Name of feature ``j`` (``x{j}`` when the tree has no feature names)."""
         return self.feature_names[j] if self.feature_names is not None else f"x{j}"
+
+    _fname = feature_name   # the former private name
 
     def _category(self, j: int) -> tuple[str, str] | None:
         """(column, category) when feature ``j`` is the one-hot indicator of a category, else None."""
@@ -666,8 +669,8 @@ class Tree:
             cat = self._category(j)
             if cat is not None and 0 < b <= 1:   # left iff the 0/1 indicator is 0: the row is not in the category
                 return f"{cat[0]} {'=' if negate else '!='} {cat[1]}"
-            return f"{self._fname(j)} {op} {self.threshold_text(t, precision)}"
-        terms = [f"{'-' if c < 0 else '+'}{_number(abs(c))}*{self._fname(j)}"
+            return f"{self.feature_name(j)} {op} {self.threshold_text(t, precision)}"
+        terms = [f"{'-' if c < 0 else '+'}{_number(abs(c))}*{self.feature_name(j)}"
                  for j, c in enumerate(self._coefs()[t]) if c != 0]
         return f"{' '.join(terms) or '0'} {op} {self.threshold_text(t, precision)}"
 
@@ -725,7 +728,7 @@ class Tree:
             return "predict " + ", ".join(f"{v:.{precision}g}" for v in self.value[t])
         if self.task == "linear":   # intercept, then the non-zero terms only (lasso leaves are sparse)
             v = self.value[t]
-            terms = [f"{c:+.{precision}g}*{self._fname(j)}" for j, c in enumerate(v[1:]) if c != 0]
+            terms = [f"{c:+.{precision}g}*{self.feature_name(j)}" for j, c in enumerate(v[1:]) if c != 0]
             return f"predict {v[0]:.{precision}g} {' '.join(terms)}".rstrip()
         if self.task == "spo":
             dec = self.extras.get("decision")
@@ -770,6 +773,8 @@ class Tree:
         out.append("}")
         return "\n".join(out)
 
+    # The two pictures are free functions of opttrees.viz over this class's public API; these methods only
+    # delegate, importing viz on use (viz imports this module, never the other way round at import time).
     def plot(self, ax=None, **kw):
         """Draw the tree with matplotlib (the ``plot`` extra); see :func:`opttrees.viz.plot.plot_tree`."""
         from .viz.plot import plot_tree

@@ -7,7 +7,7 @@ tree). Compiling belongs to installation, not to a user's first fit.
 How: each *group* below is a list of tiny fits (a few dozen rows) that call every kernel of its modules with the
 exact argument types a real fit uses, so numba caches exactly the signatures fits need. The groups run in
 separate processes (numba compiles in one thread per process; two processes use two cores), and afterwards
-:func:`opttrees.jit.cold_kernels` checks that no cached kernel of the package is left cold.
+:func:`cold_kernels` checks that no cached kernel of the package is left cold.
 
 The local search packs its row words in 32 bits up to 65,536 rows and in 64 bits above
 (:func:`opttrees.heuristics._kernels.search_arrays`). The 64-bit variant is a second compile of the kernels
@@ -25,9 +25,28 @@ import sys
 import time
 import warnings
 
-#: the modules holding the package's cached numba kernels (grep for ``@njit``); jit.cold_kernels checks them
+from . import jit
+
+#: the modules holding the package's cached numba kernels (grep for ``@njit``); :func:`cold_kernels` checks them
 KERNEL_MODULES = ("opttrees.heuristics._kernels", "opttrees.heuristics.linear_leaves", "opttrees.dp.engine",
                   "opttrees.prescriptive._kernels")
+
+#: kernels compiled again for another array type: (dispatcher path, argument, dtype of each variant, large only)
+VARIANTS = (("opttrees.heuristics._kernels.run_restarts", "ogT", "uint32", False),
+            ("opttrees.heuristics._kernels.run_restarts", "ogT", "int64", True),
+            ("opttrees.heuristics._kernels.local_search_ranked", "ogT", "uint32", False),
+            ("opttrees.heuristics._kernels.local_search_ranked", "ogT", "int64", True))
+
+
+def kernels() -> list:
+    """(qualified name, dispatcher) of every cached numba kernel of the package (imports the kernel modules)."""
+    return jit.kernels(KERNEL_MODULES)
+
+
+def cold_kernels(include_large: bool = True) -> list[str]:
+    """Names of the package's kernels the next call would compile (none after ``opttrees warmup``); with
+    ``include_large``, also the 64-bit local-search variant (fits on more than 65,536 rows)."""
+    return jit.cold_kernels(KERNEL_MODULES, VARIANTS, include_large)
 
 
 def _xy(n=48, p=3, classes=2, seed=0):
@@ -194,7 +213,6 @@ def warmup(groups=None, jobs: int = 2, large: bool = True, echo=print, env=None)
     Returns {"seconds": wall time, "tasks": [{group, task, seconds}], "cold": [kernel names left cold],
     "failed": {group: stderr tail}}. ``echo`` receives one progress line per finished task.
     """
-    from .jit import cold_kernels
     if groups is None:
         groups = [g for g in GROUPS if large or g != "heuristics-64"]
     n_tasks = sum(len(GROUPS[g][1]) for g in groups)

@@ -29,7 +29,7 @@ from opttrees.heuristics import local_search
 from opttrees.objectives import tree_objective
 from opttrees.solvers import available_solvers, solve
 from opttrees.solvers.compile import compile_model
-from opttrees.solvers.highs import _model_feasible
+from opttrees.solvers.checks import model_feasible as _model_feasible
 from opttrees.tree import HYPERPLANE, LEAF, Tree
 
 SOLVERS = available_solvers()

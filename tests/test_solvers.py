@@ -178,11 +178,36 @@ def test_time_limit_is_reported_honestly():
     assert r.status in ("time_limit", "no_solution") and not r.proven_optimal
 
 
+def test_solve_finds_a_registered_adapter_by_name(monkeypatch):
+    """solve() looks back-ends up in the adapter registry: a new one needs one registration, no edit of solve."""
+    from opttrees.solvers import adapter
+    from opttrees.solvers.highs import HighsAdapter
+
+    calls = []
+
+    class Recording(HighsAdapter):
+        name = "recording"
+
+        def solve(self, cm, opts, x0=None, separator=None, repair=None):
+            calls.append(cm.n_cols)
+            return super().solve(cm, opts, x0=x0, separator=separator, repair=repair)
+
+    monkeypatch.setitem(adapter._ADAPTERS, "recording", Recording())
+    m, *_, best = knapsack(n=8)
+    r = solve(m, "Recording")
+    assert calls == [8] and r.status == "optimal" and r.objective == pytest.approx(best)
+    assert "recording" in available_solvers()
+    with pytest.raises(SolverError, match="unknown solver 'nope'; choose one of .*'recording'"):
+        solve(m, "nope")
+
+
 def test_missing_solver_package_is_named(monkeypatch):
+    import importlib.util
+
     import opttrees.solvers.api as api
 
-    real = api.importlib.util.find_spec
-    monkeypatch.setattr(api.importlib.util, "find_spec", lambda name: None if name == "pyscipopt" else real(name))
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None if name == "pyscipopt" else real(name))
     m, *_ = knapsack(n=4)
     with pytest.raises(SolverError, match="needs the Python package 'pyscipopt'.*pip install pyscipopt"):
         solve(m, "scip")

@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pytest
 
-from opttrees import jit
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -42,7 +41,8 @@ FIT = textwrap.dedent("""
 
 
 def test_every_kernel_module_is_listed():
-    names = [name for name, _ in jit.kernels()]
+    from opttrees.warmup import kernels
+    names = [name for name, _ in kernels()]
     for kernel in ("heuristics._kernels.run_restarts", "heuristics._kernels.grow", "dp.engine.search",
                    "prescriptive._kernels.run_restarts", "heuristics.linear_leaves._lasso_cd"):
         assert f"opttrees.{kernel}" in names
@@ -60,7 +60,8 @@ def test_warmup_leaves_no_kernel_cold():
     res = warmup(jobs=2, echo=lambda line: None)
     assert res["failed"] == {}
     assert res["cold"] == []
-    assert jit.cold_kernels() == []
+    from opttrees.warmup import cold_kernels
+    assert cold_kernels() == []
 
 
 def run_cold(tmp_path, script, *args):

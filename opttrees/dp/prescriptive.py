@@ -4,7 +4,7 @@ Why a search of its own rather than a task for :mod:`opttrees.dp.engine`: the en
 kinds (misclassification, a cost matrix over one-hot classes, squared error). OPT's leaf cost (thesis (6.5):
 mu·s·N·min over eligible treatments of the treatment's mean, plus (1 - mu) times the within-(leaf, treatment)
 squared error) and the ``n_treatment`` eligibility rule are neither, although the objective is separable over
-leaves (STreeD's condition, seed 004 §6.2), so the STreeD recursion applies unchanged. This search is that
+leaves (STreeD's condition, its paper's §4.4), so the STreeD recursion applies unchanged. This search is that
 recursion in Python with numpy: every subproblem evaluates all its candidate leaves in one vectorised call of
 :func:`opttrees.prescriptive.objective.leaf_costs`, and a depth-two subproblem is solved from *pair
 statistics* (the summed statistics of the rows with x_i = 1 and x_j = 1 for every pair of binary columns, one

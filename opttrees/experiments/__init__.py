@@ -1,1 +1,1 @@
-"""Datasets, comparison runners and plots for research scripts."""
+"""Comparison grids, runners, the result store and reports for research scripts (datasets: :mod:`opttrees.datasets`)."""

@@ -30,6 +30,7 @@ import traceback
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..errors import InputError
 from .grid import Cell, Grid, as_cells, package_version
@@ -148,7 +149,8 @@ class _Forked:
             self.proc = ctx.Process(target=_worker_main, args=(str(cell_path), str(result_path), str(log_path)),
                                     name="opttrees-cell", daemon=False)
             self.proc.start()
-        self.pid = self.proc.pid
+        assert self.proc.pid is not None   # set by start()
+        self.pid: int = self.proc.pid
 
     @property
     def returncode(self):
@@ -190,6 +192,7 @@ def execute_cell(spec: dict, wall_time: float | None = None, memory_mb: float | 
     cell_path.write_text(json.dumps(spec))
     reason = None
     peak_seen = 0.0
+    proc: _Forked | subprocess.Popen[bytes]
     with open(log_path, "wb") as log:
         if launcher == "forkserver" and _can_fork_server():
             proc = _Forked(cell_path, result_path, log_path)
@@ -235,8 +238,8 @@ def execute_cell(spec: dict, wall_time: float | None = None, memory_mb: float | 
         except (OSError, json.JSONDecodeError):
             payload = None
     log_tail = _tail(log_path)
-    out = {"wall_time": wall, "returncode": proc.returncode, "peak_memory_mb": None, "report": None, "error": None,
-           "host": socket.gethostname()}
+    out: dict[str, Any] = {"wall_time": wall, "returncode": proc.returncode, "peak_memory_mb": None, "report": None,
+                           "error": None, "host": socket.gethostname()}
     if payload is not None:
         out["peak_memory_mb"] = payload.get("peak_memory_mb")
         out["report"] = payload.get("report")

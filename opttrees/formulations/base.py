@@ -1,4 +1,4 @@
-"""The formulation contract every model builder in :mod:`opttrees.formulations` follows (DESIGN.md, 'Formulations').
+"""The formulation contract every model builder in :mod:`opttrees.formulations` follows (docs/architecture.md, 'Contracts').
 
 A formulation takes **one prepared-data object** (:class:`opttrees.data.PreparedData`, or
 :class:`opttrees.binarized.BinarizedData` for the flow family) plus its parameters, and exposes:

@@ -89,7 +89,7 @@ class BendersOCT(FlowOCT):
     r"""BendersOCT: FlowOCT's master problem on :class:`~opttrees.binarized.BinarizedData`; cuts from :attr:`separator`.
 
     Same arguments as :class:`~opttrees.formulations.flow.FlowOCT`. Numbers refer to the robust-trees paper
-    (digest ``seed-003-robust-trees.md``): the master is (15) at zero shift, with per-sample min-cut cuts (16)
+    (docs/design-notes.md §4): the master is (15) at zero shift, with per-sample min-cut cuts (16)
     separated at integer incumbents (for binary columns these are exactly the BendersOCT cuts of Aghaei et al.).
 
     .. math::

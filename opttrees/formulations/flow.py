@@ -280,8 +280,8 @@ class FlowOCT(Formulation):
 
     Build with ``FlowOCT(BinarizedData.from_prepared(data, binarizer), max_depth, regularization)`` (or
     ``BinarizedData.from_binary(Z, y)`` on a raw 0/1 matrix). Numbers refer to the robust-trees paper
-    (Justin et al.), whose tree block (2) and flow graph (4)–(5) at zero shift are this model (digest
-    ``seed-003-robust-trees.md`` §13); :math:`\lambda` is ``regularization`` (the paper's :math:`R = 1 - \lambda`),
+    (Justin et al.), whose tree block (2) and flow graph (4)–(5) at zero shift are this model
+    (docs/design-notes.md §4); :math:`\lambda` is ``regularization`` (the paper's :math:`R = 1 - \lambda`),
     :math:`s_i` the sample weights (accuracy) or class-balanced ones with the same total.
 
     .. math::

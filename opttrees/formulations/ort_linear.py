@@ -2,7 +2,7 @@
 
 Why the bounds differ from the thesis: its M_f (from one feasible objective) ignores the normalisation by L̂
 and, worse, (5.2) also evaluates a leaf's model at points of *other* leaves, where nothing bounds it, so it
-can cut off optima (digest §2.5 [N]). Here every coefficient is bounded, |β_jt| <= M_r and |β_0t| <= B_0,
+can cut off optima (our observation: docs/design-notes.md §4). Here every coefficient is bounded, |β_jt| <= M_r and |β_0t| <= B_0,
 the fitted value of row i is bounded by P_i = B_0 + M_r Σ_j xs_ij (what any leaf model can reach at x_i),
 and M_i = 2 P_i is then valid in (5.2) for every feasible point.
 

@@ -115,8 +115,8 @@ class RobustOCT(Formulation):
     r"""RobustOCT on :class:`~opttrees.binarized.ThermometerData` (integer features) with the uncertainty set ``shift``.
 
     Build with ``RobustOCT(ThermometerData.from_prepared(data, encoder), max_depth, shift)`` (or
-    ``ThermometerData.from_integer(X_int, y)``). Numbers are the robust-trees paper's (Justin et al.; digest
-    ``seed-003-robust-trees.md``): the extended main problem (15) with cuts (16) and (14) separated at integer
+    ``ThermometerData.from_integer(X_int, y)``). Numbers are the robust-trees paper's (Justin et al.;
+    docs/design-notes.md §4): the extended main problem (15) with cuts (16) and (14) separated at integer
     incumbents by :attr:`separator`, over the uncertainty set (3) (or (27), (28) via ``ShiftSet.direction`` /
     ``ShiftSet.groups``). Column :math:`(f, \theta)` sends x right iff :math:`x_f \ge \theta + 1`, so the tree
     block :math:`b_{nf\theta}, p_n, w_{nk}` is FlowOCT's on the thermometer columns (the paper calls :math:`p_n`

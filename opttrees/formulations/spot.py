@@ -47,7 +47,7 @@ class SPOTFormulation(Formulation):
     Build with ``SPOTFormulation(prepare_costs(problem, X, C, w), problem, max_depth, min_samples_leaf, alpha)``;
     ``problem`` is the :class:`~opttrees.oracles.DecisionProblem` whose feasible region S is copied into
     every leaf. The tree encoding is the paper's Appendix C (its equations (7b)–(7l), recovered from the
-    authors' code; digest ``seed-000-spot.md`` §9.6) with Bertsimas–Dunn's non-splitting convention and the
+    authors' code: docs/design-notes.md §4) with Bertsimas–Dunn's non-splitting convention and the
     corrected left row of :class:`~opttrees.formulations.structure.BDStructure`:
 
     .. math::

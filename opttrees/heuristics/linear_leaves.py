@@ -1,4 +1,4 @@
-"""Lasso leaves and Dunn's local search for ORT-L (thesis ch. 5; digest §3.10).
+"""Lasso leaves and Dunn's local search for ORT-L (thesis ch. 5).
 
 Why a module of its own: with linear leaves a leaf's loss is no longer a function of a few sufficient
 statistics, so the constant-leaf kernels cannot score a split. Here every leaf is a weighted lasso solved by

@@ -9,8 +9,8 @@ Every row carries a statistics vector ``Z[i]`` (summed over a leaf) whose non-ze
 ``Z[i, zlo[i]:zhi[i]]`` (its treatment's block), so a move costs O(block):
 
 - ``KIND_OPT`` (constant counterfactuals, (6.4)-(6.5)): block t = [1, y, y²] (S = 3m). With the leaf's count,
-  sum and sum of squares per treatment, the prescription total of treatment s is N·ȳ_s (the digest's §2.6
-  identity) and the prediction term the within-(leaf, treatment) SSE: O(m) per leaf;
+  sum and sum of squares per treatment, the prescription total of treatment s is N·ȳ_s and the prediction
+  term the within-(leaf, treatment) SSE: O(m) per leaf;
 - ``KIND_POLICY`` (teacher scores): [Γ_0..Γ_{m-1}, one-hot of the observed treatment] (S = 2m); the leaf
   prescribes the eligible treatment with the least summed score;
 - ``KIND_LINEAR`` (OPT-L, (6.6)-(6.9)): block t = the Gram statistics of [1, x, y] (count, Σx, Σy, Σxxᵀ upper

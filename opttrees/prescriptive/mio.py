@@ -1,5 +1,5 @@
-r"""MIO for OPT with constant counterfactuals (thesis (6.5)). **Not in the thesis**: the digest's proposal (seed 002
-§2.6, flagged there as our own design), with its quadratic rows moved into the objective so that the model is a
+r"""MIO for OPT with constant counterfactuals (thesis (6.5)). **Not in the thesis**: our own design
+(docs/design-notes.md §4), with its quadratic rows moved into the objective so that the model is a
 convex MIQP that :func:`opttrees.solvers.solve` hands to SCIP (HiGHS cannot take a quadratic objective with
 integers).
 
@@ -21,7 +21,7 @@ centred internal outcome y (see :mod:`opttrees.prescriptive.objective`), observe
     & e_i = y_i - \textstyle\sum_t u_{it} && \text{the observed arm's residual}\\
     & \beta_{ts} \in [y_{\min}, y_{\max}],\; \pi \in \{0, 1\}
 
-With a = mu·s and b = 1 - mu, :math:`\sum_i r_i` is the prescription total (Σ over leaves of N·ȳ_τ, digest §2.6)
+With a = mu·s and b = 1 - mu, :math:`\sum_i r_i` is the prescription total (Σ over leaves of N·ȳ_τ)
 and the squared sum the within-(leaf, treatment) SSE, so the objective is exactly
 :func:`~opttrees.prescriptive.objective.tree_objective`. The MIO may leave a leaf empty (l_t = 0, the tree block's
 semantics) where the local search and DP would not split: the decoder collapses such splits, and the check

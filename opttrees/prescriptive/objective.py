@@ -22,7 +22,7 @@ quantities, and alpha means what it means for ORT (with mu = 0 and one treatment
 SSE / L̂ + alpha * C). On data whose outcome has unit variance (the thesis's synthetic study) this is the
 thesis's raw (6.3) divided by n, so mu keeps the thesis's meaning there. The prescription term uses the
 observed outcome on the observed arm and the leaf's estimate elsewhere ((6.1)); with leaf means the leaf's
-total for treatment t is N·ȳ_t (digest §2.6), with lasso leaves it is Σ_i f_t(x_i) (the lasso intercept makes
+total for treatment t is N·ȳ_t, with lasso leaves it is Σ_i f_t(x_i) (the lasso intercept makes
 the fitted values of a group sum to its outcomes).
 
 Infeasible leaves: fewer than ``min_samples_leaf`` rows, or no treatment with ``n_treatment`` rows in the leaf

@@ -1,4 +1,4 @@
-"""Prescriptive trees by Dunn's local search with random restarts, and greedily (thesis §6, §3.11 of the digest).
+"""Prescriptive trees by Dunn's local search with random restarts, and greedily (thesis §6).
 
 The thesis's OPT is "the same local search with (6.5) or (6.9) as the loss": each restart grows an RF-style
 start tree (best split over a random sqrt(p) features per node, no bootstrap; a share ``random_starts`` of the

@@ -1,4 +1,4 @@
-"""The thesis's synthetic prescription experiments 1-3 (Dunn's thesis §6.2, digest seed 002 §6.1; after Powers et
+"""The thesis's synthetic prescription experiments 1-3 (Dunn's thesis §6.2; after Powers et
 al. 2017), and their two metrics.
 
 Covariates x ∈ R^20: odd coordinates x1, x3, ... (1-based, as the thesis writes them) N(0, 1), even ones x2,
@@ -9,7 +9,7 @@ assignment P(Z = 1 | x) = e^{y0} / (1 + e^{y0}); training outcomes get N(0, σ²
 "Both [baseline and effect] are functions of the covariates, centered and scaled to have zero mean and unit
 variance": we standardise each *function's values* over the covariate distribution, with mean and standard
 deviation estimated once on 400,000 draws from a fixed seed (:func:`standardisation`); a constant function
-(experiment 2's baseline, 0) is left as it is. This reading is ours (the thesis is ambiguous; digest §6.1).
+(experiment 2's baseline, 0) is left as it is. This reading is ours (the thesis is ambiguous here).
 """
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Teacher scores for policy trees: direct method, inverse propensity weighting and doubly robust (seed 004 §6.2).
+"""Teacher scores for policy trees: direct method, inverse propensity weighting and doubly robust (the STreeD
+paper, van der Linden, de Weerdt, Demirović, NeurIPS 2023, §4.4 and Appendix D).
 
 A policy tree maximises (here: minimises, in the internal sense) the summed score Γ_i,τ(x_i) of the treatment
 it assigns; the scores come from models fitted before the tree (the "teachers"), which is what makes the

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import math
 import time
 
@@ -12,27 +11,31 @@ import pyomo.environ as pyo
 from ..params import Satisfies, check_param
 from ..errors import InputError, SolverError
 from ..interrupt import STOP, stop_on_sigint
+from .adapter import adapter_names, get_adapter, installed
+from .checks import model_feasible, violated_cuts
 from .compile import CompileStopped, compile_model, fixed_vars
 from .options import SolveOptions
 from .result import BOUND_PROVENANCES, ObjectiveBound, SolveResult, finish, settle_with_bound
 
-SOLVERS = ("highs", "scip")
-_MODULE = {"highs": "highspy", "scip": "pyscipopt"}
+#: the built-in back-ends (:mod:`opttrees.solvers.adapter`), installed or not
+SOLVERS = adapter_names()
 
 
 def available_solvers() -> list[str]:
-    """Solvers whose Python package is importable here."""
-    return [s for s in SOLVERS if importlib.util.find_spec(_MODULE[s]) is not None]
+    """Registered solvers whose Python package is importable here."""
+    return [s for s in adapter_names() if installed(s)]
 
 
 def check_solver(solver: str) -> str:
     """Normalise and validate a solver name with a message that lists the alternatives."""
-    if not isinstance(solver, str) or solver.lower() not in SOLVERS:
-        raise SolverError(f"unknown solver {solver!r}; choose one of {list(SOLVERS)}")
+    names = adapter_names()
+    if not isinstance(solver, str) or solver.lower() not in names:
+        raise SolverError(f"unknown solver {solver!r}; choose one of {list(names)}")
     s = solver.lower()
-    if importlib.util.find_spec(_MODULE[s]) is None:
-        raise SolverError(f"solver {s!r} needs the Python package {_MODULE[s]!r}, which is not installed: "
-                          f"pip install {_MODULE[s]}")
+    if not installed(s):
+        package = get_adapter(s).package
+        raise SolverError(f"solver {s!r} needs the Python package {package!r}, which is not installed: "
+                          f"pip install {package}")
     return s
 
 
@@ -79,8 +82,7 @@ def _solve(formulation, solver, time_limit, mip_gap, threads, seed, warm_start, 
     check_param("bound_row", bound_row, [_BOOL], owner="solve()")
     if time_limit is not None and math.isinf(time_limit):
         time_limit = None
-    bound = _resolve_bound(formulation, objective_bound, time_limit)
-    dp_time = time.perf_counter() - t0 if isinstance(objective_bound, str) else 0.0
+    bound = _resolve_bound(formulation, objective_bound)
     # a formulation built onto a caller's block solves the whole model it lives in (objective, side rows)
     model = (formulation if isinstance(formulation, pyo.Block) else formulation.model).model()
     separator = getattr(formulation, "separator", None)
@@ -102,13 +104,13 @@ def _solve(formulation, solver, time_limit, mip_gap, threads, seed, warm_start, 
                            fixed=fixed)
     except CompileStopped as exc:
         why = "interrupted" if STOP.is_set() else "time_limit"
-        res = finish(s, _adapter(s).version(), why, None, None, 0.0, 0, [],
+        res = finish(s, get_adapter(s).version(), why, None, None, 0.0, 0, [],
                      message=f"{why.replace('_', ' ')} while handing the model to the solver ({exc})")
         res.timings["compile"] = res.timings["total"] = time.perf_counter() - t0
         if hasattr(formulation, "last_result"):
             formulation.last_result = res
         return res
-    compile_time = time.perf_counter() - t0 - dp_time
+    compile_time = time.perf_counter() - t0
     as_row = bool(bound is not None and bound_row and not cm.quad)
     if as_row:
         cm = _with_bound_row(cm, bound)
@@ -124,15 +126,12 @@ def _solve(formulation, solver, time_limit, mip_gap, threads, seed, warm_start, 
     if STOP.is_set():   # Ctrl-C before the solve started (e.g. during the build): return the start as it is
         res, x = _not_started(cm, s, x0, separator)
     else:
-        run = getattr(_adapter(s), f"solve_{s}")
-        res, x = run(cm, opts, x0=x0, separator=separator, repair=repair)
+        res, x = get_adapter(s).solve(cm, opts, x0=x0, separator=separator, repair=repair)
     if x is not None:
         cm.load_solution(x)
     if bound is not None:
         verified, reason = bound.verify(formulation) if x is not None else (None, "no solution")
         settle_with_bound(res, bound, verified, reason, as_row)
-        if dp_time:
-            res.timings["dp_bound"] = dp_time
     res.start_objective = start_obj
     res.timings["compile"] = compile_time
     res.timings["total"] = time.perf_counter() - t0
@@ -145,7 +144,7 @@ def _solve(formulation, solver, time_limit, mip_gap, threads, seed, warm_start, 
 _BOOL = Satisfies(lambda v: isinstance(v, (bool, np.bool_)), "True or False")
 
 
-def _resolve_bound(formulation, objective_bound, time_limit) -> ObjectiveBound | None:
+def _resolve_bound(formulation, objective_bound) -> ObjectiveBound | None:
     """The checked external bound of this solve, or None."""
     if objective_bound is None:
         return None
@@ -206,26 +205,15 @@ def _with_bound_row(cm, bound: ObjectiveBound):
 
 def _not_started(cm, solver: str, x0, separator):
     """An 'interrupted' result holding the warm start when it is a complete, feasible solution."""
-    from .highs import _model_feasible, _violated
-
     x = None
-    if x0 is not None and not np.isnan(x0).any() and _model_feasible(cm, x0):
-        if separator is None or not _violated(cm, separator, x0):
+    if x0 is not None and not np.isnan(x0).any() and model_feasible(cm, x0):
+        if separator is None or not violated_cuts(cm, separator, x0):
             x = x0
     obj = cm.objective_value(x) if x is not None else None
-    version = _adapter(solver).version()
+    version = get_adapter(solver).version()
     res = finish(solver, version, "interrupted", obj, None, 0.0, 0, [],
                  message="interrupted before the solve started")
     return res, x
-
-
-def _adapter(name: str):
-    """The adapter module of a solver: ``version()`` and ``solve_<name>(cm, opts, x0, separator, repair)``."""
-    if name == "highs":
-        from . import highs
-        return highs
-    from . import scip
-    return scip
 
 
 def _repair_values(cm, repair, x: np.ndarray):

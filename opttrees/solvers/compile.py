@@ -1,7 +1,7 @@
 """Compile a Pyomo model once into sparse arrays that both solver adapters load directly.
 
 Why: Pyomo's own HiGHS/SCIP interfaces cost 3-5x more than walking each constraint with Pyomo's
-``LinearRepnVisitor`` into CSR arrays (measured in shared/notes/solver-probe.md §4.2). The same artifact
+``LinearRepnVisitor`` into CSR arrays (measured: docs/design-notes.md §3). The same artifact
 feeds warm starts (``start_vector``), lazy cuts (``compile_cut``) and solution load-back (``load_solution``).
 """
 from __future__ import annotations

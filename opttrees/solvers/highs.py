@@ -2,7 +2,7 @@
 
 HiGHS 1.15 has no lazy constraints, so separation runs as solve -> separate -> add rows -> re-solve, each round
 stopped at the first incumbent that violates a cut, all under one overall time limit. Pitfalls handled
-(shared/notes/solver-probe.md): the interrupt callback always writes an explicit flag (stale-flag bug);
+(docs/design-notes.md §1): the interrupt callback always writes an explicit flag (stale-flag bug);
 ``threads`` is process-global, so the scheduler is reset when it changes.
 """
 from __future__ import annotations
@@ -16,6 +16,7 @@ import time
 import numpy as np
 
 from ..errors import SolverError
+from .checks import compiled_violations, dedupe, model_feasible, violated_cuts
 from .compile import CompiledModel
 from .options import Progress, SolveOptions
 from .result import SolveResult, finish
@@ -133,6 +134,20 @@ def solve_highs(cm: CompiledModel, opts: SolveOptions, x0: np.ndarray | None = N
     return run.solve(x0)
 
 
+class HighsAdapter:
+    """HiGHS as a :class:`~opttrees.solvers.adapter.SolverAdapter` (lazy cuts by a solve-separate-resolve loop)."""
+
+    name = "highs"
+    package = "highspy"
+
+    def version(self) -> str:
+        return version()
+
+    def solve(self, cm: CompiledModel, opts: SolveOptions, x0: np.ndarray | None = None, separator=None,
+              repair=None) -> tuple[SolveResult, np.ndarray | None]:
+        return solve_highs(cm, opts, x0=x0, separator=separator, repair=repair)
+
+
 class HighsRun:
     """One HiGHS branch and bound on the full model; the base of the cut loop.
 
@@ -192,7 +207,7 @@ class HighsRun:
 
     # ------------------------------------------------------------------ the run
     def start_with(self, x0: np.ndarray) -> None:
-        if not np.isnan(x0).any() and _model_feasible(self.cm, x0):
+        if not np.isnan(x0).any() and model_feasible(self.cm, x0):
             self.offer(x0, self.cm.objective_value(x0), math.nan, 0)  # kept if nothing better comes in time
         _set_start(self.h, x0)
 
@@ -284,9 +299,9 @@ class HighsCutLoop(HighsRun):
     def _on_solution(self, e) -> None:   # separation at every integer-feasible solution HiGHS finds
         o = e.data_out
         x = np.array(o.mip_solution, dtype=np.float64)   # a view into HiGHS memory: copy
-        violated = _violated(self.cm, self.separator, x)
+        violated = violated_cuts(self.cm, self.separator, x)
         if violated:
-            self.pending.extend(_dedupe(violated, self.keys))
+            self.pending.extend(dedupe(violated, self.keys))
             # batch: keep the round going for a few more cut-violating solutions (each brings new cuts);
             # stop it after CUT_BATCH of them or a short grace time
             now = time.perf_counter()
@@ -303,13 +318,13 @@ class HighsCutLoop(HighsRun):
         self.n_cuts += len(cuts)
 
     def start_with(self, x0: np.ndarray) -> None:
-        if not np.isnan(x0).any() and _model_feasible(self.cm, x0):
+        if not np.isnan(x0).any() and model_feasible(self.cm, x0):
             # a complete start that satisfies the master: if it also satisfies every cut it is the first
             # incumbent of the loop (the master would otherwise forget it once it finds a cut-violating
             # improvement); its violated cuts, if any, are valid and go into the master right away
-            violated = _violated(self.cm, self.separator, x0)
+            violated = violated_cuts(self.cm, self.separator, x0)
             if violated:
-                fresh = _dedupe(violated, self.keys)
+                fresh = dedupe(violated, self.keys)
                 if fresh:
                     self.add_cuts(fresh)
             else:
@@ -345,7 +360,7 @@ class HighsCutLoop(HighsRun):
                     break
                 x = np.asarray(h.getSolution().col_value)
                 exprs = sep.separate_fractional(lambda v, x=x: float(x[cm.col_of[id(v)]]))
-                cuts = _dedupe(_compiled_violations(cm, exprs, x), self.keys)
+                cuts = dedupe(compiled_violations(cm, exprs, x), self.keys)
                 lp_bound = self.sgn * h.getInfo().objective_function_value
                 history.append(lp_bound)
                 self.bound = lp_bound
@@ -371,9 +386,9 @@ class HighsCutLoop(HighsRun):
             self.pending, self.n_violated, self.first_violation = [], 0, None
             status, x, obj, consistent = self.run_round()
             cuts = list(self.pending)
-            violated = _violated(cm, sep, x) if x is not None else []
+            violated = violated_cuts(cm, sep, x) if x is not None else []
             if x is not None and obj is not None:
-                cuts += _dedupe(violated, self.keys)
+                cuts += dedupe(violated, self.keys)
                 if not violated:
                     self.offer(x, obj, self.bound if self.bound is not None else math.nan, self.nodes)
             if status in ("infeasible", "unbounded", "error"):
@@ -400,7 +415,7 @@ class HighsCutLoop(HighsRun):
             self.add_cuts(cuts)
             # next start: the incumbent repaired to satisfy every cut (problem-specific), else the best so far
             xr = self.repair(x) if self.repair is not None and x is not None else None
-            if xr is not None and _model_feasible(cm, xr) and not _violated(cm, sep, xr):
+            if xr is not None and model_feasible(cm, xr) and not violated_cuts(cm, sep, xr):
                 self.offer(xr, cm.objective_value(xr), self.bound if self.bound is not None else math.nan,
                            self.nodes)
             nxt = self.best_x if self.best_x is not None else xr
@@ -408,44 +423,6 @@ class HighsCutLoop(HighsRun):
                 _set_start(self.h, nxt)
             if status == "time_limit":
                 return status
-
-
-def _model_feasible(cm: CompiledModel, x: np.ndarray, tol: float = 1e-6) -> bool:
-    """x satisfies the compiled (master) model: bounds, rows and integrality."""
-    if np.any(x < cm.col_lower - tol) or np.any(x > cm.col_upper + tol):
-        return False
-    if np.any(np.abs(x[cm.integer] - np.round(x[cm.integer])) > tol):
-        return False
-    act = cm.row_activity(x)
-    return bool(np.all(act >= cm.row_lower - tol) and np.all(act <= cm.row_upper + tol))
-
-
-def _violated(cm: CompiledModel, separator, x: np.ndarray, tol: float = 1e-6) -> list:
-    """The separator's cuts that x actually violates (compiled); empty means x satisfies every cut."""
-    return _compiled_violations(cm, separator.separate(lambda v: float(x[cm.col_of[id(v)]])), x, tol)
-
-
-def _compiled_violations(cm: CompiledModel, exprs, x: np.ndarray, tol: float = 1e-6) -> list:
-    """The cut expressions that x violates, compiled to (columns, coefficients, lower, upper)."""
-    out = []
-    for expr in exprs:
-        idx, coef, lo, hi = cm.compile_cut(expr)
-        act = float(coef @ x[idx]) if len(idx) else 0.0
-        if act < lo - tol or act > hi + tol:
-            out.append((idx, coef, lo, hi))
-    return out
-
-
-def _dedupe(cuts: list, seen: set) -> list:
-    """Cuts not handed to the master before."""
-    out = []
-    for idx, coef, lo, hi in cuts:
-        key = (tuple(idx.tolist()), tuple(np.round(coef, 12).tolist()), lo, hi)
-        if key in seen:
-            continue
-        seen.add(key)
-        out.append((idx, coef, lo, hi))
-    return out
 
 
 def _add_rows(h, cuts) -> None:

@@ -2,7 +2,7 @@
 
 SCIP is the route for real lazy constraints (a ``Conshdlr`` that separates integer incumbents) and for
 quadratic objectives with integers (squared-loss regression), which HiGHS cannot solve.
-Pitfalls handled (shared/notes/solver-probe.md §2): ``getPrimalbound()`` lags inside BESTSOLFOUND, so the
+Pitfalls handled (docs/design-notes.md §2): ``getPrimalbound()`` lags inside BESTSOLFOUND, so the
 new solution's value is read directly; exceptions inside plugins are caught and re-raised after the solve;
 the handler always owns a constraint so variable locks keep presolve from dual reductions the cuts forbid.
 """
@@ -233,6 +233,20 @@ def solve_scip(cm: CompiledModel, opts: SolveOptions, x0: np.ndarray | None = No
                  n_lazy_cuts=counter["cuts"], timings={"load": load_time, "solve": runtime},
                  message="" if started or x0 is None else "warm start was rejected by SCIP")
     return res, best_x
+
+
+class ScipAdapter:
+    """SCIP as a :class:`~opttrees.solvers.adapter.SolverAdapter` (lazy cuts by a constraint handler)."""
+
+    name = "scip"
+    package = "pyscipopt"
+
+    def version(self) -> str:
+        return version()
+
+    def solve(self, cm: CompiledModel, opts: SolveOptions, x0: np.ndarray | None = None, separator=None,
+              repair=None) -> tuple[SolveResult, np.ndarray | None]:
+        return solve_scip(cm, opts, x0=x0, separator=separator, repair=repair)
 
 
 def _attach_lazy(ps, m, xs, cm: CompiledModel, separator, counter: dict, errors: list) -> None:

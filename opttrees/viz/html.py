@@ -49,7 +49,8 @@ def _summary_rows(summary) -> list[list[str]]:
         summary = summary.to_dict()
     if not isinstance(summary, dict):
         raise InputError(f"summary must be a dict (a report.json or SolveResult.to_dict()); got {type(summary).__name__}")
-    solve = summary.get("solve") if isinstance(summary.get("solve"), dict) else summary
+    inner = summary.get("solve")
+    solve: dict = inner if isinstance(inner, dict) else summary
     rows = []
     for key, label in _SOLVE_FIELDS:
         v = solve.get(key)
@@ -81,7 +82,8 @@ def _used_features(tree: Tree) -> list[int]:
     used = set(tree.feature[branch & (tree.feature >= 0)].tolist())
     hyper = branch & (tree.feature == HYPERPLANE)
     if hyper.any():
-        used |= set(np.nonzero((tree._coefs()[hyper] != 0).any(axis=0))[0].tolist())
+        coefs = np.array([tree.split_coef(int(t)) for t in np.flatnonzero(hyper)])
+        used |= set(np.nonzero((coefs != 0).any(axis=0))[0].tolist())
     return sorted(int(j) for j in used)
 
 
@@ -111,8 +113,8 @@ def _rows_payload(tree: Tree, X, y, row_names, names) -> dict:
         else:
             actual = [str(v) for v in yv]
     return {"names": row_names, "paths": paths, "total": int(total), "shown": int(shown),
-            "features": [tree._fname(j) for j in used], "values": [[_num(v) for v in r] for r in Xa[:shown, used]],
-            "actual": actual}
+            "features": [tree.feature_name(j) for j in used],
+            "values": [[_num(v) for v in r] for r in Xa[:shown, used]], "actual": actual}
 
 
 def _page_data(tree: Tree, *, title, summary, X, y, class_names, row_names, precision) -> dict:
@@ -132,7 +134,7 @@ def _page_data(tree: Tree, *, title, summary, X, y, class_names, row_names, prec
                 "cls": None if stats.predicted_class is None else int(stats.predicted_class[t])}
         if tree.task == "regression" and leaf:
             node["value"] = _num(tree.value[t, 0])
-        if stats.mean is not None:
+        if stats.mean is not None and stats.std is not None and stats.median is not None:
             node.update(mean=_num(stats.mean[t]), std=_num(stats.std[t]), median=_num(stats.median[t]))
         nodes.append(node)
     return {"title": title, "task": tree.task, "precision": precision, "collapse_depth": COLLAPSE_DEPTH,
