@@ -29,7 +29,7 @@ from . import jit
 
 #: the modules holding the package's cached numba kernels (grep for ``@njit``); :func:`cold_kernels` checks them
 KERNEL_MODULES = ("opttrees.heuristics._kernels", "opttrees.heuristics.linear_leaves", "opttrees.dp.engine",
-                  "opttrees.prescriptive._kernels")
+                  "opttrees.dp.continuous_kernels", "opttrees.prescriptive._kernels")
 
 #: kernels compiled again for another array type: (dispatcher path, argument, dtype of each variant, large only)
 VARIANTS = (("opttrees.heuristics._kernels.run_restarts", "ogT", "uint32", False),
@@ -142,11 +142,27 @@ def _ls_64bit():
 def _dp():
     from .estimators import OptimalTreeClassifier, OptimalTreeRegressor
     X, y, r = _xy()
-    OptimalTreeClassifier(time_limit=None, max_depth=2, method="dp").fit(X, y)
-    OptimalTreeClassifier(time_limit=None, max_depth=2, method="dp").fit(X, y, sample_weight=1.0 + y)
-    OptimalTreeRegressor(time_limit=None, max_depth=2, method="dp").fit(X, r)
+    b = "quantile"        # the binary engine (the continuous search has its own task below)
+    OptimalTreeClassifier(time_limit=None, max_depth=2, method="dp", binarization=b).fit(X, y)
+    OptimalTreeClassifier(time_limit=None, max_depth=2, method="dp", binarization=b).fit(X, y, sample_weight=1.0 + y)
+    OptimalTreeRegressor(time_limit=None, max_depth=2, method="dp", binarization=b).fit(X, r)
     from .dp.api import solve_dp   # a run stopped at once: its lower bound at a stop (root_lower_bound)
-    solve_dp(X, y, max_depth=2, time_limit=1e-9)
+    solve_dp(X, y, max_depth=2, time_limit=1e-9, binarization=b)
+
+
+def _dp_continuous():
+    """Every path of the continuous search: two and three classes, a cost matrix, squared error, a minimum leaf
+    size (the interval search), depth 3 (the recursion)."""
+    import numpy as np
+
+    from .dp import CostSensitiveTask, RegressionTask
+    from .dp.continuous import solve_dp_continuous
+    X, y, r = _xy()
+    solve_dp_continuous(X, y, max_depth=3)
+    solve_dp_continuous(X, y, max_depth=2, min_samples_leaf=2)
+    solve_dp_continuous(X, np.arange(len(y)) % 3, max_depth=2)
+    solve_dp_continuous(X, y, task=CostSensitiveTask(1 - np.eye(2), classes=[0, 1]), max_depth=2)
+    solve_dp_continuous(X, r, task=RegressionTask(), max_depth=3)
 
 
 def _prescriptive_data():
@@ -184,7 +200,8 @@ GROUPS = {
                     ("local search, regression", _ls_regression),
                     ("local search, hyperplanes", _ls_hyperplane), ("local search from a start", _ls_improve),
                     ("greedy", _greedy), ("linear leaves", _linear_leaves)]),
-    "dp": (("opttrees.dp.engine",), [("dynamic program", _dp)]),
+    "dp": (("opttrees.dp.engine", "opttrees.dp.continuous_kernels"),
+           [("dynamic program", _dp), ("continuous dynamic program", _dp_continuous)]),
     "prescriptive": (("opttrees.prescriptive._kernels",),
                      [("prescriptive trees", _prescriptive), ("prescriptive search from a start", _prescriptive_improve)]),
     "heuristics-64": (("opttrees.heuristics._kernels",), [("local search, >65,536 rows (64-bit words)", _ls_64bit)]),

@@ -32,10 +32,11 @@ from ..solvers.result import Incumbent, finish, relative_gap
 from ..tree import LEAF, Tree, heap_topology
 from . import engine as E
 from .memory import check_estimate, check_limit, counts_bytes, fmt_bytes, resident_bytes
-from .tasks import ClassificationTask, EngineData
+from .common import MAX_DEPTH, _check_task, _common_checks, _fill_payload, _raw_cost
 
-#: deepest tree the engine accepts (heap arrays of 2^(d+1) - 1 nodes; deeper trees are out of reach anyway)
-MAX_DEPTH = 12
+__all__ = ["MAX_DEPTH", "check_binary_matrix", "solve_dp", "solve_dp_binary", "solve_dp_columns", "heap_to_tree"]
+from .tasks import EngineData
+
 #: largest memory (bytes) the depth-two solver's frequency counts may take
 MAX_COUNT_BYTES = 2 * 1024 ** 3
 
@@ -60,25 +61,6 @@ def check_binary_matrix(Xb, name: str = "Xb") -> np.ndarray:
         raise InputError(f"{name} must be a binary 0/1 matrix (the dynamic program splits on binary columns); "
                          f"{name}[{r}, {c}] = {arr[r, c]:g}. Use solve_dp to binarise raw features.")
     return arr.astype(np.uint8)
-
-
-def _check_int(name, v, lo, hi=None, none_ok=False):
-    if v is None and none_ok:
-        return None
-    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo or (hi is not None and v > hi):
-        rng = f">= {lo}" if hi is None else f"in {lo}..{hi}"
-        raise InputError(f"{name} must be an integer {rng}; got {v!r}")
-    return int(v)
-
-
-def _check_alpha(alpha):
-    try:
-        a = float(alpha)
-    except (TypeError, ValueError):
-        raise InputError(f"alpha must be a number >= 0; got {alpha!r}") from None
-    if not np.isfinite(a) or a < 0:
-        raise InputError(f"alpha must be a finite number >= 0; got {alpha!r}")
-    return a
 
 
 def _useful_columns(Xb: np.ndarray, dedupe: bool):
@@ -299,28 +281,6 @@ def heap_to_tree(heap: np.ndarray, decode, n_features: int, tree_task: str, clas
                 feature_names=feature_names, n_features=n_features)
 
 
-def _fill_payload(tree: Tree, task, ed: EngineData, X) -> np.ndarray:
-    leaf = tree.apply(X)
-    value, label = task.leaf_payload(ed, leaf, tree.n_nodes)
-    tree.value = np.atleast_2d(value)
-    if label is not None:
-        tree.label = np.asarray(label, np.int64)
-    return leaf
-
-
-def _raw_cost(tree: Tree, task, ed: EngineData, leaf, column_costs_fn, Xb_path=None) -> float:
-    """The returned tree's own raw objective, recomputed by routing (leaf losses + feature costs + penalties)."""
-    if ed.kind == 2:
-        per = task.leaf_losses_of_tree(ed, leaf, tree.n_nodes)
-        loss = float(per[tree.leaves].sum())
-    else:
-        counts = np.zeros((tree.n_nodes, ed.K))
-        np.add.at(counts, (leaf, ed.y), ed.weights)
-        per = task.leaf_losses(ed, counts)
-        loss = float(per[tree.leaves].sum())
-    return loss + (column_costs_fn(tree) if column_costs_fn is not None else 0.0)
-
-
 def _feature_cost_of_tree(tree: Tree, X, w, costs_per_split):
     """Sum over branch nodes of (weight reaching the node) x (test cost given the node's ancestors)."""
     path = tree.decision_path(X)
@@ -334,30 +294,6 @@ def _feature_cost_of_tree(tree: Tree, X, w, costs_per_split):
             u = parents[u]
         total += reach[t] * costs_per_split(t, anc)
     return total
-
-
-def _common_checks(max_depth, max_num_nodes, min_samples_leaf, alpha, time_limit):
-    D = _check_int("max_depth", max_depth, 0, MAX_DEPTH)
-    nn = _check_int("max_num_nodes", max_num_nodes, 0, none_ok=True)
-    ml = _check_int("min_samples_leaf", min_samples_leaf, 1)
-    a = _check_alpha(alpha)
-    if time_limit is not None:
-        try:
-            tl = float(time_limit)
-        except (TypeError, ValueError):
-            raise InputError(f"time_limit must be a number of seconds > 0 or None; got {time_limit!r}") from None
-        if not tl > 0:
-            raise InputError(f"time_limit must be > 0 seconds or None; got {time_limit!r}")
-    return D, nn, ml, a
-
-
-def _check_task(task):
-    if task is None:
-        return ClassificationTask()
-    if not hasattr(task, "prepare") or not hasattr(task, "leaf_payload"):
-        raise InputError(f"task must be a dynamic-programming task (ClassificationTask, CostSensitiveTask, "
-                         f"RegressionTask, ...); got {type(task).__name__}")
-    return task
 
 
 def _solve(Xb, X_route, decode, n_features, y, task, max_depth, max_num_nodes, min_samples_leaf, alpha,

@@ -37,6 +37,7 @@ from ..progress import ProgressLine
 from ..solvers.result import Incumbent, finish, relative_gap
 from ..tree import LEAF, Tree
 from . import continuous_kernels as K
+from .common import _check_task, _common_checks, _fill_payload, _raw_cost
 from .memory import check_limit, fmt_bytes, resident_bytes
 from .tasks import KIND_SQUARED
 
@@ -480,8 +481,6 @@ def solve_dp_continuous(X, y, task=None, max_depth: int = 3, max_num_nodes: int 
     ``memory_limit`` (bytes or "4GB"; default half the physical memory): refused up front when the estimate
     is over it, stopped like a time limit when the process grows past it.
     """
-    from .api import _check_task, _common_checks, _fill_payload, _raw_cost
-
     t0 = time.perf_counter()
     deadline = Deadline(time_limit)
     D, nn, ml, a = _common_checks(max_depth, max_num_nodes, min_samples_leaf, alpha, time_limit)

@@ -25,7 +25,8 @@ from ..data import LabelCodec, _as_1d, check_sample_weight
 from ..errors import InputError
 from ..interrupt import STOP, Deadline
 from ..solvers.result import Incumbent, finish
-from .api import _check_int, check_binary_matrix, heap_to_tree
+from .api import check_binary_matrix, heap_to_tree
+from .common import _check_int
 
 PARETO_MAX_DEPTH = 4
 

@@ -31,7 +31,7 @@ from ..prescriptive.objective import (KIND_LINEAR, KIND_OPT, KIND_POLICY, Prescr
                                       make_problem, tree_objective)
 from ..prescriptive.search import heap_to_tree
 from ..solvers.result import Incumbent, finish
-from .api import _check_alpha, _check_int
+from .common import _check_alpha, _check_int
 
 #: the search is exponential in depth beyond the depth-two solver; deeper trees are out of reach anyway
 PRESCRIPTIVE_MAX_DEPTH = 4

@@ -23,7 +23,8 @@ from ..interrupt import STOP, Deadline, stop_on_sigint
 from ..oracles.base import DecisionProblem
 from ..solvers.result import Incumbent, finish
 from ..spo.objective import spot_norm
-from .api import _check_alpha, _check_int, heap_to_tree
+from .api import heap_to_tree
+from .common import _check_alpha, _check_int
 
 #: the Python search is exponential in depth without the depth-two solver; deeper trees are out of reach
 SPO_MAX_DEPTH = 4

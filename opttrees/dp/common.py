@@ -1,0 +1,77 @@
+"""Checks and leaf payloads shared by the binary engine (:mod:`opttrees.dp.api`) and the continuous search
+(:mod:`opttrees.dp.continuous`): one wording for every DP entry point's errors, one way to score its tree."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import InputError
+from ..tree import Tree
+from .tasks import ClassificationTask, EngineData
+
+#: deepest tree the engines accept (heap arrays of 2^(d+1) - 1 nodes; deeper trees are out of reach anyway)
+MAX_DEPTH = 12
+
+
+def _check_int(name, v, lo, hi=None, none_ok=False):
+    if v is None and none_ok:
+        return None
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo or (hi is not None and v > hi):
+        rng = f">= {lo}" if hi is None else f"in {lo}..{hi}"
+        raise InputError(f"{name} must be an integer {rng}; got {v!r}")
+    return int(v)
+
+
+def _check_alpha(alpha):
+    try:
+        a = float(alpha)
+    except (TypeError, ValueError):
+        raise InputError(f"alpha must be a number >= 0; got {alpha!r}") from None
+    if not np.isfinite(a) or a < 0:
+        raise InputError(f"alpha must be a finite number >= 0; got {alpha!r}")
+    return a
+
+
+def _fill_payload(tree: Tree, task, ed: EngineData, X) -> np.ndarray:
+    leaf = tree.apply(X)
+    value, label = task.leaf_payload(ed, leaf, tree.n_nodes)
+    tree.value = np.atleast_2d(value)
+    if label is not None:
+        tree.label = np.asarray(label, np.int64)
+    return leaf
+
+
+def _raw_cost(tree: Tree, task, ed: EngineData, leaf, column_costs_fn, Xb_path=None) -> float:
+    """The returned tree's own raw objective, recomputed by routing (leaf losses + feature costs + penalties)."""
+    if ed.kind == 2:
+        per = task.leaf_losses_of_tree(ed, leaf, tree.n_nodes)
+        loss = float(per[tree.leaves].sum())
+    else:
+        counts = np.zeros((tree.n_nodes, ed.K))
+        np.add.at(counts, (leaf, ed.y), ed.weights)
+        per = task.leaf_losses(ed, counts)
+        loss = float(per[tree.leaves].sum())
+    return loss + (column_costs_fn(tree) if column_costs_fn is not None else 0.0)
+
+
+def _common_checks(max_depth, max_num_nodes, min_samples_leaf, alpha, time_limit):
+    D = _check_int("max_depth", max_depth, 0, MAX_DEPTH)
+    nn = _check_int("max_num_nodes", max_num_nodes, 0, none_ok=True)
+    ml = _check_int("min_samples_leaf", min_samples_leaf, 1)
+    a = _check_alpha(alpha)
+    if time_limit is not None:
+        try:
+            tl = float(time_limit)
+        except (TypeError, ValueError):
+            raise InputError(f"time_limit must be a number of seconds > 0 or None; got {time_limit!r}") from None
+        if not tl > 0:
+            raise InputError(f"time_limit must be > 0 seconds or None; got {time_limit!r}")
+    return D, nn, ml, a
+
+
+def _check_task(task):
+    if task is None:
+        return ClassificationTask()
+    if not hasattr(task, "prepare") or not hasattr(task, "leaf_payload"):
+        raise InputError(f"task must be a dynamic-programming task (ClassificationTask, CostSensitiveTask, "
+                         f"RegressionTask, ...); got {type(task).__name__}")
+    return task
