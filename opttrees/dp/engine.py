@@ -52,6 +52,7 @@ O_USE_DATASET, O_USE_BRANCH, O_USE_D2, O_USE_UB, O_USE_LB, O_USE_SIM, O_MINLEAF,
 N_OPTS = 16
 
 
+@njit(cache=True)
 def new_cache():
     return Dict.empty(KEY, ENTRY)
 
