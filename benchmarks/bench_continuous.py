@@ -2,6 +2,12 @@
 10 and 100 quantile thresholds per feature, all measured in the same run (issue 28).
 
 Usage: .venv/bin/python benchmarks/bench_continuous.py [--quick] [--long] [--n-jobs 2] [--limit 600]
+       .venv/bin/python benchmarks/bench_continuous.py --binary     # 30 small binary cases against pystreed
+       .venv/bin/python benchmarks/bench_continuous.py --threads    # n_jobs 1 against 2, same tree
+
+``--binary``: the per-call overhead on small binary data (the DL8.5 sets are not reachable offline, so 30
+random binary matrices with planted structure: 100-800 rows, 10-40 columns, depths 3-4), total time of the
+binary engine against pystreed's over the same cases, each method's own optimum checked equal.
 
 Every method runs in its own forked process, so "peak MB" is that process's peak resident memory (the
 parent is small when it forks). Objective: training misclassifications (classification) or squared error
@@ -136,13 +142,69 @@ def fmt(r, peak):
     return f"{r['s']:7.2f} s {obj:>10s} {proof:>9s} {peak:6.0f} MB"
 
 
+def binary_cases():
+    rng = np.random.default_rng(0)
+    out = []
+    for k in range(30):
+        n = int(rng.integers(100, 800))
+        p = int(rng.integers(10, 40))
+        Xb = (rng.random((n, p)) < rng.uniform(0.2, 0.5)).astype(np.uint8)
+        y = (Xb[:, 0] & Xb[:, 1] | Xb[:, 2]) ^ (rng.random(n) < 0.1)
+        out.append((Xb, y.astype(int), 3 if k % 2 == 0 else 4))
+    return out
+
+
+def bench_binary():
+    from pystreed import STreeDClassifier
+
+    from opttrees.dp import solve_dp_binary
+    cases = binary_cases()
+    solve_dp_binary(*cases[0][:2], max_depth=2)
+    STreeDClassifier(max_depth=2).fit(*cases[0][:2])
+    ours = theirs = 0.0
+    for Xb, y, d in cases:
+        t = time.perf_counter()
+        _, res = solve_dp_binary(Xb, y, max_depth=d)
+        ours += time.perf_counter() - t
+        t = time.perf_counter()
+        m = STreeDClassifier(max_depth=d).fit(Xb, y)
+        theirs += time.perf_counter() - t
+        errs = int((m.predict(Xb) != y).sum())
+        assert abs(res.objective * res.dp_baseline - errs) < 1e-9, (res.objective * res.dp_baseline, errs)
+    print(f"30 binary cases (depths 3-4): opttrees {ours:.2f} s, pystreed {theirs:.2f} s, ratio {ours / theirs:.2f}; "
+          "the same optimum in every case")
+
+
+def bench_threads():
+    from opttrees.dp import solve_dp
+
+    for name, (X, y), d in [("synthetic 20,000x10", synthetic(20000), 2), ("synthetic 2,000x10", synthetic(2000, seed=2), 3)]:
+        row = []
+        trees = []
+        for j in (1, 2):
+            t = time.perf_counter()
+            tree, res = solve_dp(X, y, max_depth=d, binarization="exact", n_jobs=j)
+            row.append(time.perf_counter() - t)
+            trees.append(tree.to_json())
+        print(f"{name} depth {d}: n_jobs=1 {row[0]:.2f} s, n_jobs=2 {row[1]:.2f} s, speed-up {row[0] / row[1]:.2f}x, "
+              f"same tree: {trees[0] == trees[1]}", flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
+    ap.add_argument("--binary", action="store_true")
+    ap.add_argument("--threads", action="store_true")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--long", action="store_true")
     ap.add_argument("--n-jobs", type=int, default=1)
     ap.add_argument("--limit", type=float, default=600.0)
     a = ap.parse_args()
+    if a.binary:
+        bench_binary()
+        return
+    if a.threads:
+        bench_threads()
+        return
     # compile / load the kernels once, outside the timed runs (each fork inherits them)
     from opttrees.dp import solve_dp
     X0, y0 = synthetic(300)

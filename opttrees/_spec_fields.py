@@ -20,7 +20,7 @@ FIELDS = json.loads(r"""
   "wine"
  ],
  "default_random_state": 0,
- "fingerprint": "6343a89dfbe847782d61c80b37499416f6ee9408356ceaeaeea359bde3d61cdf",
+ "fingerprint": "7eb8f98bf1f19c02c7a7f2e2c55ccadd6edbfaf094e5d2d538fdd9551cee8db3",
  "missing_policies": [
   "error",
   "drop",

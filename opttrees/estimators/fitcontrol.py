@@ -462,7 +462,9 @@ def dp_start_and_bound(est, form, ctl, use_start: bool, use_bound: bool):
     """
     if form is None or not (use_start or use_bound) or ctl.stop():
         return None, None
-    binarization = "midpoints" if use_bound else getattr(est, "binarization", "midpoints")
+    own = getattr(est, "binarization", "midpoints")
+    # "auto" / "exact" are every midpoint too (dp_for_formulation picks the continuous search when it suits)
+    binarization = "midpoints" if use_bound or own in ("auto", "exact") else own
     with ctl.stage("dp"):
         run = run_dp(form, type(est).__name__, binarization, getattr(est, "n_thresholds", 10), ctl.remaining(),
                      use_bound, verbose=getattr(est, "verbose", False))
