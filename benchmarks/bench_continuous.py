@@ -69,7 +69,7 @@ def synthetic(n, task="classification", seed=0, p=10):
     return X, y
 
 
-def cases(quick: bool, long: bool):
+def cases(quick: bool, long: bool, only_long: bool = False):
     from sklearn.datasets import load_breast_cancer, load_diabetes, load_wine
 
     bc = load_breast_cancer(return_X_y=True)
@@ -81,7 +81,9 @@ def cases(quick: bool, long: bool):
         out += [("synthetic 20,000x10", *synthetic(20000), "classification", 2),
                 ("synthetic 5,000x10", *synthetic(5000, seed=1), "classification", 3),
                 ("synthetic reg 10,000x8", *synthetic(10000, "regression", p=8), "regression", 2)]
-    if long:
+    if only_long:
+        out = []
+    if long or only_long:
         out += [("synthetic 20,000x10", *synthetic(20000), "classification", 3),
                 ("synthetic 2,000x10", *synthetic(2000, seed=2), "classification", 4)]
     return out
@@ -196,6 +198,7 @@ def main():
     ap.add_argument("--threads", action="store_true")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--long", action="store_true")
+    ap.add_argument("--only-long", action="store_true", help="the --long cases only")
     ap.add_argument("--n-jobs", type=int, default=1)
     ap.add_argument("--limit", type=float, default=600.0)
     a = ap.parse_args()
@@ -212,7 +215,7 @@ def main():
     solve_dp(X0, y0, max_depth=3, binarization="exact", min_samples_leaf=2)
     print(f"{'case':26s} {'d':>2s} | {'opttrees exact DP':^38s} | {'sklearn CART':^38s} | "
           f"{'pystreed 10 quantiles':^38s} | {'pystreed 100 quantiles':^38s}")
-    for name, X, y, task, depth in cases(a.quick, a.long):
+    for name, X, y, task, depth in cases(a.quick, a.long, a.only_long):
         limit = a.limit if depth >= 3 and len(y) > 5000 or depth >= 4 else min(a.limit, 600.0)
         rows = [_forked(run_ours, X, y, task, depth, limit, a.n_jobs), _forked(run_cart, X, y, task, depth)]
         rows += [_forked(run_pystreed, X, y, task, depth, k, limit) for k in (10, 100)]
