@@ -371,13 +371,17 @@ def search(X, ed, max_depth, max_num_nodes, min_samples_leaf, alpha, deadline, n
                          bound=fin if complete else 0.0, phase="done" if complete else "grid")
             return
 
+        def by_intervals(f, ub, grid_only):
+            """The depth-two interval search of root feature f (squared error or a minimum leaf size)."""
+            o = np.zeros(4)
+            K.root_feature(so, xs, n, f, prob.Z, prob.lab, prob.wt, prob.ties, prob.worst, prob.kind, prob.K,
+                           prob.M, prob.pen, prob.minl, Bd, ub, prob.moving, grid_only, stop, searchers[f].side, o)
+            prob.evaluations += int(o[3])
+            return o[0], (f, int(o[1])) if o[1] >= 0 else None, o[2], None
+
         def grid(f):
             if D <= 2:
-                o = np.zeros(4)
-                K.root_feature(so, xs, n, f, prob.Z, prob.lab, prob.wt, prob.ties, prob.worst, prob.kind, prob.K, prob.M, prob.pen,
-                               prob.minl, Bd, best, prob.moving, True, stop, searchers[f].side, o)
-                prob.evaluations += int(o[3])
-                return o[0], (f, int(o[1])) if o[1] >= 0 else None, o[2], None
+                return by_intervals(f, best, True)
             return searchers[f].search_feature(so, xs, n, D, B, f, best, grid_only=True)
         outs = _map(grid, feats, n_jobs)
         inc, inc_tree = best, best_tree
@@ -391,11 +395,7 @@ def search(X, ed, max_depth, max_num_nodes, min_samples_leaf, alpha, deadline, n
 
         def refine(f):
             if D <= 2:
-                o = np.zeros(4)
-                K.root_feature(so, xs, n, f, prob.Z, prob.lab, prob.wt, prob.ties, prob.worst, prob.kind, prob.K, prob.M, prob.pen,
-                               prob.minl, Bd, inc, prob.moving, False, stop, searchers[f].side, o)
-                prob.evaluations += int(o[3])
-                return o[0], (f, int(o[1])) if o[1] >= 0 else None, o[2], None
+                return by_intervals(f, inc, False)
             return searchers[f].search_feature(so, xs, n, D, B, f, inc, grid_only=False, state=outs[f][3])
         outs2 = _map(refine, feats, n_jobs)
         fin, fin_tree, low = inc, inc_tree, inc

@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .engine import leaf_cost
+from .engine import _sse, leaf_cost
 
 INF = np.inf
 #: positions per feature evaluated before the interval search
@@ -46,14 +46,6 @@ def between(lo, hi):
     if lo < t and t <= hi:
         return t
     return hi
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _sse(w, wy, wy2):
-    if w <= 0.0:
-        return 0.0
-    r = wy2 - wy * wy / w
-    return r if r > 0.0 else 0.0
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -565,33 +557,9 @@ def subset_hash(so, m, h1, h2):
 # ---------------------------------------------------------------------------------------------------------
 
 @njit(cache=True, nogil=True, inline="always")
-def _suffix_add(mn, ad, size, lo, val):
-    """Add ``val`` to leaves lo..size-1 of a min segment tree (``mn`` node minimum, ``ad`` pending add)."""
-    l0 = lo + size
-    left = l0
-    right = 2 * size
-    while left < right:
-        if left & 1:
-            mn[left] += val
-            ad[left] += val
-            left += 1
-        if right & 1:
-            right -= 1
-            mn[right] += val
-            ad[right] += val
-        left >>= 1
-        right >>= 1
-    i = l0 >> 1
-    while i >= 1:
-        a = mn[2 * i]
-        b = mn[2 * i + 1]
-        mn[i] = (a if a < b else b) + ad[i]
-        i >>= 1
-
-
-@njit(cache=True, nogil=True, inline="always")
 def _suffix_add2(mn, mx, ad, size, lo, val):
-    """:func:`_suffix_add` for a tree that keeps both the minimum (``mn``) and the maximum (``mx``)."""
+    """Add ``val`` to leaves lo..size-1 of a segment tree keeping each node's minimum (``mn``) and maximum
+    (``mx``) with a pending add (``ad``): both are read at the root, O(log size) per call."""
     l0 = lo + size
     left = l0
     right = 2 * size
@@ -698,15 +666,6 @@ def _two_class_roots(so, xs, m, f, lab, wt, M, pen, pos, outL, outR, size, tot):
 
 
 @njit(cache=True, nogil=True)
-def _build(mn, ad, size):
-    for i in range(size - 1, 0, -1):
-        a = mn[2 * i]
-        b = mn[2 * i + 1]
-        mn[i] = a if a < b else b
-        ad[i] = 0.0
-
-
-@njit(cache=True, nogil=True)
 def all_roots_cls(so, xs, m, f, lab, wt, K, M, pen, pos, outL, outR, leafL, leafR):
     """outL[i], outR[i] (i = 1..m-1): the best depth-<=1 cost of the left (first i rows of f's order) and
     right sides over every feature, split or leaf (the leaf included), for a classification loss; leafL and
@@ -766,8 +725,10 @@ def all_roots_cls(so, xs, m, f, lab, wt, K, M, pen, pos, outL, outR, leafL, leaf
         return
     cls = np.zeros(K)
     mnL = np.empty((T, 2 * size))
+    mxL = np.empty((T, 2 * size))      # the maximum is not read here (the same tree as for two classes)
     adL = np.zeros((T, 2 * size))
     mnR = np.empty((T, 2 * size))
+    mxR = np.empty((T, 2 * size))
     adR = np.zeros((T, 2 * size))
     for g in range(p):
         if not xs[g, 0] < xs[g, m - 1]:
@@ -779,6 +740,8 @@ def all_roots_cls(so, xs, m, f, lab, wt, K, M, pen, pos, outL, outR, leafL, leaf
             for s in range(size):
                 mnL[t, size + s] = INF
                 mnR[t, size + s] = INF
+                mxL[t, size + s] = -INF
+                mxR[t, size + s] = -INF
         for k in range(K):
             cls[k] = 0.0
         for s in range(1, m):
@@ -791,9 +754,11 @@ def all_roots_cls(so, xs, m, f, lab, wt, K, M, pen, pos, outL, outR, leafL, leaf
                         v += cls[k] * coef[k, t]
                     mnL[t, size + s] = 0.0
                     mnR[t, size + s] = v
+                    mxL[t, size + s] = 0.0
+                    mxR[t, size + s] = v
         for t in range(T):
-            _build(mnL[t], adL[t], size)
-            _build(mnR[t], adR[t], size)
+            _build2(mnL[t], mxL[t], adL[t], size)
+            _build2(mnR[t], mxR[t], adR[t], size)
         for k in range(K):
             left[k] = 0.0
         for q in range(m - 1):
@@ -805,8 +770,8 @@ def all_roots_cls(so, xs, m, f, lab, wt, K, M, pen, pos, outL, outR, leafL, leaf
             for t in range(T):
                 v = w * coef[c, t]
                 if v != 0.0:
-                    _suffix_add(mnL[t], adL[t], size, lo, v)
-                    _suffix_add(mnR[t], adR[t], size, lo, -v)
+                    _suffix_add2(mnL[t], mxL[t], adL[t], size, lo, v)
+                    _suffix_add2(mnR[t], mxR[t], adR[t], size, lo, -v)
             i = q + 1
             if xs[f, q] < xs[f, i]:
                 bl = INF
