@@ -332,7 +332,9 @@ def search(X, ed, max_depth, max_num_nodes, min_samples_leaf, alpha, deadline, n
     bound = 0.0
     trace = [Incumbent(time.perf_counter() - t0, best / ed.baseline, 0.0, relative_gap(best, 0.0), 0)]
     termination = "optimal"
-    line = ProgressLine("dynamic program (continuous)", enabled=bool(verbose), time_limit=deadline.remaining())
+    # the same label as the binary engine's line (one "dynamic program" whatever the search); engine=continuous
+    line = ProgressLine("dynamic program", enabled=bool(verbose), time_limit=deadline.remaining())
+    line.update(engine="continuous", depth=f"{D}/{D}")
     over_memory = False
     state = {"best": best, "tree": None, "bound": 0.0, "phase": "start"}
     best_tree = None
@@ -426,7 +428,8 @@ def search(X, ed, max_depth, max_num_nodes, min_samples_leaf, alpha, deadline, n
         try:
             while th.is_alive():
                 th.join(0.02)
-                line.update(phase=state["phase"], evaluations=prob.evaluations, best=best / ed.baseline)
+                line.update(phase=state["phase"], subproblems=prob.evaluations, best=state["best"] / ed.baseline,
+                            bound=state["bound"] / ed.baseline)
                 if not stop[0] and (deadline.stop() or STOP.is_set()):
                     stop[0] = 1
                 if not stop[0] and resident_bytes() > cap:
@@ -454,7 +457,7 @@ def search(X, ed, max_depth, max_num_nodes, min_samples_leaf, alpha, deadline, n
     if stop[0]:
         termination = "interrupted" if STOP.is_set() else "limit" if over_memory else "time_limit"
     bound = min(bnd, best)
-    line.update(best=best / ed.baseline, bound=bound / ed.baseline, status=termination)
+    line.update(subproblems=prob.evaluations, best=best / ed.baseline, bound=bound / ed.baseline, status=termination)
     line.close()
     trace.append(Incumbent(time.perf_counter() - t0, best / ed.baseline, bound / ed.baseline,
                            relative_gap(best, bound), prob.evaluations))
