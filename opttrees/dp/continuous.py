@@ -42,6 +42,9 @@ from .memory import check_limit, fmt_bytes, resident_bytes
 from .tasks import KIND_SQUARED
 
 INF = np.inf
+#: root positions per feature evaluated first at depth >= 3 (each costs two depth-(d-1) searches): enough for an
+#: incumbent and a first lower bound early (the fewest evaluations in all on 2,000 x 10 at depth 3: 8 of 4/8/16)
+DEEP_GRID = 8
 
 
 def _memory_estimate(n: int, p: int, depth: int, n_jobs: int) -> int:
@@ -235,7 +238,7 @@ class _Searcher:
             if c < best:
                 best, best_tree = c, t
 
-        ng = min(nb, K.GRID + 1)
+        ng = min(nb, DEEP_GRID + 1)
         grid = sorted({(q * (nb - 1)) // (ng - 1) if ng > 1 else 0 for q in range(ng)})
         for j in reversed(grid):
             if j not in vals:
