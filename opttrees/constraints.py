@@ -219,9 +219,12 @@ class _BDView:
             z, TL, n = m.tree.z, self.S.leaves, self.data.n
             blk = pyo.Block()
             m.add_component("constraint_predictions", blk)
+            blk._pos = pos
             blk.yhat = pyo.Var(range(n), bounds=(0.0, 1.0))
             blk.lower = pyo.Constraint(range(n), TL, rule=lambda b, i, t: b.yhat[i] >= z[i, t] + m.c[pos, t] - 1)
             blk.upper = pyo.Constraint(range(n), TL, rule=lambda b, i, t: b.yhat[i] <= 1 - z[i, t] + m.c[pos, t])
+        if blk._pos != pos:
+            raise InputError("constraints on one model must share the positive class")
         return [blk.yhat[i] for i in range(self.data.n)], np.arange(self.data.n)
 
 
@@ -303,6 +306,7 @@ class _FlowView:
         blk.mark_nonempty = pyo.Constraint([(u, n) for u in U for n in st.nodes],
                                            rule=lambda b, u, n: b.nonempty[n] >= b.s[u, n])
         blk._inv = inv
+        blk._Zu = Zu
         blk._n_rows = len(U)
         return blk
 
@@ -321,6 +325,7 @@ class _FlowView:
         m, st = self.m, self.st
         if blk.component("yhat") is None:
             U = list(range(blk._n_rows))
+            blk._pos = pos
             blk.q = pyo.Var(U, st.nodes, bounds=(0.0, 1.0))
             blk.yhat = pyo.Var(U, bounds=(0.0, 1.0))
             idx = [(u, n) for u in U for n in st.nodes]
@@ -328,6 +333,8 @@ class _FlowView:
             blk.q_label = pyo.Constraint(idx, rule=lambda b, u, n: b.q[u, n] <= m.w[n, pos])
             blk.q_both = pyo.Constraint(idx, rule=lambda b, u, n: b.q[u, n] >= b.s[u, n] + m.w[n, pos] - 1)
             blk.yhat_def = pyo.Constraint(U, rule=lambda b, u: b.yhat[u] == sum(b.q[u, n] for n in st.nodes))
+        if blk._pos != pos:
+            raise InputError("constraints on one model must share the positive class")
         return [blk.yhat[u] for u in range(blk._n_rows)], blk._inv
 
 
@@ -342,6 +349,73 @@ def _view(form):
         return _BDView(form)
     raise InputError(f"constraints are supported on OCT, ORT (parallel splits), FlowOCT and BendersOCT; got "
                      f"{type(form).__name__}")
+
+
+def _hook_warm_start(form, view) -> None:
+    """Make ``form.warm_start`` set the constraint variables too (once per formulation)."""
+    if getattr(form, "_constraint_start_hooked", False):
+        return
+    plain = form.warm_start
+
+    def warm_start(tree):
+        plain(tree)
+        set_constraint_start(form, view)
+
+    form.warm_start = warm_start
+    form._constraint_start_hooked = True
+
+
+def _val(v) -> float:
+    x = pyo.value(v, exception=False)
+    return 0.0 if x is None else float(x)
+
+
+def set_constraint_start(form, view=None) -> None:
+    """Set every variable the constraints added from the formulation's own (already set) tree variables."""
+    view = view or _view(form)
+    m = form.model
+    pred = m.component("constraint_predictions")
+    if pred is not None:   # Bertsimas-Dunn: yhat_i = c[+, t(i)]
+        z, TL = m.tree.z, view.S.leaves
+        pos = pred._pos
+        for i in range(view.data.n):
+            pred.yhat[i].set_value(float(sum(_val(z[i, t]) * _val(m.c[pos, t]) for t in TL) > 0.5))
+    route = m.component("constraint_routing")
+    if route is not None:   # flow: route each distinct row through b, p
+        st, Zu = view.st, route._Zu
+        for key in list(route.r.keys()):
+            route.r[key].set_value(0.0)
+            route.s[key].set_value(0.0)
+        reached = {n: 0.0 for n in st.nodes}
+        for u in range(Zu.shape[0]):
+            n = 1
+            while True:
+                route.r[u, n].set_value(1.0)
+                if n in st.leaves or _val(m.p[n]) > 0.5:
+                    route.s[u, n].set_value(1.0)
+                    reached[n] = 1.0
+                    break
+                cols = [c for c in st.cols if _val(m.b[n, c]) > 0.5]
+                if not cols:
+                    break
+                n = 2 * n + int(Zu[u, cols[0]])
+        for n in st.nodes:
+            route.nonempty[n].set_value(reached[n])
+        if route.component("q") is not None:
+            pos = route._pos
+            for u in range(Zu.shape[0]):
+                tot = 0.0
+                for n in st.nodes:
+                    q = _val(route.s[u, n]) * float(_val(m.w[n, pos]) > 0.5)
+                    route.q[u, n].set_value(q)
+                    tot += q
+                route.yhat[u].set_value(tot)
+    for blk in m.component_objects(pyo.Block, descend_into=False):
+        used = blk.component("used")
+        terms = getattr(blk, "_used_terms", None)
+        if used is not None and terms is not None:
+            for j, exprs in terms.items():
+                used[j].set_value(float(max((_val(e) for _, e in exprs), default=0.0) > 0.5))
 
 
 def _block(form, name: str) -> pyo.Block:
@@ -393,11 +467,17 @@ class Constraint:
         return self if self._bound_info is not None else self.validate(form.data)
 
     def add_to(self, formulation) -> pyo.Block:
-        """Add this constraint's rows to ``formulation.model`` on a Block named after it; returns the Block."""
+        """Add this constraint's rows to ``formulation.model`` on a Block named after it; returns the Block.
+
+        The formulation's ``warm_start(tree)`` then also sets the constraint's own variables (the per-row
+        predictions, the routing block, the feature-use indicators) from the tree, so a start sets every
+        variable of the model.
+        """
         bound = self._bound_to(formulation)
         view = _view(formulation)
         blk = _block(formulation, self.name)
         bound._rows(view, blk)
+        _hook_warm_start(formulation, view)
         return blk
 
     def _rows(self, view, blk) -> None:
@@ -665,6 +745,7 @@ def _used_vars(view, blk, features: list[int]) -> dict:
     """u[j] >= (node splits on j) for every node: u[j] = 1 when feature j is used anywhere."""
     terms = {j: view.split_terms(j) for j in features}
     feats = [j for j in features if terms[j]]
+    blk._used_terms = {j: terms[j] for j in feats}
     blk.used = pyo.Var(feats, domain=pyo.Binary)
     blk.mark_used = pyo.ConstraintList()
     for j in feats:
@@ -980,6 +1061,12 @@ class MinLeafWeight(Constraint):
     @property
     def bound(self):
         return self.w
+
+    def _bind(self, info):
+        total = float(info.w.sum())
+        if self.w > total + TOL:
+            raise InputError(f"MinLeafWeight: w={self.w:g} exceeds the total sample weight {total:g}; no tree, not even "
+                             "the single leaf, satisfies it")
 
     def _rows(self, view, blk):
         info = self._bound_info

@@ -17,6 +17,7 @@ from ..heuristics.cart import cart_classifier_tree
 from ..heuristics.core import make_problem, objective, refit_leaves
 from ..params import BOOLEAN, NONE, Interval, Options
 from .base import OptTreesEstimator, SolverMixin, warm_start_rules
+from .constrained import CONSTRAINT_RULES, ConstrainedMixin, ConstraintContext, bind, verify
 from .common import FittedTreeMixin, encode_categories, feature_names_in, finish_fit, record_display_bounds, root_leaf
 from .fitcontrol import controlled_fit, dp_plan, fit_mio, warn_time_limit
 
@@ -59,7 +60,7 @@ def fit_dp_tree(est, data, ctl, max_num_nodes=None, share: float = 1.0, stage: s
     return tree, res
 
 
-class OptimalTreeClassifier(FittedTreeMixin, ClassifierMixin, SolverMixin, OptTreesEstimator):
+class OptimalTreeClassifier(ConstrainedMixin, FittedTreeMixin, ClassifierMixin, SolverMixin, OptTreesEstimator):
     """Optimal classification tree (Bertsimas–Dunn OCT / OCT-H), by MIO, local search or greedily.
 
     Every method minimises the same objective: misclassifications / (root baseline errors) + alpha * splits.
@@ -139,6 +140,10 @@ class OptimalTreeClassifier(FittedTreeMixin, ClassifierMixin, SolverMixin, OptTr
         Seeds the local search, CART's tie-breaking and the solver's own seed.
     verbose : bool or int, default=False
         Show live solver progress.
+    constraints : list of opttrees.constraints objects or None, default=None
+        Side constraints (fairness, feature budgets, monotonicity, leaf support; :mod:`opttrees.constraints`),
+        honoured by ``method="mio"`` with parallel splits (an InputError otherwise). Start trees that break
+        them are pruned to feasible ones or dropped; the DP optimum stays a bound (a relaxation).
 
     Attributes
     ----------
@@ -158,6 +163,8 @@ class OptimalTreeClassifier(FittedTreeMixin, ClassifierMixin, SolverMixin, OptTr
         "completed", "time_limit" or "interrupted".
     fit_timings_ : dict
         Seconds per stage of the fit, plus "total".
+    constraint_values_ : dict
+        Each constraint's value on the training data ({} without constraints).
 
     Examples
     --------
@@ -179,13 +186,15 @@ class OptimalTreeClassifier(FittedTreeMixin, ClassifierMixin, SolverMixin, OptTr
         "loss_rows": [Options("tight", "thesis")],
         **DP_RULES,
         **MARGIN_RULES,
+        **CONSTRAINT_RULES,
     }
 
     def __init__(self, *, max_depth=2, min_samples_leaf=1, alpha=0.0, method="mio", solver="auto", time_limit=60,
                  warm_start="auto", mip_gap=1e-6, threads=1, n_restarts=100, split_type="parallel",
                  n_hyperplane_restarts=5, hyperplane_margin=0.005, n_jobs=1, binarization="quantile", dp_bound="auto",
                  routing="aggregated", loss_rows="tight",
-                 n_thresholds=10, max_num_nodes=None, random_state=0, verbose=False):
+                 n_thresholds=10, max_num_nodes=None, random_state=0, verbose=False, constraints=None):
+        self.constraints = constraints
         self.max_depth = max_depth
         self.min_samples_leaf = min_samples_leaf
         self.alpha = alpha
@@ -265,7 +274,8 @@ class OptimalTreeClassifier(FittedTreeMixin, ClassifierMixin, SolverMixin, OptTr
         fallback = lambda: ctl.run("fallback", cart_classifier_tree, data, depth, self.min_samples_leaf,  # noqa: E731
                                    alpha, self.random_state, fallback=lambda: self._root_tree(data, alpha), cheap=True)
         return fit_mio(self, ctl, make, (data, depth, self.min_samples_leaf, alpha), kwargs, start,
-                       lambda tree: objective(tree, prob, alpha), fallback, dp=(ws == "dp" and db, db), plan=plan)
+                       lambda tree: objective(tree, prob, alpha), fallback, dp=(ws == "dp" and db, db), plan=plan,
+                       constraints=self._ctx)
 
     def fit(self, X, y, sample_weight=None):
         self._check_params()
@@ -285,6 +295,11 @@ class OptimalTreeClassifier(FittedTreeMixin, ClassifierMixin, SolverMixin, OptTr
             with ctl.stage("prepare"):
                 X, encoding = encode_categories(X)
                 data = prepare(X, y, "classification", sample_weight, self.min_samples_leaf)
+                cons = bind(self, data, self.method == "mio" and self.split_type == "parallel",
+                            f"by method={self.method!r}, split_type={self.split_type!r}")
+                prob0 = make_problem(data)
+                self._ctx = ConstraintContext(self, cons, data, lambda t: refit_leaves(t, prob0),
+                                              lambda t: objective(t, prob0, alpha)) if cons else None
             if self.method == "greedy":
                 tree = ctl.run("greedy", cart_classifier_tree, data, depth, self.min_samples_leaf, alpha,
                                self.random_state, fallback=lambda: self._root_tree(data, alpha), cheap=True)
@@ -306,5 +321,7 @@ class OptimalTreeClassifier(FittedTreeMixin, ClassifierMixin, SolverMixin, OptTr
             if names is not None:
                 self.feature_names_in_ = np.asarray(names, dtype=object)
             self.objective_ = score(tree)
+            verify(self, tree, self._ctx)
+            self._ctx = None    # the context holds the training data: not kept after the fit
             record_display_bounds(self, data.X)
         return self
