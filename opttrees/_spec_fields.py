@@ -20,7 +20,7 @@ FIELDS = json.loads(r"""
   "wine"
  ],
  "default_random_state": 0,
- "fingerprint": "76fafdeb7df053f19756be6b564cf401a53acd2f1e65ce493dd32b4a3bdda2a3",
+ "fingerprint": "008b5fc4fc1051f530bd3c3253ab7eb62033bbe85862ab67c6945ebbb8529f47",
  "missing_policies": [
   "error",
   "drop",
@@ -30,6 +30,7 @@ FIELDS = json.loads(r"""
   "benders-oct": {
    "defaults": {
     "binarization": "quantile",
+    "constraints": null,
     "dp_bound": "auto",
     "max_depth": 2,
     "mip_gap": 1e-06,
@@ -55,6 +56,12 @@ FIELDS = json.loads(r"""
        "quantile",
        "midpoints"
       ]
+     }
+    ],
+    "constraints": [
+     "none",
+     {
+      "any": "a list of opttrees.constraints objects (or spec mappings)"
      }
     ],
     "dp_bound": [
@@ -192,6 +199,7 @@ FIELDS = json.loads(r"""
    "defaults": {
     "alpha": 0.0,
     "binarization": "quantile",
+    "constraints": null,
     "dp_bound": "auto",
     "hyperplane_margin": 0.005,
     "loss_rows": "tight",
@@ -238,6 +246,12 @@ FIELDS = json.loads(r"""
        "quantile",
        "midpoints"
       ]
+     }
+    ],
+    "constraints": [
+     "none",
+     {
+      "any": "a list of opttrees.constraints objects (or spec mappings)"
      }
     ],
     "dp_bound": [
@@ -448,6 +462,7 @@ FIELDS = json.loads(r"""
   "flow-oct": {
    "defaults": {
     "binarization": "quantile",
+    "constraints": null,
     "dp_bound": "auto",
     "max_depth": 2,
     "mip_gap": 1e-06,
@@ -473,6 +488,12 @@ FIELDS = json.loads(r"""
        "quantile",
        "midpoints"
       ]
+     }
+    ],
+    "constraints": [
+     "none",
+     {
+      "any": "a list of opttrees.constraints objects (or spec mappings)"
      }
     ],
     "dp_bound": [
@@ -610,6 +631,7 @@ FIELDS = json.loads(r"""
    "defaults": {
     "alpha": 0.0,
     "binarization": "quantile",
+    "constraints": null,
     "dp_bound": "auto",
     "hyperplane_margin": 0.005,
     "loss_rows": "tight",
@@ -656,6 +678,12 @@ FIELDS = json.loads(r"""
        "quantile",
        "midpoints"
       ]
+     }
+    ],
+    "constraints": [
+     "none",
+     {
+      "any": "a list of opttrees.constraints objects (or spec mappings)"
      }
     ],
     "dp_bound": [
@@ -1010,6 +1038,7 @@ FIELDS = json.loads(r"""
    "defaults": {
     "alpha": 0.0,
     "binarization": "quantile",
+    "constraints": null,
     "dp_bound": "auto",
     "hyperplane_margin": 0.005,
     "loss_rows": "tight",
@@ -1056,6 +1085,12 @@ FIELDS = json.loads(r"""
        "quantile",
        "midpoints"
       ]
+     }
+    ],
+    "constraints": [
+     "none",
+     {
+      "any": "a list of opttrees.constraints objects (or spec mappings)"
      }
     ],
     "dp_bound": [
@@ -1267,6 +1302,7 @@ FIELDS = json.loads(r"""
    "defaults": {
     "alpha": 0.0,
     "binarization": "quantile",
+    "constraints": null,
     "dp_bound": "auto",
     "hyperplane_margin": 0.005,
     "loss_rows": "tight",
@@ -1313,6 +1349,12 @@ FIELDS = json.loads(r"""
        "quantile",
        "midpoints"
       ]
+     }
+    ],
+    "constraints": [
+     "none",
+     {
+      "any": "a list of opttrees.constraints objects (or spec mappings)"
      }
     ],
     "dp_bound": [
@@ -2233,6 +2275,7 @@ FIELDS = json.loads(r"""
     "alpha": 0.0,
     "binarization": "quantile",
     "coef_bound": null,
+    "constraints": null,
     "hyperplane_margin": 0.005,
     "leaf_model": "constant",
     "leaf_penalty": 0.01,
@@ -2294,6 +2337,12 @@ FIELDS = json.loads(r"""
       "text": "a finite number > 0"
      },
      "none"
+    ],
+    "constraints": [
+     "none",
+     {
+      "any": "a list of opttrees.constraints objects (or spec mappings)"
+     }
     ],
     "hyperplane_margin": [
      {
@@ -2681,6 +2730,7 @@ FIELDS = json.loads(r"""
     "alpha": 0.0,
     "binarization": "quantile",
     "coef_bound": null,
+    "constraints": null,
     "hyperplane_margin": 0.005,
     "leaf_model": "constant",
     "leaf_penalty": 0.01,
@@ -2743,6 +2793,12 @@ FIELDS = json.loads(r"""
       "text": "a finite number > 0"
      },
      "none"
+    ],
+    "constraints": [
+     "none",
+     {
+      "any": "a list of opttrees.constraints objects (or spec mappings)"
+     }
     ],
     "hyperplane_margin": [
      {
@@ -2976,6 +3032,7 @@ FIELDS = json.loads(r"""
     "alpha": 0.0,
     "binarization": "quantile",
     "coef_bound": null,
+    "constraints": null,
     "hyperplane_margin": 0.005,
     "leaf_penalty": 0.01,
     "leaf_penalty_type": "l1",
@@ -3038,6 +3095,12 @@ FIELDS = json.loads(r"""
       "text": "a finite number > 0"
      },
      "none"
+    ],
+    "constraints": [
+     "none",
+     {
+      "any": "a list of opttrees.constraints objects (or spec mappings)"
+     }
     ],
     "hyperplane_margin": [
      {
@@ -3273,6 +3336,7 @@ FIELDS = json.loads(r"""
     "alpha": 0.0,
     "binarization": "quantile",
     "coef_bound": null,
+    "constraints": null,
     "hyperplane_margin": 0.005,
     "leaf_model": "constant",
     "leaf_penalty": 0.01,
@@ -3335,6 +3399,12 @@ FIELDS = json.loads(r"""
       "text": "a finite number > 0"
      },
      "none"
+    ],
+    "constraints": [
+     "none",
+     {
+      "any": "a list of opttrees.constraints objects (or spec mappings)"
+     }
     ],
     "hyperplane_margin": [
      {

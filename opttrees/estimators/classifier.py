@@ -17,7 +17,7 @@ from ..heuristics.cart import cart_classifier_tree
 from ..heuristics.core import make_problem, objective, refit_leaves
 from ..params import BOOLEAN, NONE, Interval, Options
 from .base import OptTreesEstimator, SolverMixin, warm_start_rules
-from .constrained import CONSTRAINT_RULES, ConstrainedMixin, ConstraintContext, bind, verify
+from .constrained import CONSTRAINT_RULES, ConstrainedMixin, ConstraintContext, bind, own_objective, verify
 from .common import FittedTreeMixin, encode_categories, feature_names_in, finish_fit, record_display_bounds, root_leaf
 from .fitcontrol import controlled_fit, dp_plan, fit_mio, warn_time_limit
 
@@ -299,7 +299,7 @@ class OptimalTreeClassifier(ConstrainedMixin, FittedTreeMixin, ClassifierMixin, 
                             f"by method={self.method!r}, split_type={self.split_type!r}")
                 prob0 = make_problem(data)
                 self._ctx = ConstraintContext(self, cons, data, lambda t: refit_leaves(t, prob0),
-                                              lambda t: objective(t, prob0, alpha)) if cons else None
+                                              own_objective(prob0, alpha)) if cons else None
             if self.method == "greedy":
                 tree = ctl.run("greedy", cart_classifier_tree, data, depth, self.min_samples_leaf, alpha,
                                self.random_state, fallback=lambda: self._root_tree(data, alpha), cheap=True)
@@ -313,7 +313,10 @@ class OptimalTreeClassifier(ConstrainedMixin, FittedTreeMixin, ClassifierMixin, 
                 tree = self._mio(data, depth, alpha, ctl)
             prob = make_problem(data)
             score = lambda t: objective(t, prob, alpha)  # noqa: E731
-            tree = finish_fit(self, tree, data.X, score, leaf=refit_leaves(root_leaf(tree), prob), encoding=encoding)
+            if self._ctx is not None:   # own labels, and no tidying step or single leaf that breaks a constraint
+                score = own_objective(prob, alpha)
+            tree = finish_fit(self, tree, data.X, score if self._ctx is None else self._ctx.guard(score),
+                              leaf=refit_leaves(root_leaf(tree), prob), encoding=encoding)
             self.tree_ = tree
             self.classes_ = np.asarray(data.codec.classes)
             self.n_features_in_ = data.p

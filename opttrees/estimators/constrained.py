@@ -86,6 +86,12 @@ class ConstraintContext:
             self.notes.append(f"{what}: {note}")
         return fixed
 
+    def guard(self, score, sense: int = 1):
+        """``score`` where every constraint holds, else the worst value (so tidying and the single-leaf check
+        never trade a constraint for objective)."""
+        worst = np.inf if sense == 1 else -np.inf
+        return lambda tree: score(tree) if self.satisfied(tree) else worst
+
     def satisfied(self, tree) -> bool:
         return tree is not None and C.all_satisfied(self.cons, tree, self.data.X, self.y, self.data.sample_weight)
 
@@ -95,6 +101,15 @@ class ConstraintContext:
             raise SolverError(f"{type(self.est).__name__}: no tree of depth <= {self.est.max_depth} satisfies the "
                               f"constraints {[c.describe() for c in self.cons]} on the training data (the solver "
                               "proved the model infeasible); loosen a bound or allow a deeper tree")
+
+
+def own_objective(prob, alpha: float):
+    """The shared objective charging each leaf its own prediction (label or value), not the best one: a
+    constrained tree's labels need not be the majority ones (:func:`opttrees.objectives.tree_objective`)."""
+    from ..objectives import tree_objective
+
+    return lambda tree: tree_objective(tree, prob.X, prob.y, prob.loss, alpha, prob.data.n_classes or None,
+                                       prob.baseline, prob.data.sample_weight, refit_leaves=False)
 
 
 def verify(est, tree, ctx: ConstraintContext | None) -> None:

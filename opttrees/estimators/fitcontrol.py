@@ -332,6 +332,7 @@ def fit_mio(est, ctl: FitControl, make, args: tuple, kwargs: dict, start, score,
 
     ctx = constraints if constraints else None
     if ctx is not None:
+        score = ctx.score   # leaves charged their own labels / values (a constrained tree's need not be the best)
         make = ctx.make(make)
         start = ctx.repair(start, "the warm start")
         if fallback is not None:

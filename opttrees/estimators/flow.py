@@ -16,7 +16,7 @@ from ..formulations.flow import FlowOCT, FlowStructure, check_depth, greedy_incu
 from ..params import BOOLEAN, Interval, Options
 from .base import OptTreesEstimator, SolverMixin, warm_start_rules
 from ..errors import SolverError
-from .constrained import CONSTRAINT_RULES, ConstrainedMixin, ConstraintContext, bind, verify
+from .constrained import CONSTRAINT_RULES, ConstrainedMixin, ConstraintContext, bind, own_objective, verify
 from .common import FittedTreeMixin, encode_categories, finish_fit, record_display_bounds, root_leaf
 from .fitcontrol import controlled_fit, dp_fits, dp_start_and_bound, dp_statistics
 
@@ -259,7 +259,7 @@ class FlowOCTClassifier(ConstrainedMixin, _TreeClassifierMixin, SolverMixin, Opt
                 if ctl.reason() != "interrupted":
                     _fallback_warning(self, res)
                 self.tree_ = warm
-            self.tree_ = finish_flow_fit(self, self.tree_, data, form, encoding)
+            self.tree_ = finish_flow_fit(self, self.tree_, data, form, encoding, ctx)
             verify(self, self.tree_, ctx)
             self.classes_ = data.codec.classes
             self.n_features_in_ = data.p
@@ -271,18 +271,18 @@ class FlowOCTClassifier(ConstrainedMixin, _TreeClassifierMixin, SolverMixin, Opt
 def _constraint_context_for(est, data):
     """The ConstraintContext of a flow-family fit (None without constraints): CART-style refit, and the
     misclassification count plus the regularisation per split as the score for choosing repairs."""
-    from ..heuristics.core import make_problem, objective, refit_leaves
+    from ..heuristics.core import make_problem, refit_leaves
 
     cons = bind(est, data, True)
     if not cons:
         return None
     prob = make_problem(data)
     lam = float(est.regularization)
-    return ConstraintContext(est, cons, data, lambda t: refit_leaves(t, prob),
-                             lambda t: objective(t, prob, 0.0) + lam * t.n_splits)
+    own = own_objective(prob, 0.0)
+    return ConstraintContext(est, cons, data, lambda t: refit_leaves(t, prob), lambda t: own(t) + lam * t.n_splits)
 
 
-def finish_flow_fit(est, tree, data, form, encoding):
+def finish_flow_fit(est, tree, data, form, encoding, ctx=None):
     """:func:`~opttrees.estimators.common.finish_fit` for the flow family (FlowOCT, BendersOCT, RobustOCT): the
     model's own objective (maximised) judges the tidied tree and the majority-class leaf; without a built model
     (stopped before it) only the splits that change no training prediction are tidied."""
@@ -292,7 +292,8 @@ def finish_flow_fit(est, tree, data, form, encoding):
     leaf.classes = list(data.codec.classes)
     if form is None:
         return finish_fit(est, tree, data.X, encoding=encoding)
-    return finish_fit(est, tree, data.X, form.tree_objective, int(form.sense), leaf=leaf, encoding=encoding)
+    score = form.tree_objective if ctx is None else ctx.guard(form.tree_objective, int(form.sense))
+    return finish_fit(est, tree, data.X, score, int(form.sense), leaf=leaf, encoding=encoding)
 
 
 class BendersOCTClassifier(FlowOCTClassifier):
