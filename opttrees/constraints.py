@@ -25,8 +25,8 @@ is 1 iff row i is predicted positive. Bertsimas–Dunn block:
 
 .. math::
 
-    \hat y_i \ge z_{it} + c_{+t} - 1,\qquad \hat y_i \le 1 - z_{it} + c_{+t}
-    \qquad \forall i, t \in \mathcal T_L,\quad \hat y_i \in [0, 1]
+    q_{it} \le z_{it},\quad q_{it} \le c_{+t},\quad q_{it} \ge z_{it} + c_{+t} - 1,\quad
+    \hat y_i = \textstyle\sum_{t \in \mathcal T_L} q_{it},\qquad q \in [0, 1]
 
 (each row is in exactly one leaf, so :math:`\hat y_i = c_{+,t(i)}`). Flow block, per distinct binary row u
 (:math:`r_{un}`: u reaches node n; :math:`s_{un}`: u is predicted at n; :math:`q_{un} = s_{un} w_{n+}`):
@@ -95,6 +95,11 @@ def _column(col, names, p: int, what: str) -> int:
             raise InputError(f"{what}={col!r} names a column, but X has no column names (pass a DataFrame, or the "
                              "column's index)")
         if col not in names:
+            onehot = [c for c in names if c.startswith(f"{col}=")]
+            if onehot:
+                raise InputError(f"{what}={col!r}: the text column {col!r} was one-hot encoded into {onehot}; name "
+                                 "one of those 0/1 columns (its two values are the groups), or give the column as "
+                                 "numbers")
             raise InputError(f"{what}={col!r} is not a column of X; columns: {names}")
         return names.index(col)
     raise InputError(f"{what} must be a column name or index; got {type(col).__name__} {col!r}")
@@ -220,9 +225,13 @@ class _BDView:
             blk = pyo.Block()
             m.add_component("constraint_predictions", blk)
             blk._pos = pos
+            # q[i,t] = z[i,t] * c[+,t] (row i in leaf t, which predicts +); yhat_i = sum_t q[i,t]
+            blk.q = pyo.Var(range(n), TL, bounds=(0.0, 1.0))
+            blk.q_leaf = pyo.Constraint(range(n), TL, rule=lambda b, i, t: b.q[i, t] <= z[i, t])
+            blk.q_label = pyo.Constraint(range(n), TL, rule=lambda b, i, t: b.q[i, t] <= m.c[pos, t])
+            blk.q_both = pyo.Constraint(range(n), TL, rule=lambda b, i, t: b.q[i, t] >= z[i, t] + m.c[pos, t] - 1)
             blk.yhat = pyo.Var(range(n), bounds=(0.0, 1.0))
-            blk.lower = pyo.Constraint(range(n), TL, rule=lambda b, i, t: b.yhat[i] >= z[i, t] + m.c[pos, t] - 1)
-            blk.upper = pyo.Constraint(range(n), TL, rule=lambda b, i, t: b.yhat[i] <= 1 - z[i, t] + m.c[pos, t])
+            blk.yhat_def = pyo.Constraint(range(n), rule=lambda b, i: b.yhat[i] == sum(b.q[i, t] for t in TL))
         if blk._pos != pos:
             raise InputError("constraints on one model must share the positive class")
         return [blk.yhat[i] for i in range(self.data.n)], np.arange(self.data.n)
@@ -379,7 +388,12 @@ def set_constraint_start(form, view=None) -> None:
         z, TL = m.tree.z, view.S.leaves
         pos = pred._pos
         for i in range(view.data.n):
-            pred.yhat[i].set_value(float(sum(_val(z[i, t]) * _val(m.c[pos, t]) for t in TL) > 0.5))
+            tot = 0.0
+            for t in TL:
+                q = float(_val(z[i, t]) > 0.5 and _val(m.c[pos, t]) > 0.5)
+                pred.q[i, t].set_value(q)
+                tot += q
+            pred.yhat[i].set_value(tot)
     route = m.component("constraint_routing")
     if route is not None:   # flow: route each distinct row through b, p
         st, Zu = view.st, route._Zu
