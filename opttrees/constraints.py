@@ -121,14 +121,6 @@ def _weights(w, n: int) -> np.ndarray:
     return np.ones(n) if w is None else np.asarray(w, dtype=np.float64)
 
 
-def _leaf_payload(tree: Tree, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(leaf id of every row, per-node prediction: label code or leaf value)."""
-    leaf = tree.apply(X)
-    if tree.task == "classification":
-        return leaf, np.asarray(tree._labels())
-    return leaf, np.asarray(tree.value[:, 0], dtype=np.float64)
-
-
 def _used_features(tree: Tree) -> set[int]:
     out = set()
     for t in range(tree.n_nodes):
@@ -443,10 +435,6 @@ def _block(form, name: str) -> pyo.Block:
     return blk
 
 
-def _form_info(form) -> _Info:
-    return _Info(form.data)
-
-
 # =============================================================================================== base class
 class Constraint:
     """Base class: see the module docstring for the contract."""
@@ -511,12 +499,17 @@ class Constraint:
         fields = {k: v for k, v in vars(self).items() if not k.startswith("_")}
         return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in fields.items())})"
 
+    def _names(self, X, tree):
+        """Column names of X (a DataFrame's), else the tree's, else those of the data it was bound to."""
+        names = _names_of(X, tree) if X is not None else (None if tree.feature_names is None
+                                                          else [str(c) for c in tree.feature_names])
+        if names is None and self._bound_info is not None:
+            names = self._bound_info.names
+        return names
+
     def _column_for(self, col, X, tree, what):
-        if self._bound_info is not None and isinstance(col, str) and self._bound_info.names is not None \
-                and col in self._bound_info.names and _names_of(X, tree) is None:
-            return self._bound_info.names.index(col)
-        names = _names_of(X, tree)
-        return _column(col, names, _matrix(X).shape[1], what)
+        p = tree.n_features if tree.n_features is not None else _matrix(X).shape[1]
+        return _column(col, self._names(X, tree), int(p), what)
 
 
 # =============================================================================================== fairness
@@ -654,6 +647,17 @@ class _Fairness(Constraint):
         if y is None:
             raise InputError(f"{type(self).__name__}.value needs y")
         return max(self.gaps(tree, X, y, sample_weight), default=0.0)
+
+    def splits_on_protected(self, tree: Tree, X=None) -> bool:
+        """Whether ``tree`` splits on the protected column (which ``allow_split=False`` forbids)."""
+        j = self._column_for(self.protected, X, tree, f"{type(self).__name__}: protected")
+        return j in _used_features(tree)
+
+    def satisfied(self, tree: Tree, X, y=None, sample_weight=None, tol: float = TOL) -> bool:
+        """The gap is at most ``delta`` and, unless ``allow_split``, no split uses the protected column."""
+        if not self.allow_split and self.splits_on_protected(tree, X):
+            return False
+        return super().satisfied(tree, X, y, sample_weight, tol)
 
 
 class StatisticalParity(_Fairness):
@@ -853,12 +857,9 @@ class FeatureCost(Constraint):
             blk.budget = pyo.Constraint(expr=sum(float(self._c[j]) * u for j, u in used.items()) <= self.budget)
 
     def value(self, tree, X=None, y=None, sample_weight=None):
-        names = _names_of(X, tree) if X is not None else tree.feature_names
+        names = self._names(X, tree)
         p = tree.n_features if tree.n_features is not None else (_matrix(X).shape[1] if X is not None else None)
-        if self._bound_info is not None and (names is None or p is None):
-            c = self._c
-        else:
-            c = self._cost_vector(None if names is None else [str(s) for s in names], int(p))
+        c = self._c if p is None else self._cost_vector(names, int(p))
         return float(sum(c[j] for j in _used_features(tree)))
 
 
@@ -899,9 +900,8 @@ class ForbidFeatures(Constraint):
                     blk.rows.add(expr == 0)
 
     def value(self, tree, X=None, y=None, sample_weight=None):
-        names = _names_of(X, tree) if X is not None else tree.feature_names
         p = tree.n_features if tree.n_features is not None else _matrix(X).shape[1]
-        feats = set(_feature_list(self.features, _NamesOnly(names, p), "ForbidFeatures"))
+        feats = set(_feature_list(self.features, _NamesOnly(self._names(X, tree), p), "ForbidFeatures"))
         depth = tree.node_depths()
         bad = 0
         for t in range(tree.n_nodes):
@@ -994,9 +994,7 @@ class Monotone(Constraint):
         return np.asarray(tree.value[:, 0], dtype=np.float64)
 
     def value(self, tree, X=None, y=None, sample_weight=None):
-        j = self._j if getattr(self, "_j", None) is not None and X is None else \
-            self._column_for(self.feature, X if X is not None else np.zeros((0, tree.n_features or 0)), tree,
-                             "Monotone: feature")
+        j = self._column_for(self.feature, X, tree, "Monotone: feature")
         f = self._scores(tree)
         worst = 0.0
         for m in range(tree.n_nodes):
@@ -1170,8 +1168,7 @@ def report(constraints, tree: Tree, X, y=None, sample_weight=None, tol: float = 
             k += 1
             key = f"{c.name}_{k}"
         v = c.value(tree, X, y, sample_weight)
-        ok = v <= c.bound + tol if c.sense == "<=" else v >= c.bound - tol
-        out[key] = {"value": v, "bound": c.bound, "sense": c.sense, "satisfied": bool(ok)}
+        out[key] = {"value": v, "bound": c.bound, "sense": c.sense, "satisfied": c.satisfied(tree, X, y, sample_weight, tol)}
     return out
 
 
@@ -1218,11 +1215,3 @@ def repair(tree: Tree | None, constraints, X, y, sample_weight, refit, score) ->
     if best is None:
         return None, "no pruning of the start satisfies the constraints: the solver starts from nothing"
     return best, f"the start violated the constraints; pruned to a feasible tree with {best.n_splits} split(s)"
-
-
-def supports(constraint: Constraint) -> dict:
-    """Which estimators and methods can honour ``constraint`` (for error messages)."""
-    base = "OptimalTreeClassifier(method='mio'), FlowOCTClassifier, BendersOCTClassifier"
-    if isinstance(constraint, FAIRNESS) or isinstance(constraint, MinLeafPerClass):
-        return {"classification": base, "regression": None}
-    return {"classification": base, "regression": "OptimalTreeRegressor(method='mio')"}

@@ -546,7 +546,7 @@ def parse_spec(raw: Any, source: Path | None = None, catalog: dict | None = None
         if key not in allowed:
             if key == "constraints":
                 raise SpecError(f"constraints: model type {mtype!r} takes no constraints (they are honoured by the "
-                                "MIO model types oct, flow-oct, benders-oct and ort)")
+                                "MIO model types oct, flow-oct, benders-oct and ort-mio)")
             raise _unknown("model", str(key), {k for k in allowed if applies(entry, k)} - solver_params)
         if key == "constraints":
             value = _check_constraints_field(value)
