@@ -1142,7 +1142,7 @@ def from_dict(d: dict, where: str = "constraints") -> Constraint:
         raise InputError(f"{where} ({kind}): {exc}") from None
 
 
-def check_constraints(constraints) -> list[Constraint]:
+def check_constraints(constraints, where: str = "constraints") -> list[Constraint]:
     """The ``constraints`` parameter as a list of Constraint objects (dicts are read by :func:`from_dict`)."""
     if constraints is None:
         return []
@@ -1151,9 +1151,9 @@ def check_constraints(constraints) -> list[Constraint]:
     out = []
     for k, c in enumerate(constraints):
         if isinstance(c, dict):
-            c = from_dict(c, f"constraints[{k}]")
+            c = from_dict(c, f"{where}[{k}]")
         if not isinstance(c, Constraint):
-            raise InputError(f"constraints[{k}] is not a constraint (opttrees.constraints.StatisticalParity, "
+            raise InputError(f"{where}[{k}] is not a constraint (opttrees.constraints.StatisticalParity, "
                              f"MaxFeatures, ...): got {type(c).__name__}")
         out.append(c)
     return out

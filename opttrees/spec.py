@@ -580,11 +580,14 @@ def _check_constraints_field(value):
 
     if value is None:
         return None
-    if not isinstance(value, list):
-        raise SpecError(f"constraints: expected a list of mappings like {{type: statistical_parity, protected: sex, "
-                        f"delta: 0.05}}; got {type(value).__name__} {value!r}")
+    bad = value if not isinstance(value, list) else next((v for v in value if not isinstance(v, dict)), None)
+    if not isinstance(value, list) or bad is not None:
+        got = f"{type(value).__name__} {value!r}" if not isinstance(value, list) else \
+            f"an entry {type(bad).__name__} {bad!r}"
+        raise SpecError(f"model.constraints: expected a list of mappings like {{type: statistical_parity, protected: "
+                        f"sex, delta: 0.05}}; got {got}")
     try:
-        check_constraints(value)
+        check_constraints(value, "model.constraints")
     except InputError as exc:
         raise SpecError(str(exc)) from None
     return value

@@ -324,9 +324,9 @@ def test_spec_constraints_field_errors():
     from opttrees.spec import parse_spec
 
     base = {"data": {"dataset": "iris"}, "model": {"type": "oct", "max_depth": 1}}
-    with pytest.raises(SpecError, match=r"constraints\[0\].*unknown constraint 'parity'"):
+    with pytest.raises(SpecError, match=r"model.constraints\[0\].*unknown constraint 'parity'"):
         parse_spec({**base, "constraints": [{"type": "parity"}]})
-    with pytest.raises(SpecError, match=r"constraints\[0\] \(statistical_parity\): missing field\(s\) \['delta'\]"):
+    with pytest.raises(SpecError, match=r"model.constraints\[0\] \(statistical_parity\): missing field\(s\) \['delta'\]"):
         parse_spec({**base, "constraints": [{"type": "statistical_parity", "protected": "sex"}]})
     with pytest.raises(SpecError, match=r"unknown field\(s\) \['delt'\]"):
         parse_spec({**base, "constraints": [{"type": "statistical_parity", "protected": "sex", "delt": 0.1}]})
