@@ -20,7 +20,7 @@ FIELDS = json.loads(r"""
   "wine"
  ],
  "default_random_state": 0,
- "fingerprint": "008b5fc4fc1051f530bd3c3253ab7eb62033bbe85862ab67c6945ebbb8529f47",
+ "fingerprint": "7c1f8fa5344bcbe44bf6f405e96f78a03635757b2edb9bd0d1fd578973c6fc8d",
  "missing_policies": [
   "error",
   "drop",

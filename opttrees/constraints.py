@@ -623,6 +623,13 @@ class _Fairness(Constraint):
             for _, var in view.split_terms(self._j):
                 blk.no_split.add(var == 0)
 
+    def dp_pairs(self) -> list:
+        """[(rows of side a, rows of side b, delta)] on the bound training data: what the Pareto DP bounds
+        (:class:`opttrees.dp.fairness.GroupFairnessTask`)."""
+        info = self._bound_info
+        y_pos = (info.y == self._pos).astype(np.int64)
+        return [(A, B, float(self.delta)) for _, A, B in self._pairs(info.X, y_pos, info.w)]
+
     def gaps(self, tree: Tree, X, y, sample_weight=None) -> list[float]:
         """Every |rate_a - rate_b| this notion compares (stratum by stratum, pair by pair)."""
         Xm = _matrix(X)
@@ -1215,3 +1222,38 @@ def repair(tree: Tree | None, constraints, X, y, sample_weight, refit, score) ->
     if best is None:
         return None, "no pruning of the start satisfies the constraints: the solver starts from nothing"
     return best, f"the start violated the constraints; pruned to a feasible tree with {best.n_splits} split(s)"
+
+
+# =============================================================================================== the DP
+def dp_supports(constraints) -> bool:
+    """Whether the Pareto dynamic program can solve these (bound) constraints exactly: group fairness only
+    (:mod:`opttrees.dp.fairness`), every one with the same positive class."""
+    return bool(constraints) and all(isinstance(c, FAIRNESS) for c in constraints) and \
+        len({c._pos for c in constraints}) == 1
+
+
+def solve_fair_dp(constraints, X, y, binarizer, max_depth: int, min_samples_leaf: int = 1, alpha: float = 0.0,
+                  sample_weight=None, time_limit=None, feature_names=None):
+    """The optimal tree over ``binarizer``'s splits under group-fairness ``constraints`` (bound to the training
+    data), by the Pareto DP: (Tree in X's units, SolveResult). Columns of a protected feature are left out
+    unless its constraint has ``allow_split=True``."""
+    from .dp.fairness import GroupFairnessTask
+    from .dp.pareto import solve_dp_pareto
+
+    if not dp_supports(constraints):
+        raise InputError("the dynamic program solves group-fairness constraints only (statistical_parity, "
+                         "conditional_statistical_parity, predictive_equality, equal_opportunity, equalized_odds)")
+    info = constraints[0]._bound_info
+    X = np.asarray(X, dtype=np.float64)
+    Z = binarizer.transform(X)
+    blocked = {c._j for c in constraints if not c.allow_split}
+    keep = [c for c in range(Z.shape[1]) if binarizer.decode(c)[0] not in blocked]
+    pairs = [pr for c in constraints for pr in c.dp_pairs()]
+    task = GroupFairnessTask(pairs, positive=info.classes[constraints[0]._pos], alpha=alpha)
+    tree, res, _ = solve_dp_pareto(Z[:, keep], y, task, max_depth, min_samples_leaf, sample_weight, time_limit)
+    for k in range(tree.n_nodes):
+        if not tree.is_leaf(k):
+            tree.feature[k], tree.threshold[k] = binarizer.decode(keep[int(tree.feature[k])])
+    tree.n_features = X.shape[1]
+    tree.feature_names = feature_names
+    return tree, res

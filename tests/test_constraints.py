@@ -372,3 +372,38 @@ def test_research_api_add_to_names_blocks():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert form.model.component("constraint_predictions") is not None
+
+
+# ------------------------------------------------------------------------------------------------- the DP
+FAIR_CASES = ["statistical_parity", "statistical_parity_split", "conditional_statistical_parity",
+              "predictive_equality", "equal_opportunity", "equalized_odds"]
+
+
+@pytest.mark.parametrize("case", FAIR_CASES)
+@pytest.mark.parametrize("seed", [1, 2])
+def test_pareto_dp_equals_brute_force_and_mio(case, seed):
+    make, exclude = CLASSIFICATION_CASES[case]
+    X, y = tiny_classification(seed, n=14)
+    best, _ = brute_errors(X, y, [make()], exclude)
+    dp = OptimalTreeClassifier(method="dp", binarization="midpoints", constraints=[make()]).fit(X, y)
+    assert dp.solve_result_.status == "optimal"
+    assert fitted_errors(dp, X, y) == best
+    assert all(v["satisfied"] for v in dp.constraint_report(X, y).values())
+    mio = OptimalTreeClassifier(max_depth=2, constraints=[make()], time_limit=120).fit(X, y)
+    assert mio.objective_ == pytest.approx(dp.objective_)
+
+
+@pytest.mark.parametrize("case", ["statistical_parity", "equalized_odds"])
+def test_pareto_dp_with_alpha_equals_mio(case):
+    make, _ = CLASSIFICATION_CASES[case]
+    X, y = tiny_classification(4, n=14)
+    dp = OptimalTreeClassifier(method="dp", binarization="midpoints", alpha=0.05, constraints=[make()]).fit(X, y)
+    mio = OptimalTreeClassifier(max_depth=2, alpha=0.05, constraints=[make()], time_limit=120).fit(X, y)
+    assert mio.solve_result_.proven_optimal
+    assert dp.objective_ == pytest.approx(mio.objective_)
+
+
+def test_dp_rejects_constraints_it_cannot_solve():
+    X, y = tiny_classification(0)
+    with pytest.raises(InputError, match="the DP solves the group-fairness notions only"):
+        OptimalTreeClassifier(method="dp", constraints=[C.MaxFeatures(1)]).fit(X, y)

@@ -17,7 +17,9 @@ from ..heuristics.cart import cart_classifier_tree
 from ..heuristics.core import make_problem, objective, refit_leaves
 from ..params import BOOLEAN, NONE, Interval, Options
 from .base import OptTreesEstimator, SolverMixin, warm_start_rules
-from .constrained import CONSTRAINT_RULES, ConstrainedMixin, ConstraintContext, bind, own_objective, verify
+from .. import constraints as C
+from .constrained import (CONSTRAINT_RULES, ConstrainedMixin, ConstraintContext, bind, own_objective, user_labels,
+                          verify)
 from .common import FittedTreeMixin, encode_categories, feature_names_in, finish_fit, record_display_bounds, root_leaf
 from .fitcontrol import controlled_fit, dp_plan, fit_mio, warn_time_limit
 
@@ -142,8 +144,9 @@ class OptimalTreeClassifier(ConstrainedMixin, FittedTreeMixin, ClassifierMixin, 
         Show live solver progress.
     constraints : list of opttrees.constraints objects or None, default=None
         Side constraints (fairness, feature budgets, monotonicity, leaf support; :mod:`opttrees.constraints`),
-        honoured by ``method="mio"`` with parallel splits (an InputError otherwise). Start trees that break
-        them are pruned to feasible ones or dropped; the DP optimum stays a bound (a relaxation).
+        honoured by ``method="mio"`` with parallel splits, and the five group-fairness notions also by
+        ``method="dp"`` (the Pareto dynamic program; an InputError otherwise). Start trees that break them are
+        pruned to feasible ones or dropped; the DP optimum stays a bound (a relaxation).
 
     Attributes
     ----------
@@ -249,6 +252,22 @@ class OptimalTreeClassifier(ConstrainedMixin, FittedTreeMixin, ClassifierMixin, 
             ws = "dp" if mode else "greedy"
         return ws, bool(db), {"why": why, "dp_binarization": "midpoints" if db else "quantile" if mode else None}
 
+    def _fair_dp(self, data, cons, ctl):
+        """``method="dp"`` with group-fairness constraints: the Pareto DP (:func:`opttrees.constraints.solve_fair_dp`)
+        over ``binarization``; with "midpoints" its optimum is the constrained OCT optimum."""
+        from ..encoding import Binarizer
+
+        if self.max_num_nodes is not None:
+            raise InputError("max_num_nodes cannot be combined with constraints (the Pareto DP bounds the depth only)")
+        with ctl.stage("dp"):
+            binarizer = Binarizer(self.binarization, int(self.n_thresholds)).fit(data.X)
+            tree, res = C.solve_fair_dp(cons, data.X, user_labels(data), binarizer, int(self.max_depth),
+                                        int(self.min_samples_leaf), float(self.alpha), data.sample_weight,
+                                        ctl.remaining(), data.feature_names)
+        if res.status != "optimal":
+            ctl.mark_cut_short("dp")
+        return tree, res
+
     def _mio(self, data, depth, alpha, ctl):
         ws, db, plan = self._plan(data, depth, ctl)
         prob = make_problem(data)
@@ -295,8 +314,11 @@ class OptimalTreeClassifier(ConstrainedMixin, FittedTreeMixin, ClassifierMixin, 
             with ctl.stage("prepare"):
                 X, encoding = encode_categories(X)
                 data = prepare(X, y, "classification", sample_weight, self.min_samples_leaf)
-                cons = bind(self, data, self.method == "mio" and self.split_type == "parallel",
-                            f"by method={self.method!r}, split_type={self.split_type!r}")
+                fair_dp = self.method == "dp" and all(isinstance(c, C.FAIRNESS)
+                                                      for c in C.check_constraints(self.constraints))
+                cons = bind(self, data, (self.method == "mio" and self.split_type == "parallel") or fair_dp,
+                            f"by method={self.method!r}, split_type={self.split_type!r}"
+                            + (" (the DP solves the group-fairness notions only)" if self.method == "dp" else ""))
                 prob0 = make_problem(data)
                 self._ctx = ConstraintContext(self, cons, data, lambda t: refit_leaves(t, prob0),
                                               own_objective(prob0, alpha)) if cons else None
@@ -306,6 +328,8 @@ class OptimalTreeClassifier(ConstrainedMixin, FittedTreeMixin, ClassifierMixin, 
             elif self.method == "local-search":
                 tree = self._local_search(data, alpha, ctl)
                 warn_time_limit(self, ctl, "the local search (best of the restarts completed)")
+            elif self.method == "dp" and cons:
+                tree, self.solve_result_ = self._fair_dp(data, cons, ctl)
             elif self.method == "dp":
                 tree, self.solve_result_ = fit_dp_tree(self, data, ctl, self.max_num_nodes)
                 warn_time_limit(self, ctl, "the dynamic program (best tree so far, see solve_result_.bound)")

@@ -29,7 +29,8 @@ from ..params import NONE, Satisfies
 CONSTRAINT_RULES = {"constraints": [NONE, Satisfies(lambda v: C.check_constraints(v) is not None,
                                                     "a list of opttrees.constraints objects (or spec mappings)")]}
 
-HONOUR_CLASSIFICATION = "OptimalTreeClassifier(method='mio'), FlowOCTClassifier and BendersOCTClassifier"
+HONOUR_CLASSIFICATION = ("OptimalTreeClassifier(method='mio'), FlowOCTClassifier and BendersOCTClassifier (and "
+                         "OptimalTreeClassifier(method='dp') for the five group-fairness notions)")
 HONOUR_REGRESSION = "OptimalTreeRegressor(method='mio') with leaf_model='constant' and split_type='parallel'"
 
 
