@@ -20,7 +20,7 @@ FIELDS = json.loads(r"""
   "wine"
  ],
  "default_random_state": 0,
- "fingerprint": "7c1f8fa5344bcbe44bf6f405e96f78a03635757b2edb9bd0d1fd578973c6fc8d",
+ "fingerprint": "d4049accd4fb091d5cd6d49538288d2115d85ecfb5485080f973b58b1706d209",
  "missing_policies": [
   "error",
   "drop",

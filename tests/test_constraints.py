@@ -407,3 +407,19 @@ def test_dp_rejects_constraints_it_cannot_solve():
     X, y = tiny_classification(0)
     with pytest.raises(InputError, match="the DP solves the group-fairness notions only"):
         OptimalTreeClassifier(method="dp", constraints=[C.MaxFeatures(1)]).fit(X, y)
+
+
+def test_fairness_dp_solves_the_constrained_problem_and_bounds_the_mio():
+    """With the DP bound on, group fairness is solved by the Pareto DP over every midpoint: its tree starts the
+    MIO and its optimum is the bound; without the Pareto DP (MaxFeatures) the unconstrained DP bound stays."""
+    X, y = tiny_classification(5, n=16)
+    fair = OptimalTreeClassifier(max_depth=2, dp_bound=True, time_limit=120,
+                                 constraints=[C.StatisticalParity("g", 0.05)]).fit(X, y)
+    eb = fair.solve_result_.external_bound
+    assert fair.solve_result_.plan["start"] == "fairness-dp"
+    assert eb["relaxation"].startswith("none") and eb["value"] == pytest.approx(fair.objective_)
+    assert eb["unconstrained_dp_bound"] < eb["value"]
+    plain = OptimalTreeClassifier(max_depth=2, dp_bound=True, time_limit=120, constraints=[C.MaxFeatures(1)]).fit(X, y)
+    assert plain.solve_result_.external_bound["relaxation"] == "oct"
+    best, _ = brute_errors(X, y, [C.StatisticalParity("g", 0.05)], True)
+    assert fitted_errors(fair, X, y) == best

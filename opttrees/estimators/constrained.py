@@ -65,6 +65,9 @@ class ConstraintContext:
         self.refit, self.score = refit, score
         self.notes: list[str] = []
         self.y = user_labels(data)
+        #: the constrained problem's optimum when a DP solved it exactly over the MIO's own split set (it then
+        #: bounds the MIO: :meth:`tighten`)
+        self.bound_value: float | None = None
 
     def __bool__(self) -> bool:
         return bool(self.cons)
@@ -92,6 +95,19 @@ class ConstraintContext:
         never trade a constraint for objective)."""
         worst = np.inf if sense == 1 else -np.inf
         return lambda tree: score(tree) if self.satisfied(tree) else worst
+
+    def tighten(self, bound):
+        """The DP bound of the unconstrained problem (a relaxation), raised to :attr:`bound_value` when the Pareto
+        DP solved the constrained problem over the same split set (still a "dp-bound"; its details say
+        ``"relaxation": "none: the constrained problem (Pareto DP)"`` and keep the unconstrained value)."""
+        import dataclasses
+
+        if bound is None or self.bound_value is None or bound.sense != 1 or self.bound_value <= bound.value:
+            return bound
+        return dataclasses.replace(bound, value=float(self.bound_value),
+                                   details={**bound.details, "relaxation": "none: the constrained problem (Pareto DP)",
+                                            "unconstrained_dp_bound": bound.value,
+                                            "constraints": [c.describe() for c in self.cons]})
 
     def satisfied(self, tree) -> bool:
         return tree is not None and C.all_satisfied(self.cons, tree, self.data.X, self.y, self.data.sample_weight)

@@ -344,6 +344,7 @@ def fit_mio(est, ctl: FitControl, make, args: tuple, kwargs: dict, start, score,
     dp_tree, bound = dp_start_and_bound(est, form, ctl, *dp)
     if ctx is not None:
         dp_tree = ctx.repair(dp_tree, "the DP start")
+        bound = ctx.tighten(bound)
     if dp_tree is not None and (start is None or score(dp_tree) <= score(start)):
         start, plan["start"] = dp_tree, "dp"
     plan["bound"] = None if bound is None else bound.provenance
