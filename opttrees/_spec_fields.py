@@ -20,7 +20,7 @@ FIELDS = json.loads(r"""
   "wine"
  ],
  "default_random_state": 0,
- "fingerprint": "d4049accd4fb091d5cd6d49538288d2115d85ecfb5485080f973b58b1706d209",
+ "fingerprint": "0dc9e5def03bcb8f2974ee84a12575f9f7ba95087626047269ea8c940d35d5b4",
  "missing_policies": [
   "error",
   "drop",

@@ -269,30 +269,34 @@ class OptimalTreeClassifier(ConstrainedMixin, FittedTreeMixin, ClassifierMixin, 
         return tree, res
 
     def _fair_start(self, data, ctl, binarization: str):
-        """The Pareto DP's fair tree (group-fairness constraints; at most half the time left, 120 s without a
-        limit): a feasible start for the constrained MIO, None when it finds none in time.
+        """The Pareto DP's tree under the group-fairness constraints among ``constraints`` (at most half the time
+        left, 120 s without a limit): a start for the constrained MIO (pruned to feasibility when other
+        constraints remain), None when it finds none in time.
 
-        Over every midpoint (``binarization="midpoints"``, when the DP bound is on) a finished run is the
-        constrained OCT optimum, so its objective also bounds the MIO: ``self._ctx.bound_value`` (fit_mio then
-        hands the solver that tighter bound, provenance "fairness-dp-bound")."""
+        Over every midpoint (``binarization="midpoints"``, when the DP bound is on) a finished run is the optimum
+        of the problem with the fairness constraints only, a relaxation of the MIO (the constrained problem
+        itself when they are all the constraints): its objective becomes ``self._ctx.bound_value``, the bound
+        fit_mio hands the solver."""
         from ..encoding import Binarizer
         from .fitcontrol import DP_AUTO_MAX_SECONDS, DP_SHARE
 
+        fair = [c for c in self._ctx.cons if isinstance(c, C.FAIRNESS)]
+        if not C.dp_supports(fair):
+            return None
         left = ctl.remaining()
         try:
             with ctl.stage("warm_start"):
                 binarizer = Binarizer(binarization, int(self.n_thresholds)).fit(data.X)
-                tree, res = C.solve_fair_dp(self._ctx.cons, data.X, user_labels(data), binarizer,
+                tree, res = C.solve_fair_dp(fair, data.X, user_labels(data), binarizer,
                                             int(self.max_depth), int(self.min_samples_leaf), float(self.alpha),
                                             data.sample_weight, DP_AUTO_MAX_SECONDS if left is None else DP_SHARE * left,
                                             data.feature_names)
         except InputError:
             return None
-        if not self._ctx.satisfied(tree):
-            return None
         if binarization == "midpoints" and res.status == "optimal" and tree.depth <= int(self.max_depth):
             self._ctx.bound_value = float(self._ctx.score(tree))
-        return tree
+            self._ctx.bound_exact = len(fair) == len(self._ctx.cons)
+        return self._ctx.repair(tree, "the fairness-DP start")
 
     def _mio(self, data, depth, alpha, ctl):
         ws, db, plan = self._plan(data, depth, ctl)
@@ -310,7 +314,7 @@ class OptimalTreeClassifier(ConstrainedMixin, FittedTreeMixin, ClassifierMixin, 
             dp_tree, _ = fit_dp_tree(self, data, ctl, share=0.5, stage="warm_start", binarization=binarization)
             if dp_tree is not None and (start is None or objective(dp_tree, prob, alpha) <= objective(start, prob, alpha)):
                 start, plan["start"] = dp_tree, "dp"
-        if self._ctx is not None and (ws == "dp" or db) and C.dp_supports(self._ctx.cons):
+        if self._ctx is not None and (ws == "dp" or db):
             fair = self._fair_start(data, ctl, "midpoints" if db else "quantile")
             if fair is not None and (start is None or not self._ctx.satisfied(start)
                                      or self._ctx.score(fair) <= self._ctx.score(start)):

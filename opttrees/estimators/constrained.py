@@ -68,6 +68,8 @@ class ConstraintContext:
         #: the constrained problem's optimum when a DP solved it exactly over the MIO's own split set (it then
         #: bounds the MIO: :meth:`tighten`)
         self.bound_value: float | None = None
+        #: whether that DP solved the constrained problem itself (else a relaxation: the fairness constraints only)
+        self.bound_exact = False
 
     def __bool__(self) -> bool:
         return bool(self.cons)
@@ -98,14 +100,16 @@ class ConstraintContext:
 
     def tighten(self, bound):
         """The DP bound of the unconstrained problem (a relaxation), raised to :attr:`bound_value` when the Pareto
-        DP solved the constrained problem over the same split set (still a "dp-bound"; its details say
-        ``"relaxation": "none: the constrained problem (Pareto DP)"`` and keep the unconstrained value)."""
+        DP solved the problem with the fairness constraints over the same split set (still a "dp-bound"; its
+        details say which relaxation, "none: the constrained problem (Pareto DP)" or "the fairness constraints
+        only (Pareto DP)", and keep the unconstrained value)."""
         import dataclasses
 
         if bound is None or self.bound_value is None or bound.sense != 1 or self.bound_value <= bound.value:
             return bound
         return dataclasses.replace(bound, value=float(self.bound_value),
-                                   details={**bound.details, "relaxation": "none: the constrained problem (Pareto DP)",
+                                   details={**bound.details, "relaxation": "none: the constrained problem (Pareto DP)"
+                                            if self.bound_exact else "the fairness constraints only (Pareto DP)",
                                             "unconstrained_dp_bound": bound.value,
                                             "constraints": [c.describe() for c in self.cons]})
 
