@@ -423,3 +423,15 @@ def test_fairness_dp_solves_the_constrained_problem_and_bounds_the_mio():
     assert plain.solve_result_.external_bound["relaxation"] == "oct"
     best, _ = brute_errors(X, y, [C.StatisticalParity("g", 0.05)], True)
     assert fitted_errors(fair, X, y) == best
+
+
+def test_fairness_dp_bound_is_a_relaxation_with_other_constraints():
+    X, y = tiny_classification(1, n=14)
+    cons = [C.StatisticalParity("g", 0.1), C.MaxFeatures(1)]
+    best, _ = brute_errors(X, y, cons, True)
+    clf = OptimalTreeClassifier(max_depth=2, dp_bound=True, time_limit=120, constraints=cons).fit(X, y)
+    eb = clf.solve_result_.external_bound
+    assert eb["relaxation"] == "the fairness constraints only (Pareto DP)"
+    assert eb["value"] <= clf.objective_ + 1e-9
+    assert clf.solve_result_.proven_optimal
+    assert fitted_errors(clf, X, y) == best
