@@ -20,7 +20,7 @@ FIELDS = json.loads(r"""
   "wine"
  ],
  "default_random_state": 0,
- "fingerprint": "0dc9e5def03bcb8f2974ee84a12575f9f7ba95087626047269ea8c940d35d5b4",
+ "fingerprint": "769cc2e1b8dcef5f166fe7a053ad9cd850d510854e463de5e42c0415e27f7ea7",
  "missing_policies": [
   "error",
   "drop",

@@ -435,3 +435,15 @@ def test_fairness_dp_bound_is_a_relaxation_with_other_constraints():
     assert eb["value"] <= clf.objective_ + 1e-9
     assert clf.solve_result_.proven_optimal
     assert fitted_errors(clf, X, y) == best
+
+
+@pytest.mark.parametrize("cls", [FlowOCTClassifier, BendersOCTClassifier])
+def test_flow_models_get_the_fairness_dp_start_and_bound(cls):
+    X, y = tiny_classification(5, n=16)
+    est = cls(max_depth=2, binarization="midpoints", time_limit=120,
+              constraints=[C.StatisticalParity("g", 0.05)]).fit(X, y)
+    assert est.solve_result_.plan["start"] == "fairness-dp"
+    assert est.solve_result_.external_bound["relaxation"].startswith("none")
+    assert est.solve_result_.proven_optimal
+    best, _ = brute_errors(X, y, [C.StatisticalParity("g", 0.05)], True)
+    assert fitted_errors(est, X, y) == best

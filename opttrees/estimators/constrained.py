@@ -105,7 +105,7 @@ class ConstraintContext:
         only (Pareto DP)", and keep the unconstrained value)."""
         import dataclasses
 
-        if bound is None or self.bound_value is None or bound.sense != 1 or self.bound_value <= bound.value:
+        if bound is None or self.bound_value is None or bound.sense * (self.bound_value - bound.value) <= 0:
             return bound
         return dataclasses.replace(bound, value=float(self.bound_value),
                                    details={**bound.details, "relaxation": "none: the constrained problem (Pareto DP)"

@@ -15,7 +15,7 @@ from ..formulations.benders import BendersOCT
 from ..formulations.flow import FlowOCT, FlowStructure, check_depth, greedy_incumbent
 from ..params import BOOLEAN, Interval, Options
 from .base import OptTreesEstimator, SolverMixin, warm_start_rules
-from ..errors import SolverError
+from ..errors import InputError, SolverError
 from .constrained import CONSTRAINT_RULES, ConstrainedMixin, ConstraintContext, bind, own_objective, verify
 from .common import FittedTreeMixin, encode_categories, finish_fit, record_display_bounds, root_leaf
 from .fitcontrol import controlled_fit, dp_fits, dp_start_and_bound, dp_statistics
@@ -194,6 +194,33 @@ class FlowOCTClassifier(ConstrainedMixin, _TreeClassifierMixin, SolverMixin, Opt
     def _constraint_context(self, data):
         return _constraint_context_for(self, data)
 
+    def _fair_start(self, data, ctl, ctx, form, exact: bool):
+        """The Pareto DP's tree over the model's own binary columns under the group-fairness constraints among
+        ``constraints`` (half the time left): a start (pruned when other constraints remain); with ``exact`` and
+        plain accuracy (``regularization=0``, ``objective="accuracy"``) a finished run's objective also bounds the
+        model (a relaxation; :meth:`ConstraintContext.tighten`)."""
+        from .. import constraints as C
+        from .constrained import user_labels
+        from .fitcontrol import DP_AUTO_MAX_SECONDS, DP_SHARE
+
+        fair = [c for c in ctx.cons if isinstance(c, C.FAIRNESS)]
+        if not C.dp_supports(fair):
+            return None
+        left = ctl.remaining()
+        try:
+            with ctl.stage("warm_start"):
+                tree, res = C.solve_fair_dp(fair, data.X, user_labels(data), self.binarizer_, int(self.max_depth), 1,
+                                            0.0, data.sample_weight,
+                                            DP_AUTO_MAX_SECONDS if left is None else DP_SHARE * left,
+                                            data.feature_names)
+        except InputError:
+            return None
+        if (exact and res.status == "optimal" and float(self.regularization) == 0.0 and self.objective == "accuracy"
+                and tree.depth <= int(self.max_depth)):
+            ctx.bound_value = float(form.tree_objective(tree))
+            ctx.bound_exact = len(fair) == len(ctx.cons)
+        return ctx.repair(tree, "the fairness-DP start")
+
     def fit(self, X, y, sample_weight=None):
         self._check_params()
         self.solve_result_ = None
@@ -240,6 +267,11 @@ class FlowOCTClassifier(ConstrainedMixin, _TreeClassifierMixin, SolverMixin, Opt
             if dp_tree is not None and (warm is None or form.tree_objective(dp_tree) >= form.tree_objective(warm)):
                 warm = dp_tree      # the DP's tree (the optimum, unless cut short) is the start and the fallback
                 plan["start"] = "dp" if ws in ("greedy", "dp") else None
+            if ctx is not None and form is not None and ws == "dp":
+                fair = self._fair_start(data, ctl, ctx, form, exact=bound is not None)
+                if fair is not None and (warm is None or form.tree_objective(fair) >= form.tree_objective(warm)):
+                    warm, plan["start"] = fair, "fairness-dp"
+                bound = ctx.tighten(bound)
             plan["bound"] = None if bound is None else bound.provenance
             start = warm if ws in ("greedy", "dp") else None
             res = ctl.solve(form, start, objective_bound=bound, **self._solver_options())
