@@ -66,11 +66,13 @@ def gaps(clf, X, y) -> dict:
     return out
 
 
-def run(method: str, depth: int, notion: str | None, delta: float | None, data, limit: float) -> dict:
+def run(method: str, depth: int, notion: str | None, delta: float | None, data, limit: float,
+        binarization: str = "midpoints", n_thresholds: int = 10) -> dict:
     Xtr, ytr, Xte, yte = data
     cons = None if notion is None else [NOTIONS[notion](delta)]
     if method == "dp":
-        clf = OptimalTreeClassifier(method="dp", max_depth=depth, binarization="midpoints", constraints=cons)
+        clf = OptimalTreeClassifier(method="dp", max_depth=depth, binarization=binarization,
+                                    n_thresholds=n_thresholds, constraints=cons, time_limit=limit)
     elif method == "mio-plain":
         clf = OptimalTreeClassifier(max_depth=depth, warm_start="greedy", dp_bound=False, time_limit=limit,
                                     constraints=cons)
@@ -84,6 +86,8 @@ def run(method: str, depth: int, notion: str | None, delta: float | None, data, 
     res = clf.solve_result_
     g_tr, g_te = gaps(clf, Xtr, ytr), gaps(clf, Xte, yte)
     key = notion or "statistical_parity"
+    if method == "dp" and binarization != "midpoints":
+        method = f"dp-{binarization}{n_thresholds}"
     return {"method": method, "depth": depth, "notion": notion or "none", "delta": delta,
             "train_acc": clf.score(Xtr, ytr), "train_gap": g_tr[key], "test_acc": clf.score(Xte, yte),
             "test_gap": g_te[key], "status": res.status if res is not None else "", "proven": bool(
@@ -94,12 +98,14 @@ def run(method: str, depth: int, notion: str | None, delta: float | None, data, 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--depth", type=int, nargs="+", default=[2])
+    ap.add_argument("--depth", type=int, nargs="*", default=[2])
     ap.add_argument("--out", default=str(Path(__file__).parent / "fairness"))
     ap.add_argument("--limit", type=float, default=300.0)
     ap.add_argument("--plain-limit", type=float, default=120.0)
     ap.add_argument("--plain-deltas", type=float, nargs="*", default=[0.05])
     ap.add_argument("--n", type=int, default=500)
+    ap.add_argument("--depth3", nargs="*", default=[], help="notions to run at depth 3 (delta 0.05 only)")
+    ap.add_argument("--depth3-limit", type=float, default=300.0)
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -123,7 +129,14 @@ def main():
                                     else args.limit))
                     print({k: rows[-1][k] for k in ("method", "depth", "notion", "delta", "train_acc", "train_gap",
                                                     "status", "seconds")}, flush=True)
+    for notion in args.depth3:    # depth 3: the Python Pareto DP over every midpoint is slow; quantiles too
+        for method, kw in (("mio", {}), ("dp", {}), ("dp", {"binarization": "quantile", "n_thresholds": 3})):
+            rows.append(run(method, 3, notion, 0.05, data, args.depth3_limit, **kw))
+            print({k: rows[-1][k] for k in ("method", "depth", "notion", "delta", "train_acc", "train_gap",
+                                            "status", "seconds")}, flush=True)
     res = pd.DataFrame(rows)
+    if (out / "results.csv").exists() and not args.depth:   # depth-3 runs only: add them to the saved table
+        res = pd.concat([pd.read_csv(out / "results.csv"), res], ignore_index=True)
     res.to_csv(out / "results.csv", index=False)
     plot(res, out / "tradeoff.png")
     print(table(res))
@@ -134,7 +147,8 @@ def plot(res: pd.DataFrame, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    depths = sorted(res.depth.unique())
+    depths = [d for d in sorted(res.depth.unique()) if (res[(res.depth == d) & (res.method == "mio")].notion
+                                                         .value_counts() > 1).any()] or [2]
     fig, axes = plt.subplots(1, len(depths), figsize=(6.5 * len(depths), 4.5), squeeze=False)
     for ax, depth in zip(axes[0], depths):
         sub = res[(res.depth == depth) & (res.method == "mio")]
