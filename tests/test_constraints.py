@@ -447,3 +447,15 @@ def test_flow_models_get_the_fairness_dp_start_and_bound(cls):
     assert est.solve_result_.proven_optimal
     best, _ = brute_errors(X, y, [C.StatisticalParity("g", 0.05)], True)
     assert fitted_errors(est, X, y) == best
+
+
+def test_constraints_survive_clone_and_get_params():
+    from sklearn.base import clone
+
+    est = OptimalTreeClassifier(max_depth=2, constraints=[C.StatisticalParity("g", 0.1), C.MaxFeatures(1)])
+    copy = clone(est)
+    assert [type(c) for c in copy.get_params()["constraints"]] == [C.StatisticalParity, C.MaxFeatures]
+    assert copy.get_params()["constraints"][0].delta == 0.1
+    X, y = tiny_classification(0)
+    copy.fit(X, y)
+    assert est.constraints[0]._bound_info is None     # the user's objects are never bound in place
