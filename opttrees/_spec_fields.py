@@ -20,7 +20,7 @@ FIELDS = json.loads(r"""
   "wine"
  ],
  "default_random_state": 0,
- "fingerprint": "769cc2e1b8dcef5f166fe7a053ad9cd850d510854e463de5e42c0415e27f7ea7",
+ "fingerprint": "c8fe84a6fe4823c83877c16dffa75481a09d6f83b8347e9106f87f95711187bd",
  "missing_policies": [
   "error",
   "drop",

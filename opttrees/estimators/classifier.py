@@ -281,12 +281,15 @@ class OptimalTreeClassifier(ConstrainedMixin, FittedTreeMixin, ClassifierMixin, 
         from .fitcontrol import DP_AUTO_MAX_SECONDS, DP_SHARE
 
         fair = [c for c in self._ctx.cons if isinstance(c, C.FAIRNESS)]
-        if not C.dp_supports(fair):
+        if not C.dp_supports(fair) or not C.fair_dp_affordable(data, int(self.max_depth)):
             return None
         left = ctl.remaining()
         try:
             with ctl.stage("warm_start"):
                 binarizer = Binarizer(binarization, int(self.n_thresholds)).fit(data.X)
+                if binarization == "midpoints" and not C.fair_dp_affordable(data, int(self.max_depth), binarizer):
+                    binarizer = Binarizer("quantile", int(self.n_thresholds)).fit(data.X)
+                    binarization = "quantile"
                 tree, res = C.solve_fair_dp(fair, data.X, user_labels(data), binarizer,
                                             int(self.max_depth), int(self.min_samples_leaf), float(self.alpha),
                                             data.sample_weight, DP_AUTO_MAX_SECONDS if left is None else DP_SHARE * left,

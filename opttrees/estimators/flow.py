@@ -204,7 +204,7 @@ class FlowOCTClassifier(ConstrainedMixin, _TreeClassifierMixin, SolverMixin, Opt
         from .fitcontrol import DP_AUTO_MAX_SECONDS, DP_SHARE
 
         fair = [c for c in ctx.cons if isinstance(c, C.FAIRNESS)]
-        if not C.dp_supports(fair):
+        if not C.dp_supports(fair) or not C.fair_dp_affordable(data, int(self.max_depth), self.binarizer_):
             return None
         left = ctl.remaining()
         try:
