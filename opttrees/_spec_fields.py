@@ -20,7 +20,7 @@ FIELDS = json.loads(r"""
   "wine"
  ],
  "default_random_state": 0,
- "fingerprint": "c8fe84a6fe4823c83877c16dffa75481a09d6f83b8347e9106f87f95711187bd",
+ "fingerprint": "6a33bcfcb7481a108bdad552cc2d2977149f01f2e02d2e84fe8ca29512a9285f",
  "missing_policies": [
   "error",
   "drop",

@@ -1232,16 +1232,15 @@ def dp_supports(constraints) -> bool:
         len({c._pos for c in constraints}) == 1
 
 
-#: the fairness DP inside an MIO fit (start and bound) runs at depth <= 2 and when columns^2 x rows is at most
-#: this (the Python Pareto DP: 114 columns x 80 rows took 9 s, 22 columns x 341 rows 1-11 s; depth 3 with 11
-#: columns and 341 rows did not finish in 300 s), so it never eats the solver's time
+#: the fairness DP inside an MIO fit (start, and bound at depth <= 2) runs at depth <= 2 (a depth-2 tree starts a
+#: deeper MIO) and when columns^2 x rows is at most this (the Python Pareto DP: 114 columns x 80 rows took 9 s,
+#: 22 columns x 341 rows 1-11 s; depth 3 with 11 columns and 341 rows did not finish in 300 s)
 FAIR_DP_MAX_CELLS = 5e6
 
 
-def fair_dp_affordable(data, max_depth: int, binarizer=None) -> bool:
-    """Whether the fairness Pareto DP is cheap enough to start an MIO fit (see :data:`FAIR_DP_MAX_CELLS`)."""
-    if max_depth > 2:
-        return False
+def fair_dp_affordable(data, binarizer=None) -> bool:
+    """Whether the fairness Pareto DP at depth <= 2 is cheap enough to start an MIO fit (see
+    :data:`FAIR_DP_MAX_CELLS`)."""
     if binarizer is None:
         return True
     m = binarizer.transform(np.asarray(data.X[:1], dtype=np.float64)).shape[1]

@@ -281,22 +281,25 @@ class OptimalTreeClassifier(ConstrainedMixin, FittedTreeMixin, ClassifierMixin, 
         from .fitcontrol import DP_AUTO_MAX_SECONDS, DP_SHARE
 
         fair = [c for c in self._ctx.cons if isinstance(c, C.FAIRNESS)]
-        if not C.dp_supports(fair) or not C.fair_dp_affordable(data, int(self.max_depth)):
+        if not C.dp_supports(fair):
             return None
+        depth = min(int(self.max_depth), 2)   # deeper: the depth-2 fair tree starts the MIO (no bound)
         left = ctl.remaining()
         try:
             with ctl.stage("warm_start"):
                 binarizer = Binarizer(binarization, int(self.n_thresholds)).fit(data.X)
-                if binarization == "midpoints" and not C.fair_dp_affordable(data, int(self.max_depth), binarizer):
+                if binarization == "midpoints" and not C.fair_dp_affordable(data, binarizer):
                     binarizer = Binarizer("quantile", int(self.n_thresholds)).fit(data.X)
                     binarization = "quantile"
+                if not C.fair_dp_affordable(data, binarizer):
+                    return None
                 tree, res = C.solve_fair_dp(fair, data.X, user_labels(data), binarizer,
-                                            int(self.max_depth), int(self.min_samples_leaf), float(self.alpha),
+                                            depth, int(self.min_samples_leaf), float(self.alpha),
                                             data.sample_weight, DP_AUTO_MAX_SECONDS if left is None else DP_SHARE * left,
                                             data.feature_names)
         except InputError:
             return None
-        if binarization == "midpoints" and res.status == "optimal" and tree.depth <= int(self.max_depth):
+        if binarization == "midpoints" and res.status == "optimal" and depth == int(self.max_depth):
             self._ctx.bound_value = float(self._ctx.score(tree))
             self._ctx.bound_exact = len(fair) == len(self._ctx.cons)
         return self._ctx.repair(tree, "the fairness-DP start")

@@ -204,19 +204,20 @@ class FlowOCTClassifier(ConstrainedMixin, _TreeClassifierMixin, SolverMixin, Opt
         from .fitcontrol import DP_AUTO_MAX_SECONDS, DP_SHARE
 
         fair = [c for c in ctx.cons if isinstance(c, C.FAIRNESS)]
-        if not C.dp_supports(fair) or not C.fair_dp_affordable(data, int(self.max_depth), self.binarizer_):
+        if not C.dp_supports(fair) or not C.fair_dp_affordable(data, self.binarizer_):
             return None
+        depth = min(int(self.max_depth), 2)   # deeper: the depth-2 fair tree starts the MIO (no bound)
         left = ctl.remaining()
         try:
             with ctl.stage("warm_start"):
-                tree, res = C.solve_fair_dp(fair, data.X, user_labels(data), self.binarizer_, int(self.max_depth), 1,
+                tree, res = C.solve_fair_dp(fair, data.X, user_labels(data), self.binarizer_, depth, 1,
                                             0.0, data.sample_weight,
                                             DP_AUTO_MAX_SECONDS if left is None else DP_SHARE * left,
                                             data.feature_names)
         except InputError:
             return None
         if (exact and res.status == "optimal" and float(self.regularization) == 0.0 and self.objective == "accuracy"
-                and tree.depth <= int(self.max_depth)):
+                and depth == int(self.max_depth)):
             ctx.bound_value = float(form.tree_objective(tree))
             ctx.bound_exact = len(fair) == len(ctx.cons)
         return ctx.repair(tree, "the fairness-DP start")
