@@ -20,7 +20,7 @@ FIELDS = json.loads(r"""
   "wine"
  ],
  "default_random_state": 0,
- "fingerprint": "7eb8f98bf1f19c02c7a7f2e2c55ccadd6edbfaf094e5d2d538fdd9551cee8db3",
+ "fingerprint": "7f05df99d01f2db68074a278f341cf35872ff7d89370b25406f01b636a77ddc7",
  "missing_policies": [
   "error",
   "drop",
@@ -30,6 +30,7 @@ FIELDS = json.loads(r"""
   "benders-oct": {
    "defaults": {
     "binarization": "quantile",
+    "constraints": null,
     "dp_bound": "auto",
     "max_depth": 2,
     "mip_gap": 1e-06,
@@ -55,6 +56,12 @@ FIELDS = json.loads(r"""
        "quantile",
        "midpoints"
       ]
+     }
+    ],
+    "constraints": [
+     "none",
+     {
+      "any": "a list of opttrees.constraints objects (or spec mappings)"
      }
     ],
     "dp_bound": [
@@ -192,6 +199,7 @@ FIELDS = json.loads(r"""
    "defaults": {
     "alpha": 0.0,
     "binarization": "auto",
+    "constraints": null,
     "dp_bound": "auto",
     "hyperplane_margin": 0.005,
     "loss_rows": "tight",
@@ -240,6 +248,12 @@ FIELDS = json.loads(r"""
        "quantile",
        "midpoints"
       ]
+     }
+    ],
+    "constraints": [
+     "none",
+     {
+      "any": "a list of opttrees.constraints objects (or spec mappings)"
      }
     ],
     "dp_bound": [
@@ -450,6 +464,7 @@ FIELDS = json.loads(r"""
   "flow-oct": {
    "defaults": {
     "binarization": "quantile",
+    "constraints": null,
     "dp_bound": "auto",
     "max_depth": 2,
     "mip_gap": 1e-06,
@@ -475,6 +490,12 @@ FIELDS = json.loads(r"""
        "quantile",
        "midpoints"
       ]
+     }
+    ],
+    "constraints": [
+     "none",
+     {
+      "any": "a list of opttrees.constraints objects (or spec mappings)"
      }
     ],
     "dp_bound": [
@@ -612,6 +633,7 @@ FIELDS = json.loads(r"""
    "defaults": {
     "alpha": 0.0,
     "binarization": "auto",
+    "constraints": null,
     "dp_bound": "auto",
     "hyperplane_margin": 0.005,
     "loss_rows": "tight",
@@ -660,6 +682,12 @@ FIELDS = json.loads(r"""
        "quantile",
        "midpoints"
       ]
+     }
+    ],
+    "constraints": [
+     "none",
+     {
+      "any": "a list of opttrees.constraints objects (or spec mappings)"
      }
     ],
     "dp_bound": [
@@ -1014,6 +1042,7 @@ FIELDS = json.loads(r"""
    "defaults": {
     "alpha": 0.0,
     "binarization": "auto",
+    "constraints": null,
     "dp_bound": "auto",
     "hyperplane_margin": 0.005,
     "loss_rows": "tight",
@@ -1062,6 +1091,12 @@ FIELDS = json.loads(r"""
        "quantile",
        "midpoints"
       ]
+     }
+    ],
+    "constraints": [
+     "none",
+     {
+      "any": "a list of opttrees.constraints objects (or spec mappings)"
      }
     ],
     "dp_bound": [
@@ -1273,6 +1308,7 @@ FIELDS = json.loads(r"""
    "defaults": {
     "alpha": 0.0,
     "binarization": "auto",
+    "constraints": null,
     "dp_bound": "auto",
     "hyperplane_margin": 0.005,
     "loss_rows": "tight",
@@ -1321,6 +1357,12 @@ FIELDS = json.loads(r"""
        "quantile",
        "midpoints"
       ]
+     }
+    ],
+    "constraints": [
+     "none",
+     {
+      "any": "a list of opttrees.constraints objects (or spec mappings)"
      }
     ],
     "dp_bound": [
@@ -2241,6 +2283,7 @@ FIELDS = json.loads(r"""
     "alpha": 0.0,
     "binarization": "auto",
     "coef_bound": null,
+    "constraints": null,
     "hyperplane_margin": 0.005,
     "leaf_model": "constant",
     "leaf_penalty": 0.01,
@@ -2304,6 +2347,12 @@ FIELDS = json.loads(r"""
       "text": "a finite number > 0"
      },
      "none"
+    ],
+    "constraints": [
+     "none",
+     {
+      "any": "a list of opttrees.constraints objects (or spec mappings)"
+     }
     ],
     "hyperplane_margin": [
      {
@@ -2691,6 +2740,7 @@ FIELDS = json.loads(r"""
     "alpha": 0.0,
     "binarization": "auto",
     "coef_bound": null,
+    "constraints": null,
     "hyperplane_margin": 0.005,
     "leaf_model": "constant",
     "leaf_penalty": 0.01,
@@ -2755,6 +2805,12 @@ FIELDS = json.loads(r"""
       "text": "a finite number > 0"
      },
      "none"
+    ],
+    "constraints": [
+     "none",
+     {
+      "any": "a list of opttrees.constraints objects (or spec mappings)"
+     }
     ],
     "hyperplane_margin": [
      {
@@ -2988,6 +3044,7 @@ FIELDS = json.loads(r"""
     "alpha": 0.0,
     "binarization": "auto",
     "coef_bound": null,
+    "constraints": null,
     "hyperplane_margin": 0.005,
     "leaf_penalty": 0.01,
     "leaf_penalty_type": "l1",
@@ -3052,6 +3109,12 @@ FIELDS = json.loads(r"""
       "text": "a finite number > 0"
      },
      "none"
+    ],
+    "constraints": [
+     "none",
+     {
+      "any": "a list of opttrees.constraints objects (or spec mappings)"
+     }
     ],
     "hyperplane_margin": [
      {
@@ -3287,6 +3350,7 @@ FIELDS = json.loads(r"""
     "alpha": 0.0,
     "binarization": "auto",
     "coef_bound": null,
+    "constraints": null,
     "hyperplane_margin": 0.005,
     "leaf_model": "constant",
     "leaf_penalty": 0.01,
@@ -3351,6 +3415,12 @@ FIELDS = json.loads(r"""
       "text": "a finite number > 0"
      },
      "none"
+    ],
+    "constraints": [
+     "none",
+     {
+      "any": "a list of opttrees.constraints objects (or spec mappings)"
+     }
     ],
     "hyperplane_margin": [
      {

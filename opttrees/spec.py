@@ -40,7 +40,7 @@ from .params import describe, is_valid
 from .registry import MODELS, ModelEntry, _register_builtin, models  # noqa: F401 (MODELS, _register_builtin: re-exported)
 
 
-SECTIONS = {"data", "model", "solver", "output"}
+SECTIONS = {"data", "model", "solver", "output", "constraints"}
 DATA_KEYS = {"dataset": str, "csv": str, "target": (str, list), "features": list, "test_size": float,
              "split_seed": int, "params": dict, "categorical": (str, list), "missing": str}
 #: the estimator parameter each ``solver.<key>`` sets; the values are checked by that parameter's own rules
@@ -114,8 +114,10 @@ APPLIES: dict[str, dict[str, list[dict]]] = {
         "binarization": [_DP, {**_MIO, "warm_start": {"dp", "auto"}}, {**_MIO, "dp_bound": {True, "auto"}}],
         "n_thresholds": [_DP, {**_MIO, "warm_start": {"dp", "auto"}}, {**_MIO, "dp_bound": {True, "auto"}}],
         "max_num_nodes": [_DP],
+        "constraints": [{**_MIO, "split_type": {"parallel"}}],
     },
     "OptimalTreeRegressor": {
+        "constraints": [{**_MIO, "split_type": {"parallel"}, "leaf_model": {"constant"}}],
         "warm_start": [_MIO],
         "n_restarts": [_LS, {**_MIO, "warm_start": {"local-search"}}],
         "n_jobs": [_LS, {**_MIO, "warm_start": {"local-search"}}],
@@ -522,6 +524,10 @@ def parse_spec(raw: Any, source: Path | None = None, catalog: dict | None = None
             raise SpecError(f"{sec}: expected a mapping, got {type(raw[sec]).__name__}")
     data = _parse_data(raw["data"], source, catalog)
     model = dict(raw["model"])
+    if "constraints" in raw:   # a top-level constraints: list is the model's constraints
+        if "constraints" in model:
+            raise SpecError("constraints: given both at the top level and as model.constraints; keep one")
+        model["constraints"] = raw["constraints"]
     mtype = model.pop("type", None)
     if mtype is None:
         raise SpecError(f"model.type: missing; choose one of {sorted(registry)}")
@@ -538,7 +544,12 @@ def parse_spec(raw: Any, source: Path | None = None, catalog: dict | None = None
         if key in solver_params and key in allowed:
             raise SpecError(f"model.{key}: a solver setting; write it as solver.{key}")
         if key not in allowed:
+            if key == "constraints":
+                raise SpecError(f"constraints: model type {mtype!r} takes no constraints (they are honoured by the "
+                                "MIO model types oct, flow-oct, benders-oct and ort-mio)")
             raise _unknown("model", str(key), {k for k in allowed if applies(entry, k)} - solver_params)
+        if key == "constraints":
+            value = _check_constraints_field(value)
         params[key] = _check_value(f"model.{key}", value, rules.get(key))
     for key in params:
         if not applies(entry, key, params):
@@ -559,6 +570,27 @@ def parse_spec(raw: Any, source: Path | None = None, catalog: dict | None = None
     if live:
         spec.build_estimator()
     return spec
+
+
+def _check_constraints_field(value):
+    """A spec's ``constraints:`` list: each entry a mapping ``{type: ..., field: value}``; the error names the
+    entry and the field (:func:`opttrees.constraints.from_dict`). The list is kept as mappings (the estimator
+    reads them), so the spec, its report and a grid cell stay plain data."""
+    from .constraints import check_constraints
+
+    if value is None:
+        return None
+    bad = value if not isinstance(value, list) else next((v for v in value if not isinstance(v, dict)), None)
+    if not isinstance(value, list) or bad is not None:
+        got = f"{type(value).__name__} {value!r}" if not isinstance(value, list) else \
+            f"an entry {type(bad).__name__} {bad!r}"
+        raise SpecError(f"model.constraints: expected a list of mappings like {{type: statistical_parity, protected: "
+                        f"sex, delta: 0.05}}; got {got}")
+    try:
+        check_constraints(value, "model.constraints")
+    except InputError as exc:
+        raise SpecError(str(exc)) from None
+    return value
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):
@@ -863,10 +895,14 @@ def _run_spec(spec: Spec, out: Path | None) -> dict:
                                            "n_splits": tree.n_splits},
         "solve": res.to_dict() if res is not None else None,
     }
+    if getattr(est, "constraint_values_", None):
+        report["constraints"] = {"train": _clean(est.constraint_report(X, y))}
     if sd.X_test is not None:
         report["normalised_loss"]["test"] = _clean(normalised_loss(entry, est, sd.X_test, sd.y_test))
         report[f"test_{entry.metric}"] = _clean(sign * float(est.score(sd.X_test, sd.y_test)))
         report["n_test"] = int(len(sd.X_test))
+        if "constraints" in report:
+            report["constraints"]["test"] = _clean(est.constraint_report(sd.X_test, sd.y_test))
     if out is not None:
         from .outputs import RunWriter
         writer = RunWriter(out)

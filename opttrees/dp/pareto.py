@@ -175,6 +175,8 @@ def solve_dp_pareto(Xb, y, task, max_depth: int = 2, min_samples_leaf: int = 1, 
         prov = [("leaf", k) for k in range(len(leaves))] if len(rows) >= ml else []
         if d > 0:
             for f in range(p):
+                if deadline.stop():   # a merge of large fronts takes long: check between split columns too
+                    raise TimeoutError
                 go = Z[rows, f]
                 nr = int(go.sum())
                 if nr < max(1, ml) or len(rows) - nr < max(1, ml):

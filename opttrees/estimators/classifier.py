@@ -19,6 +19,9 @@ from ..heuristics.cart import cart_classifier_tree
 from ..heuristics.core import make_problem, objective, refit_leaves
 from ..params import BOOLEAN, NONE, Interval, Options
 from .base import OptTreesEstimator, SolverMixin, warm_start_rules
+from .. import constraints as C
+from .constrained import (CONSTRAINT_RULES, ConstrainedMixin, ConstraintContext, bind, own_objective, user_labels,
+                          verify)
 from .common import FittedTreeMixin, encode_categories, feature_names_in, finish_fit, record_display_bounds, root_leaf
 from .fitcontrol import controlled_fit, dp_plan, fit_mio, warn_time_limit
 
@@ -68,7 +71,7 @@ def fit_dp_tree(est, data, ctl, max_num_nodes=None, share: float = 1.0, stage: s
     return tree, res
 
 
-class OptimalTreeClassifier(FittedTreeMixin, ClassifierMixin, SolverMixin, OptTreesEstimator):
+class OptimalTreeClassifier(ConstrainedMixin, FittedTreeMixin, ClassifierMixin, SolverMixin, OptTreesEstimator):
     """Optimal classification tree (Bertsimas–Dunn OCT / OCT-H), by MIO, local search or greedily.
 
     Every method minimises the same objective: misclassifications / (root baseline errors) + alpha * splits.
@@ -150,6 +153,11 @@ class OptimalTreeClassifier(FittedTreeMixin, ClassifierMixin, SolverMixin, OptTr
         Seeds the local search, CART's tie-breaking and the solver's own seed.
     verbose : bool or int, default=False
         Show live solver progress.
+    constraints : list of opttrees.constraints objects or None, default=None
+        Side constraints (fairness, feature budgets, monotonicity, leaf support; :mod:`opttrees.constraints`),
+        honoured by ``method="mio"`` with parallel splits, and the five group-fairness notions also by
+        ``method="dp"`` (the Pareto dynamic program; an InputError otherwise). Start trees that break them are
+        pruned to feasible ones or dropped; the DP optimum stays a bound (a relaxation).
 
     Attributes
     ----------
@@ -169,6 +177,8 @@ class OptimalTreeClassifier(FittedTreeMixin, ClassifierMixin, SolverMixin, OptTr
         "completed", "time_limit" or "interrupted".
     fit_timings_ : dict
         Seconds per stage of the fit, plus "total".
+    constraint_values_ : dict
+        Each constraint's value on the training data ({} without constraints).
 
     Examples
     --------
@@ -190,13 +200,15 @@ class OptimalTreeClassifier(FittedTreeMixin, ClassifierMixin, SolverMixin, OptTr
         "loss_rows": [Options("tight", "thesis")],
         **DP_RULES,
         **MARGIN_RULES,
+        **CONSTRAINT_RULES,
     }
 
     def __init__(self, *, max_depth=2, min_samples_leaf=1, alpha=0.0, method="mio", solver="auto", time_limit=60,
                  warm_start="auto", mip_gap=1e-6, threads=1, n_restarts=100, split_type="parallel",
                  n_hyperplane_restarts=5, hyperplane_margin=0.005, n_jobs=1, binarization="auto", dp_bound="auto",
                  routing="aggregated", loss_rows="tight",
-                 n_thresholds=10, max_num_nodes=None, random_state=0, verbose=False):
+                 n_thresholds=10, max_num_nodes=None, random_state=0, verbose=False, constraints=None):
+        self.constraints = constraints
         self.max_depth = max_depth
         self.min_samples_leaf = min_samples_leaf
         self.alpha = alpha
@@ -251,6 +263,58 @@ class OptimalTreeClassifier(FittedTreeMixin, ClassifierMixin, SolverMixin, OptTr
             ws = "dp" if mode else "greedy"
         return ws, bool(db), {"why": why, "dp_binarization": "midpoints" if db else "quantile" if mode else None}
 
+    def _fair_dp(self, data, cons, ctl):
+        """``method="dp"`` with group-fairness constraints: the Pareto DP (:func:`opttrees.constraints.solve_fair_dp`)
+        over ``binarization``; with "midpoints" its optimum is the constrained OCT optimum."""
+        from ..encoding import Binarizer
+
+        if self.max_num_nodes is not None:
+            raise InputError("max_num_nodes cannot be combined with constraints (the Pareto DP bounds the depth only)")
+        with ctl.stage("dp"):
+            binarizer = Binarizer(self.binarization, int(self.n_thresholds)).fit(data.X)
+            tree, res = C.solve_fair_dp(cons, data.X, user_labels(data), binarizer, int(self.max_depth),
+                                        int(self.min_samples_leaf), float(self.alpha), data.sample_weight,
+                                        ctl.remaining(), data.feature_names)
+        if res.status != "optimal":
+            ctl.mark_cut_short("dp")
+        return tree, res
+
+    def _fair_start(self, data, ctl, binarization: str):
+        """The Pareto DP's tree under the group-fairness constraints among ``constraints`` (at most half the time
+        left, 120 s without a limit): a start for the constrained MIO (pruned to feasibility when other
+        constraints remain), None when it finds none in time.
+
+        Over every midpoint (``binarization="midpoints"``, when the DP bound is on) a finished run is the optimum
+        of the problem with the fairness constraints only, a relaxation of the MIO (the constrained problem
+        itself when they are all the constraints): its objective becomes ``self._ctx.bound_value``, the bound
+        fit_mio hands the solver."""
+        from ..encoding import Binarizer
+        from .fitcontrol import DP_AUTO_MAX_SECONDS, DP_SHARE
+
+        fair = [c for c in self._ctx.cons if isinstance(c, C.FAIRNESS)]
+        if not C.dp_supports(fair):
+            return None
+        depth = min(int(self.max_depth), 2)   # deeper: the depth-2 fair tree starts the MIO (no bound)
+        left = ctl.remaining()
+        try:
+            with ctl.stage("warm_start"):
+                binarizer = Binarizer(binarization, int(self.n_thresholds)).fit(data.X)
+                if binarization == "midpoints" and not C.fair_dp_affordable(data, binarizer):
+                    binarizer = Binarizer("quantile", int(self.n_thresholds)).fit(data.X)
+                    binarization = "quantile"
+                if not C.fair_dp_affordable(data, binarizer):
+                    return None
+                tree, res = C.solve_fair_dp(fair, data.X, user_labels(data), binarizer,
+                                            depth, int(self.min_samples_leaf), float(self.alpha),
+                                            data.sample_weight, DP_AUTO_MAX_SECONDS if left is None else DP_SHARE * left,
+                                            data.feature_names)
+        except InputError:
+            return None
+        if binarization == "midpoints" and res.status == "optimal" and depth == int(self.max_depth):
+            self._ctx.bound_value = float(self._ctx.score(tree))
+            self._ctx.bound_exact = len(fair) == len(self._ctx.cons)
+        return self._ctx.repair(tree, "the fairness-DP start")
+
     def _mio(self, data, depth, alpha, ctl):
         ws, db, plan = self._plan(data, depth, ctl)
         prob = make_problem(data)
@@ -267,6 +331,11 @@ class OptimalTreeClassifier(FittedTreeMixin, ClassifierMixin, SolverMixin, OptTr
             dp_tree, _ = fit_dp_tree(self, data, ctl, share=0.5, stage="warm_start", binarization=binarization)
             if dp_tree is not None and (start is None or objective(dp_tree, prob, alpha) <= objective(start, prob, alpha)):
                 start, plan["start"] = dp_tree, "dp"
+        if self._ctx is not None and (ws == "dp" or db):
+            fair = self._fair_start(data, ctl, "midpoints" if db else "quantile")
+            if fair is not None and (start is None or not self._ctx.satisfied(start)
+                                     or self._ctx.score(fair) <= self._ctx.score(start)):
+                start, plan["start"] = fair, "fairness-dp"
         if self.split_type == "hyperplane":
             make, kwargs = OCTH, {"margin": float(self.hyperplane_margin)}
         else:
@@ -276,7 +345,8 @@ class OptimalTreeClassifier(FittedTreeMixin, ClassifierMixin, SolverMixin, OptTr
         fallback = lambda: ctl.run("fallback", cart_classifier_tree, data, depth, self.min_samples_leaf,  # noqa: E731
                                    alpha, self.random_state, fallback=lambda: self._root_tree(data, alpha), cheap=True)
         return fit_mio(self, ctl, make, (data, depth, self.min_samples_leaf, alpha), kwargs, start,
-                       lambda tree: objective(tree, prob, alpha), fallback, dp=(ws == "dp" and db, db), plan=plan)
+                       lambda tree: objective(tree, prob, alpha), fallback, dp=(ws == "dp" and db, db), plan=plan,
+                       constraints=self._ctx)
 
     def fit(self, X, y, sample_weight=None):
         self._check_params()
@@ -296,12 +366,22 @@ class OptimalTreeClassifier(FittedTreeMixin, ClassifierMixin, SolverMixin, OptTr
             with ctl.stage("prepare"):
                 X, encoding = encode_categories(X)
                 data = prepare(X, y, "classification", sample_weight, self.min_samples_leaf)
+                fair_dp = self.method == "dp" and all(isinstance(c, C.FAIRNESS)
+                                                      for c in C.check_constraints(self.constraints))
+                cons = bind(self, data, (self.method == "mio" and self.split_type == "parallel") or fair_dp,
+                            f"by method={self.method!r}, split_type={self.split_type!r}"
+                            + (" (the DP solves the group-fairness notions only)" if self.method == "dp" else ""))
+                prob0 = make_problem(data)
+                self._ctx = ConstraintContext(self, cons, data, lambda t: refit_leaves(t, prob0),
+                                              own_objective(prob0, alpha)) if cons else None
             if self.method == "greedy":
                 tree = ctl.run("greedy", cart_classifier_tree, data, depth, self.min_samples_leaf, alpha,
                                self.random_state, fallback=lambda: self._root_tree(data, alpha), cheap=True)
             elif self.method == "local-search":
                 tree = self._local_search(data, alpha, ctl)
                 warn_time_limit(self, ctl, "the local search (best of the restarts completed)")
+            elif self.method == "dp" and cons:
+                tree, self.solve_result_ = self._fair_dp(data, cons, ctl)
             elif self.method == "dp":
                 tree, self.solve_result_ = fit_dp_tree(self, data, ctl, self.max_num_nodes)
                 warn_time_limit(self, ctl, "the dynamic program (best tree so far, see solve_result_.bound)")
@@ -309,7 +389,10 @@ class OptimalTreeClassifier(FittedTreeMixin, ClassifierMixin, SolverMixin, OptTr
                 tree = self._mio(data, depth, alpha, ctl)
             prob = make_problem(data)
             score = lambda t: objective(t, prob, alpha)  # noqa: E731
-            tree = finish_fit(self, tree, data.X, score, leaf=refit_leaves(root_leaf(tree), prob), encoding=encoding)
+            if self._ctx is not None:   # own labels, and no tidying step or single leaf that breaks a constraint
+                score = own_objective(prob, alpha)
+            tree = finish_fit(self, tree, data.X, score if self._ctx is None else self._ctx.guard(score),
+                              leaf=refit_leaves(root_leaf(tree), prob), encoding=encoding)
             self.tree_ = tree
             self.classes_ = np.asarray(data.codec.classes)
             self.n_features_in_ = data.p
@@ -317,5 +400,7 @@ class OptimalTreeClassifier(FittedTreeMixin, ClassifierMixin, SolverMixin, OptTr
             if names is not None:
                 self.feature_names_in_ = np.asarray(names, dtype=object)
             self.objective_ = score(tree)
+            verify(self, tree, self._ctx)
+            self._ctx = None    # the context holds the training data: not kept after the fit
             record_display_bounds(self, data.X)
         return self

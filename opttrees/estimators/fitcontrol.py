@@ -306,7 +306,7 @@ def stopped_result(status: str, solver: str, message: str):
 
 
 def fit_mio(est, ctl: FitControl, make, args: tuple, kwargs: dict, start, score, fallback=None, dp=(False, False),
-            plan: dict | None = None):
+            plan: dict | None = None, constraints=None):
     """The MIO path of an estimator's ``fit``: build ``make(*args, **kwargs)``, solve it from ``start`` under the
     fit's deadline, and return the extracted (re-verified) tree; sets ``est.solve_result_``.
 
@@ -322,19 +322,37 @@ def fit_mio(est, ctl: FitControl, make, args: tuple, kwargs: dict, start, score,
 
     ``plan``: what the estimator chose ({"start": source of ``start``, "why": ...}); recorded on the result
     as :attr:`SolveResult.plan` with the start actually used and the bound.
+
+    ``constraints``: a :class:`~opttrees.estimators.constrained.ConstraintContext` (side constraints). Their rows
+    are added in the build; every start (the estimator's, the DP's, a fallback) is repaired to feasibility or
+    dropped, never handed to the solver as if feasible; the DP's bound stays (it relaxes the constrained MIO);
+    a model the solver proves infeasible is a clear SolverError.
     """
     from ..errors import SolverError
 
+    ctx = constraints if constraints else None
+    if ctx is not None:
+        score = ctx.score   # leaves charged their own labels / values (a constrained tree's need not be the best)
+        make = ctx.make(make)
+        start = ctx.repair(start, "the warm start")
+        if fallback is not None:
+            plain_fallback = fallback
+            fallback = lambda: ctx.repair(plain_fallback(), "the fallback tree")  # noqa: E731
     form = ctl.build(make, *args, **kwargs)
     plan = {**(plan or {}), **est._solver_plan()}
     plan.setdefault("start", None if start is None else "greedy")
     dp_tree, bound = dp_start_and_bound(est, form, ctl, *dp)
+    if ctx is not None:
+        dp_tree = ctx.repair(dp_tree, "the DP start")
+        bound = ctx.tighten(bound)
     if dp_tree is not None and (start is None or score(dp_tree) <= score(start)):
         start, plan["start"] = dp_tree, "dp"
     plan["bound"] = None if bound is None else bound.provenance
     res = ctl.solve(form, start, objective_bound=bound, **est._solver_options())
     res.plan = plan
     est.solve_result_ = res
+    if ctx is not None:
+        ctx.infeasible(res)
     if form is not None and res.has_solution:
         with ctl.stage("extract"):
             tree = form.extract()

@@ -15,6 +15,8 @@ from ..formulations.benders import BendersOCT
 from ..formulations.flow import FlowOCT, FlowStructure, check_depth, greedy_incumbent
 from ..params import BOOLEAN, Interval, Options
 from .base import OptTreesEstimator, SolverMixin, warm_start_rules
+from ..errors import InputError, SolverError
+from .constrained import CONSTRAINT_RULES, ConstrainedMixin, ConstraintContext, bind, own_objective, verify
 from .common import FittedTreeMixin, encode_categories, finish_fit, record_display_bounds, root_leaf
 from .fitcontrol import controlled_fit, dp_fits, dp_start_and_bound, dp_statistics
 
@@ -76,7 +78,7 @@ class _TreeClassifierMixin(FittedTreeMixin, ClassifierMixin):
     """Tree prediction plus sklearn's accuracy ``score``."""
 
 
-class FlowOCTClassifier(_TreeClassifierMixin, SolverMixin, OptTreesEstimator):
+class FlowOCTClassifier(ConstrainedMixin, _TreeClassifierMixin, SolverMixin, OptTreesEstimator):
     """Optimal classification tree by the FlowOCT max-flow MIO on binarised features (Aghaei et al. 2021).
 
     Objective, as in the paper: maximise ``(1 - regularization) * correct - regularization * splits``.
@@ -124,11 +126,16 @@ class FlowOCTClassifier(_TreeClassifierMixin, SolverMixin, OptTreesEstimator):
         run serves ``warm_start="dp"`` too.
     verbose : bool or int, default=False
         Show live solver progress.
+    constraints : list of opttrees.constraints objects or None, default=None
+        Side constraints (fairness, feature budgets, monotonicity, leaf support; :mod:`opttrees.constraints`).
+        Start trees that break them are pruned to feasible ones or dropped; the DP optimum stays a bound.
 
     Attributes
     ----------
     tree_ : Tree
         The fitted tree, thresholds in the original feature units.
+    constraint_values_ : dict
+        Each constraint's value on the training data ({} without constraints).
     solve_result_ : SolveResult
         Status, objective, bound, gap; ``timings`` has "build" seconds and the model's "n_rows", "n_cols",
         "n_nonzeros".
@@ -163,11 +170,13 @@ class FlowOCTClassifier(_TreeClassifierMixin, SolverMixin, OptTreesEstimator):
         "n_thresholds": [Interval("int", 1)],
         "warm_start": warm_start_rules("auto", "greedy", "dp"),
         "dp_bound": [BOOLEAN, Options("auto")],
+        **CONSTRAINT_RULES,
     }
 
     def __init__(self, *, max_depth=2, regularization=0.0, objective="accuracy", binarization="quantile",
                  n_thresholds=10, solver="auto", time_limit=None, mip_gap=1e-6, threads=1, random_state=0,
-                 warm_start="auto", dp_bound="auto", verbose=False):
+                 warm_start="auto", dp_bound="auto", verbose=False, constraints=None):
+        self.constraints = constraints
         self.max_depth = max_depth
         self.regularization = regularization
         self.objective = objective
@@ -181,6 +190,37 @@ class FlowOCTClassifier(_TreeClassifierMixin, SolverMixin, OptTreesEstimator):
         self.warm_start = warm_start
         self.dp_bound = dp_bound
         self.verbose = verbose
+
+    def _constraint_context(self, data):
+        return _constraint_context_for(self, data)
+
+    def _fair_start(self, data, ctl, ctx, form, exact: bool):
+        """The Pareto DP's tree over the model's own binary columns under the group-fairness constraints among
+        ``constraints`` (half the time left): a start (pruned when other constraints remain); with ``exact`` and
+        plain accuracy (``regularization=0``, ``objective="accuracy"``) a finished run's objective also bounds the
+        model (a relaxation; :meth:`ConstraintContext.tighten`)."""
+        from .. import constraints as C
+        from .constrained import user_labels
+        from .fitcontrol import DP_AUTO_MAX_SECONDS, DP_SHARE
+
+        fair = [c for c in ctx.cons if isinstance(c, C.FAIRNESS)]
+        if not C.dp_supports(fair) or not C.fair_dp_affordable(data, self.binarizer_):
+            return None
+        depth = min(int(self.max_depth), 2)   # deeper: the depth-2 fair tree starts the MIO (no bound)
+        left = ctl.remaining()
+        try:
+            with ctl.stage("warm_start"):
+                tree, res = C.solve_fair_dp(fair, data.X, user_labels(data), self.binarizer_, depth, 1,
+                                            0.0, data.sample_weight,
+                                            DP_AUTO_MAX_SECONDS if left is None else DP_SHARE * left,
+                                            data.feature_names)
+        except InputError:
+            return None
+        if (exact and res.status == "optimal" and float(self.regularization) == 0.0 and self.objective == "accuracy"
+                and depth == int(self.max_depth)):
+            ctx.bound_value = float(form.tree_objective(tree))
+            ctx.bound_exact = len(fair) == len(ctx.cons)
+        return ctx.repair(tree, "the fairness-DP start")
 
     def fit(self, X, y, sample_weight=None):
         self._check_params()
@@ -197,6 +237,7 @@ class FlowOCTClassifier(_TreeClassifierMixin, SolverMixin, OptTreesEstimator):
                     self.binarizer_.add_thresholds(data.X, *_cart_splits(data, depth))
                 bdata = BinarizedData.from_prepared(data, self.binarizer_)
                 Z = bdata.Z
+                ctx = self._constraint_context(data)
 
             def start_tree(d):   # CART on the binary columns (d = 0: the majority class, instant)
                 inc = greedy_incumbent(Z, data.y, d, data.n_classes, data.sample_weight)
@@ -210,8 +251,10 @@ class FlowOCTClassifier(_TreeClassifierMixin, SolverMixin, OptTreesEstimator):
             warn_if_huge(type(self).__name__, size,
                          f"{Z.shape[1]:,} binary columns from binarization={self.binarization!r}; "
                          "binarization='quantile' with a small n_thresholds keeps it small")
-            form = ctl.build(self._formulation, bdata, depth, regularization=self.regularization,
-                             objective=self.objective)
+            if ctx is not None:
+                warm = ctx.repair(warm, "the greedy start")
+            form = ctl.build(ctx.make(self._formulation) if ctx is not None else self._formulation, bdata, depth,
+                             regularization=self.regularization, objective=self.objective)
             ws, db, plan = self.warm_start, self.dp_bound, self._solver_plan()
             if ws == "auto" or db == "auto":
                 ok, plan["why"] = dp_fits(data.n, Z.shape[1], depth, dp_statistics(data), ctl.remaining(),
@@ -219,10 +262,17 @@ class FlowOCTClassifier(_TreeClassifierMixin, SolverMixin, OptTreesEstimator):
                 ws = ("dp" if ok else "greedy") if ws == "auto" else ws
                 db = ok if db == "auto" else db
             dp_tree, bound = dp_start_and_bound(self, form, ctl, ws == "dp", bool(db))
-            plan["start"] = "greedy" if ws in ("greedy", "dp") else None
-            if dp_tree is not None and form.tree_objective(dp_tree) >= form.tree_objective(warm):
+            if ctx is not None:
+                dp_tree = ctx.repair(dp_tree, "the DP start")
+            plan["start"] = "greedy" if ws in ("greedy", "dp") and warm is not None else None
+            if dp_tree is not None and (warm is None or form.tree_objective(dp_tree) >= form.tree_objective(warm)):
                 warm = dp_tree      # the DP's tree (the optimum, unless cut short) is the start and the fallback
                 plan["start"] = "dp" if ws in ("greedy", "dp") else None
+            if ctx is not None and form is not None and ws == "dp":
+                fair = self._fair_start(data, ctl, ctx, form, exact=bound is not None)
+                if fair is not None and (warm is None or form.tree_objective(fair) >= form.tree_objective(warm)):
+                    warm, plan["start"] = fair, "fairness-dp"
+                bound = ctx.tighten(bound)
             plan["bound"] = None if bound is None else bound.provenance
             start = warm if ws in ("greedy", "dp") else None
             res = ctl.solve(form, start, objective_bound=bound, **self._solver_options())
@@ -230,14 +280,20 @@ class FlowOCTClassifier(_TreeClassifierMixin, SolverMixin, OptTreesEstimator):
             res.timings.setdefault("estimated_size", size)
             self.formulation_ = form
             self.solve_result_ = res
+            if ctx is not None:
+                ctx.infeasible(res)
             if form is not None and res.has_solution:
                 with ctl.stage("extract"):
                     self.tree_ = form.extract()
             else:
+                if warm is None:
+                    raise SolverError(f"{type(self).__name__}: the solver returned no solution ({res.status}) and "
+                                      "no start tree satisfies the constraints; raise time_limit")
                 if ctl.reason() != "interrupted":
                     _fallback_warning(self, res)
                 self.tree_ = warm
-            self.tree_ = finish_flow_fit(self, self.tree_, data, form, encoding)
+            self.tree_ = finish_flow_fit(self, self.tree_, data, form, encoding, ctx)
+            verify(self, self.tree_, ctx)
             self.classes_ = data.codec.classes
             self.n_features_in_ = data.p
             self.feature_names_in_ = np.asarray(data.feature_names, dtype=object)
@@ -245,7 +301,21 @@ class FlowOCTClassifier(_TreeClassifierMixin, SolverMixin, OptTreesEstimator):
         return self
 
 
-def finish_flow_fit(est, tree, data, form, encoding):
+def _constraint_context_for(est, data):
+    """The ConstraintContext of a flow-family fit (None without constraints): CART-style refit, and the
+    misclassification count plus the regularisation per split as the score for choosing repairs."""
+    from ..heuristics.core import make_problem, refit_leaves
+
+    cons = bind(est, data, True)
+    if not cons:
+        return None
+    prob = make_problem(data)
+    lam = float(est.regularization)
+    own = own_objective(prob, 0.0)
+    return ConstraintContext(est, cons, data, lambda t: refit_leaves(t, prob), lambda t: own(t) + lam * t.n_splits)
+
+
+def finish_flow_fit(est, tree, data, form, encoding, ctx=None):
     """:func:`~opttrees.estimators.common.finish_fit` for the flow family (FlowOCT, BendersOCT, RobustOCT): the
     model's own objective (maximised) judges the tidied tree and the majority-class leaf; without a built model
     (stopped before it) only the splits that change no training prediction are tidied."""
@@ -255,7 +325,8 @@ def finish_flow_fit(est, tree, data, form, encoding):
     leaf.classes = list(data.codec.classes)
     if form is None:
         return finish_fit(est, tree, data.X, encoding=encoding)
-    return finish_fit(est, tree, data.X, form.tree_objective, int(form.sense), leaf=leaf, encoding=encoding)
+    score = form.tree_objective if ctx is None else ctx.guard(form.tree_objective, int(form.sense))
+    return finish_fit(est, tree, data.X, score, int(form.sense), leaf=leaf, encoding=encoding)
 
 
 class BendersOCTClassifier(FlowOCTClassifier):
@@ -267,7 +338,7 @@ class BendersOCTClassifier(FlowOCTClassifier):
     Parameters
     ----------
     max_depth, regularization, objective, binarization, n_thresholds, time_limit, mip_gap, threads, \
-random_state, warm_start, dp_bound, verbose
+random_state, warm_start, dp_bound, verbose, constraints
         As for :class:`FlowOCTClassifier` (``regularization`` is the paper's lambda).
     solver : {"auto", "highs", "scip"}, default="auto"
         MIO solver; ``"auto"`` is SCIP (lazy constraints).
@@ -275,7 +346,7 @@ random_state, warm_start, dp_bound, verbose
     Attributes
     ----------
     tree_, solve_result_, formulation_, binarizer_, classes_, n_features_in_, feature_names_in_, \
-fit_status_, fit_timings_
+fit_status_, fit_timings_, constraint_values_
         As for :class:`FlowOCTClassifier`; ``solve_result_.n_lazy_cuts`` counts the cuts added.
 
     Examples
@@ -296,8 +367,8 @@ fit_status_, fit_timings_
 
     def __init__(self, *, max_depth=2, regularization=0.0, objective="accuracy", binarization="quantile",
                  n_thresholds=10, solver="auto", time_limit=None, mip_gap=1e-6, threads=1, random_state=0,
-                 warm_start="auto", dp_bound="auto", verbose=False):
+                 warm_start="auto", dp_bound="auto", verbose=False, constraints=None):
         super().__init__(max_depth=max_depth, regularization=regularization, objective=objective,
                          binarization=binarization, n_thresholds=n_thresholds, solver=solver,
                          time_limit=time_limit, mip_gap=mip_gap, threads=threads, random_state=random_state,
-                         warm_start=warm_start, dp_bound=dp_bound, verbose=verbose)
+                         warm_start=warm_start, dp_bound=dp_bound, verbose=verbose, constraints=constraints)

@@ -15,6 +15,7 @@ from ..formulations.ort import ORT
 from ..formulations.ort_linear import ORTLinear
 from ..params import NONE, Interval, Options
 from .base import OptTreesEstimator, SolverMixin, warm_start_rules
+from .constrained import CONSTRAINT_RULES, ConstrainedMixin, ConstraintContext, bind, own_objective, verify
 from .common import check_X_fitted, encode_categories, finish_fit, record_display_bounds, root_leaf
 from .classifier import DP_RULES, MARGIN_RULES, fit_dp_tree
 from .fitcontrol import controlled_fit, fit_mio, warn_time_limit
@@ -24,7 +25,7 @@ from ..heuristics.linear_leaves import check_leaf_penalty, linear_leaf_tree, lin
 from ..progress import fmt
 
 
-class OptimalTreeRegressor(RegressorMixin, SolverMixin, OptTreesEstimator):
+class OptimalTreeRegressor(ConstrainedMixin, RegressorMixin, SolverMixin, OptTreesEstimator):
     """Regression tree (ORT / ORT-H) minimising loss / L̂ + alpha * complexity (thesis ch. 4), with constant
     leaves or, ``leaf_model="linear"``, lasso leaves (ORT-L / ORT-LH, thesis ch. 5: + leaf_penalty * Σ ||β_t|| / s_y).
 
@@ -99,6 +100,10 @@ class OptimalTreeRegressor(RegressorMixin, SolverMixin, OptTreesEstimator):
     max_thresholds : int, default=32
         Candidate thresholds per feature at each node visit of the linear-leaf local search (quantile positions
         among the feasible ones): each visit costs about ``p * max_thresholds`` lasso fits per leaf below.
+    constraints : list of opttrees.constraints objects or None, default=None
+        Side constraints (MaxFeatures, FeatureCost, ForbidFeatures, Monotone, MinLeafWeight;
+        :mod:`opttrees.constraints`), honoured by ``method="mio"`` with constant leaves and parallel splits (an
+        InputError otherwise). A start that breaks them is pruned to a feasible tree or dropped.
     random_state : int, RandomState instance or None, default=0
         Seeds the local search and the solver.
     n_jobs : int or None, default=1
@@ -127,6 +132,8 @@ class OptimalTreeRegressor(RegressorMixin, SolverMixin, OptTreesEstimator):
         "completed", "time_limit" or "interrupted".
     fit_timings_ : dict
         Seconds per stage of the fit, plus "total".
+    constraint_values_ : dict
+        Each constraint's value on the training data ({} without constraints).
 
     Examples
     --------
@@ -157,13 +164,16 @@ class OptimalTreeRegressor(RegressorMixin, SolverMixin, OptTreesEstimator):
         "leaf_penalty_type": [Options("l1", "l0")],
         "coef_bound": [Interval("real", 0, closed="neither"), NONE],
         "max_thresholds": [Interval("int", 1)],
+        **CONSTRAINT_RULES,
     }
 
     def __init__(self, *, max_depth=2, min_samples_leaf=1, alpha=0.0, method="local-search", n_restarts=100,
                  split_type="parallel", n_hyperplane_restarts=5, loss="squared", hyperplane_margin=0.005,
                  solver="auto", warm_start="local-search", mip_gap=1e-6, threads=1, random_state=0, n_jobs=1,
                  verbose=False, time_limit=None, binarization="auto", n_thresholds=10, max_num_nodes=None,
-                 leaf_model="constant", leaf_penalty=0.01, leaf_penalty_type="l1", coef_bound=None, max_thresholds=32):
+                 leaf_model="constant", leaf_penalty=0.01, leaf_penalty_type="l1", coef_bound=None, max_thresholds=32,
+                 constraints=None):
+        self.constraints = constraints
         self.max_depth = max_depth
         self.min_samples_leaf = min_samples_leaf
         self.alpha = alpha
@@ -217,6 +227,12 @@ class OptimalTreeRegressor(RegressorMixin, SolverMixin, OptTreesEstimator):
                 X, encoding = encode_categories(X)
                 data = prepare(X, y, task="regression", sample_weight=sample_weight,
                                min_samples_leaf=self.min_samples_leaf)
+                cons = bind(self, data, self.method == "mio" and not linear and self.split_type == "parallel",
+                            f"by method={self.method!r}, leaf_model={self.leaf_model!r}, "
+                            f"split_type={self.split_type!r}")
+                prob0 = make_problem(data, self.loss)
+                self._ctx = ConstraintContext(self, cons, data, lambda t: refit_leaves(t, prob0),
+                                              own_objective(prob0, float(self.alpha))) if cons else None
             if linear:
                 check_leaf_penalty(self.leaf_penalty, data, self.min_samples_leaf)   # warns once, at the caller
                 with warnings.catch_warnings():   # the search and the formulation check it again
@@ -244,13 +260,18 @@ class OptimalTreeRegressor(RegressorMixin, SolverMixin, OptTreesEstimator):
             else:
                 prob = make_problem(data, self.loss)
                 score = lambda t: objective(t, prob, float(self.alpha))  # noqa: E731
+                if self._ctx is not None:   # the leaves' own values (a monotone tree's need not be the medians)
+                    score = own_objective(prob, float(self.alpha))
                 leaf = refit_leaves(root_leaf(tree), prob)
-            tree = finish_fit(self, tree, data.X, score, leaf=leaf, encoding=encoding)
+            tree = finish_fit(self, tree, data.X, score if self._ctx is None else self._ctx.guard(score), leaf=leaf,
+                              encoding=encoding)
             self.tree_ = tree
             self.n_features_in_ = data.p
             if hasattr(X, "columns"):
                 self.feature_names_in_ = np.asarray([str(c) for c in X.columns], dtype=object)
             self.objective_ = score(tree)
+            verify(self, tree, self._ctx)
+            self._ctx = None    # the context holds the training data: not kept after the fit
             record_display_bounds(self, data.X)
         if self.verbose:
             print(f"OptimalTreeRegressor: objective {fmt(self.objective_)}, depth {tree.depth}, "
@@ -351,7 +372,8 @@ class OptimalTreeRegressor(RegressorMixin, SolverMixin, OptTreesEstimator):
         prob = make_problem(data, self.loss)
         kwargs = {"loss": self.loss, "split_type": self.split_type, "margin": float(self.hyperplane_margin)}
         return fit_mio(self, ctl, ORT, (data, self.max_depth, self.min_samples_leaf, self.alpha), kwargs, start,
-                       lambda tree: objective(tree, prob, float(self.alpha)), lambda: greedy("fallback"))
+                       lambda tree: objective(tree, prob, float(self.alpha)), lambda: greedy("fallback"),
+                       constraints=self._ctx)
 
     def predict(self, X):
         check_is_fitted(self, "tree_")

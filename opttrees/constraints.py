@@ -1,0 +1,1274 @@
+r"""Declarative side constraints for optimal trees: fairness, feature budgets, monotonicity, leaf support.
+
+Each constraint is one small object. It
+
+- ``validate(data)`` — checks itself against the training data (a :class:`~opttrees.data.PreparedData` or a
+  :class:`~opttrees.binarized.BinarizedData`) and returns a *bound* copy (column names resolved to indices,
+  the positive class fixed); bad settings raise :class:`~opttrees.errors.InputError` naming the problem;
+- ``add_to(formulation)`` — adds its rows to the formulation's Pyomo model, on a ``Block`` named after it
+  (``model.statistical_parity``, ``model.max_features``, ...; a second one of the same kind gets ``_2``);
+- ``value(tree, X, y, sample_weight=None)`` — the constraint's value for a :class:`~opttrees.tree.Tree` on
+  data, by routing the rows through the tree exactly as :meth:`Tree.apply` does;
+- ``satisfied(tree, X, y, sample_weight=None, tol=1e-6)`` — ``value`` compared with ``bound``
+  (``sense`` says which way: ``"<="`` or ``">="``).
+
+Formulations that take constraints: :class:`~opttrees.formulations.OCT` and
+:class:`~opttrees.formulations.ORT` (parallel splits, the Bertsimas–Dunn block: ``a[j,t]``, ``d[t]``,
+``z[i,t]``, ``l[t]``, labels ``c[k,t]`` / leaf values ``beta[t]``) and
+:class:`~opttrees.formulations.FlowOCT` / :class:`~opttrees.formulations.BendersOCT` (the flow block:
+``b[n,c]``, ``p[n]``, ``w[n,k]``). Constraints that need each row's prediction on the flow family add an
+exact routing block for the distinct binary rows (the flows of FlowOCT only count correct rows, and
+BendersOCT has no per-row variables at all).
+
+**Per-row predictions** (fairness). Binary classification with positive class :math:`+`; :math:`\hat y_i`
+is 1 iff row i is predicted positive. Bertsimas–Dunn block:
+
+.. math::
+
+    q_{it} \le z_{it},\quad q_{it} \le c_{+t},\quad q_{it} \ge z_{it} + c_{+t} - 1,\quad
+    \hat y_i = \textstyle\sum_{t \in \mathcal T_L} q_{it},\qquad q \in [0, 1]
+
+(each row is in exactly one leaf, so :math:`\hat y_i = c_{+,t(i)}`). Flow block, per distinct binary row u
+(:math:`r_{un}`: u reaches node n; :math:`s_{un}`: u is predicted at n; :math:`q_{un} = s_{un} w_{n+}`):
+
+.. math::
+
+    r_{u1} = 1,\quad r_{u,2n} \le \textstyle\sum_{c: Z_{uc} = 0} b_{nc},\quad
+    r_{u,2n+1} \le \sum_{c: Z_{uc} = 1} b_{nc},\quad r_{un} = r_{u,2n} + r_{u,2n+1} + s_{un},\quad
+    s_{un} \le p_n\\
+    s_{un} = r_{un}\ (n \in \mathcal L),\qquad q_{un} \le s_{un},\ q_{un} \le w_{n+},\
+    q_{un} \ge s_{un} + w_{n+} - 1,\qquad \hat y_u = \textstyle\sum_n q_{un}
+
+With integral :math:`b, p` the flow has one path, so :math:`r, s, q` are integral too.
+
+The monotone constraint is defined on *split-separated leaves* (see :class:`Monotone`), which is exactly what
+its rows encode; the other constraints are exact restatements of their definitions.
+"""
+from __future__ import annotations
+
+import copy
+import numbers
+
+import numpy as np
+import pyomo.environ as pyo
+from pyomo.core.expr.numeric_expr import LinearExpression
+
+from .errors import InputError
+from .tree import HYPERPLANE, Tree
+
+#: default tolerance of :meth:`Constraint.satisfied` (fractions of rates, counts and weights)
+TOL = 1e-6
+#: at most this many groups in a protected column (a numeric column with many values is not a group label)
+MAX_GROUPS = 50
+
+
+# =============================================================================================== data helpers
+class _Info:
+    """What a constraint reads from training data: X (original units), label codes, classes, weights, names."""
+
+    def __init__(self, data):
+        self.X = np.asarray(data.X, dtype=np.float64)
+        self.n, self.p = self.X.shape
+        self.task = getattr(data, "task", "classification")
+        self.y = np.asarray(data.y)
+        self.w = np.asarray(data.sample_weight, dtype=np.float64)
+        names = getattr(data, "feature_names", None)
+        self.names = None if names is None else [str(c) for c in names]
+        if self.task == "classification":
+            codec = getattr(data, "codec", None)
+            classes = list(codec.classes) if codec is not None else getattr(data, "classes", None)
+            self.classes = list(classes) if classes is not None else list(range(int(getattr(data, "n_classes", 0))))
+        else:
+            self.classes = None
+
+
+def _column(col, names, p: int, what: str) -> int:
+    """The index of column ``col`` (an index or a name among ``names``)."""
+    if isinstance(col, (bool, np.bool_)):
+        raise InputError(f"{what} must be a column name or index; got {col!r}")
+    if isinstance(col, numbers.Integral):
+        if not 0 <= int(col) < p:
+            raise InputError(f"{what}={col!r} is out of range: X has {p} columns (0..{p - 1})")
+        return int(col)
+    if isinstance(col, str):
+        if names is None:
+            raise InputError(f"{what}={col!r} names a column, but X has no column names (pass a DataFrame, or the "
+                             "column's index)")
+        if col not in names:
+            onehot = [c for c in names if c.startswith(f"{col}=")]
+            if onehot:
+                raise InputError(f"{what}={col!r}: the text column {col!r} was one-hot encoded into {onehot}; name "
+                                 "one of those 0/1 columns (its two values are the groups), or give the column as "
+                                 "numbers")
+            raise InputError(f"{what}={col!r} is not a column of X; columns: {names}")
+        return names.index(col)
+    raise InputError(f"{what} must be a column name or index; got {type(col).__name__} {col!r}")
+
+
+def _names_of(X, tree: Tree | None):
+    if hasattr(X, "columns"):
+        return [str(c) for c in X.columns]
+    if tree is not None and tree.feature_names is not None:
+        return [str(c) for c in tree.feature_names]
+    return None
+
+
+def _matrix(X) -> np.ndarray:
+    return np.asarray(X.to_numpy() if hasattr(X, "to_numpy") else X, dtype=np.float64)
+
+
+def _weights(w, n: int) -> np.ndarray:
+    return np.ones(n) if w is None else np.asarray(w, dtype=np.float64)
+
+
+def _used_features(tree: Tree) -> set[int]:
+    out = set()
+    for t in range(tree.n_nodes):
+        if tree.is_leaf(t):
+            continue
+        f = int(tree.feature[t])
+        if f == HYPERPLANE and tree.coef is not None:
+            out.update(int(j) for j in np.nonzero(tree.coef[t])[0])
+        elif f >= 0:
+            out.add(f)
+    return out
+
+
+def _split_features(tree: Tree, t: int) -> set[int]:
+    f = int(tree.feature[t])
+    if f == HYPERPLANE and tree.coef is not None:
+        return {int(j) for j in np.nonzero(tree.coef[t])[0]}
+    return {f} if f >= 0 else set()
+
+
+def _leaves_under(tree: Tree, t: int) -> list[int]:
+    out, stack = [], [t]
+    while stack:
+        u = stack.pop()
+        if tree.is_leaf(u):
+            out.append(u)
+        else:
+            stack += [int(tree.children_left[u]), int(tree.children_right[u])]
+    return out
+
+
+# =============================================================================================== formulation views
+class _BDView:
+    """OCT / ORT (parallel splits): what constraints read from the Bertsimas–Dunn block."""
+
+    kind = "bd"
+
+    def __init__(self, form):
+        self.form = form
+        self.S = form.structure
+        self.m = form.model
+        self.data = form.data
+        self.task = form.data.task
+        self.nodes = list(self.S.branch)
+
+    def depth_of(self, t: int) -> int:
+        return int(t).bit_length() - 1
+
+    def split_terms(self, j: int) -> list[tuple[int, object]]:
+        """[(branch node, binary var: node splits on feature j)]"""
+        if j not in self.S.J:
+            return []
+        return [(t, self.m.tree.a[j, t]) for t in self.S.branch]
+
+    def prediction_nodes(self):
+        return list(self.S.leaves)
+
+    def used(self, t):
+        return self.m.tree.l[t]
+
+    def score(self, t, pos: int | None):
+        return self.m.c[pos, t] if self.task == "classification" else self.m.beta[t]
+
+    def score_range(self) -> float:
+        if self.task == "classification":
+            return 1.0
+        lo, hi = self.form.y_range
+        return max(hi - lo, 1.0)
+
+    def separated_pairs(self):
+        """[(m, left-side prediction node, right-side prediction node)] for every branch node m."""
+        S = self.S
+        return [(m, s, t) for m in S.branch for s in S.leaves_below(2 * m) for t in S.leaves_below(2 * m + 1)]
+
+    def label(self, t, k):
+        return self.m.c[k, t]
+
+    def count_expr(self, t, rows_weights: np.ndarray):
+        """sum_i rows_weights[i] * [row i in leaf t]"""
+        z = self.m.tree.z
+        nz = np.nonzero(rows_weights)[0]
+        return LinearExpression(constant=0.0, linear_coefs=[float(rows_weights[i]) for i in nz],
+                                linear_vars=[z[int(i), t] for i in nz])
+
+    def nonempty(self, t):
+        return self.m.tree.l[t]
+
+    def yhat(self, pos: int):
+        """(list of per-row prediction vars, row -> index into it)"""
+        m = self.m
+        blk = m.component("constraint_predictions")
+        if blk is None:
+            z, TL, n = m.tree.z, self.S.leaves, self.data.n
+            blk = pyo.Block()
+            m.add_component("constraint_predictions", blk)
+            blk._pos = pos
+            # q[i,t] = z[i,t] * c[+,t] (row i in leaf t, which predicts +); yhat_i = sum_t q[i,t]
+            blk.q = pyo.Var(range(n), TL, bounds=(0.0, 1.0))
+            blk.q_leaf = pyo.Constraint(range(n), TL, rule=lambda b, i, t: b.q[i, t] <= z[i, t])
+            blk.q_label = pyo.Constraint(range(n), TL, rule=lambda b, i, t: b.q[i, t] <= m.c[pos, t])
+            blk.q_both = pyo.Constraint(range(n), TL, rule=lambda b, i, t: b.q[i, t] >= z[i, t] + m.c[pos, t] - 1)
+            blk.yhat = pyo.Var(range(n), bounds=(0.0, 1.0))
+            blk.yhat_def = pyo.Constraint(range(n), rule=lambda b, i: b.yhat[i] == sum(b.q[i, t] for t in TL))
+        if blk._pos != pos:
+            raise InputError("constraints on one model must share the positive class")
+        return [blk.yhat[i] for i in range(self.data.n)], np.arange(self.data.n)
+
+
+class _FlowView:
+    """FlowOCT / BendersOCT: the flow block b, p, w plus (on demand) an exact routing of the distinct rows."""
+
+    kind = "flow"
+    task = "classification"
+
+    def __init__(self, form):
+        self.form = form
+        self.st = form.struct
+        self.m = form.model
+        self.data = form.data
+        self.nodes = list(self.st.internal)
+        self.col_feature = np.array([form.split_of_col(c)[0] for c in range(form.Z.shape[1])], dtype=np.int64)
+
+    def depth_of(self, n: int) -> int:
+        return int(n).bit_length() - 1
+
+    def split_terms(self, j: int):
+        cols = np.nonzero(self.col_feature == j)[0].tolist()
+        if not cols:
+            return []
+        return [(n, LinearExpression([self.m.b[n, int(c)] for c in cols])) for n in self.st.internal]
+
+    def prediction_nodes(self):
+        return list(self.st.nodes)
+
+    def used(self, n):
+        return self.m.p[n]
+
+    def score(self, n, pos):
+        return self.m.w[n, pos]
+
+    def score_range(self) -> float:
+        return 1.0
+
+    def subtree(self, n: int) -> list[int]:
+        out, stack = [], [n]
+        while stack:
+            u = stack.pop()
+            out.append(u)
+            if u in self.st.internal:
+                stack += [2 * u, 2 * u + 1]
+        return out
+
+    def separated_pairs(self):
+        return [(m, s, t) for m in self.st.internal for s in self.subtree(2 * m) for t in self.subtree(2 * m + 1)]
+
+    def label(self, n, k):
+        return self.m.w[n, k]
+
+    def routing(self):
+        """The routing block (built once): distinct binary rows, each row's index into them."""
+        m, st = self.m, self.st
+        blk = m.component("constraint_routing")
+        if blk is not None:
+            return blk
+        Zu, inv = np.unique(np.asarray(self.form.Z, dtype=np.int8), axis=0, return_inverse=True)
+        inv = np.asarray(inv).ravel()
+        U = list(range(Zu.shape[0]))
+        left = [np.nonzero(Zu[u] == 0)[0].tolist() for u in U]
+        right = [np.nonzero(Zu[u] == 1)[0].tolist() for u in U]
+        blk = pyo.Block()
+        m.add_component("constraint_routing", blk)
+        blk.r = pyo.Var(U, st.nodes, bounds=(0.0, 1.0))
+        blk.s = pyo.Var(U, st.nodes, bounds=(0.0, 1.0))
+        blk.nonempty = pyo.Var(st.nodes, bounds=(0.0, 1.0))
+        blk.source = pyo.Constraint(U, rule=lambda b, u: b.r[u, 1] == 1)
+        idx = [(u, n) for u in U for n in st.internal]
+        blk.cap_left = pyo.Constraint(idx, rule=lambda b, u, n: b.r[u, 2 * n] <= LinearExpression(
+            [m.b[n, c] for c in left[u]]) if left[u] else b.r[u, 2 * n] == 0)
+        blk.cap_right = pyo.Constraint(idx, rule=lambda b, u, n: b.r[u, 2 * n + 1] <= LinearExpression(
+            [m.b[n, c] for c in right[u]]) if right[u] else b.r[u, 2 * n + 1] == 0)
+        blk.conserve = pyo.Constraint(idx, rule=lambda b, u, n: b.r[u, n] == b.r[u, 2 * n] + b.r[u, 2 * n + 1] + b.s[u, n])
+        blk.predict_here = pyo.Constraint(idx, rule=lambda b, u, n: b.s[u, n] <= m.p[n])
+        blk.at_leaf = pyo.Constraint([(u, n) for u in U for n in st.leaves], rule=lambda b, u, n: b.s[u, n] == b.r[u, n])
+        blk.mark_nonempty = pyo.Constraint([(u, n) for u in U for n in st.nodes],
+                                           rule=lambda b, u, n: b.nonempty[n] >= b.s[u, n])
+        blk._inv = inv
+        blk._Zu = Zu
+        blk._n_rows = len(U)
+        return blk
+
+    def count_expr(self, n, rows_weights: np.ndarray):
+        blk = self.routing()
+        per_u = np.bincount(blk._inv, weights=rows_weights, minlength=blk._n_rows)
+        nz = np.nonzero(per_u)[0]
+        return LinearExpression(constant=0.0, linear_coefs=[float(per_u[u]) for u in nz],
+                                linear_vars=[blk.s[int(u), n] for u in nz])
+
+    def nonempty(self, n):
+        return self.routing().nonempty[n]
+
+    def yhat(self, pos: int):
+        blk = self.routing()
+        m, st = self.m, self.st
+        if blk.component("yhat") is None:
+            U = list(range(blk._n_rows))
+            blk._pos = pos
+            blk.q = pyo.Var(U, st.nodes, bounds=(0.0, 1.0))
+            blk.yhat = pyo.Var(U, bounds=(0.0, 1.0))
+            idx = [(u, n) for u in U for n in st.nodes]
+            blk.q_flow = pyo.Constraint(idx, rule=lambda b, u, n: b.q[u, n] <= b.s[u, n])
+            blk.q_label = pyo.Constraint(idx, rule=lambda b, u, n: b.q[u, n] <= m.w[n, pos])
+            blk.q_both = pyo.Constraint(idx, rule=lambda b, u, n: b.q[u, n] >= b.s[u, n] + m.w[n, pos] - 1)
+            blk.yhat_def = pyo.Constraint(U, rule=lambda b, u: b.yhat[u] == sum(b.q[u, n] for n in st.nodes))
+        if blk._pos != pos:
+            raise InputError("constraints on one model must share the positive class")
+        return [blk.yhat[u] for u in range(blk._n_rows)], blk._inv
+
+
+def _view(form):
+    from .formulations.flow import FlowOCT
+    from .formulations.structure import BDStructure, HyperplaneStructure
+
+    if isinstance(form, FlowOCT) and type(form).__name__ in ("FlowOCT", "BendersOCT"):
+        return _FlowView(form)
+    S = getattr(form, "structure", None)
+    if isinstance(S, BDStructure) and not isinstance(S, HyperplaneStructure) and type(form).__name__ in ("OCT", "ORT"):
+        return _BDView(form)
+    raise InputError(f"constraints are supported on OCT, ORT (parallel splits), FlowOCT and BendersOCT; got "
+                     f"{type(form).__name__}")
+
+
+def _hook_warm_start(form, view) -> None:
+    """Make ``form.warm_start`` set the constraint variables too (once per formulation)."""
+    if getattr(form, "_constraint_start_hooked", False):
+        return
+    plain = form.warm_start
+
+    def warm_start(tree):
+        plain(tree)
+        set_constraint_start(form, view)
+
+    form.warm_start = warm_start
+    form._constraint_start_hooked = True
+
+
+def _val(v) -> float:
+    x = pyo.value(v, exception=False)
+    return 0.0 if x is None else float(x)
+
+
+def set_constraint_start(form, view=None) -> None:
+    """Set every variable the constraints added from the formulation's own (already set) tree variables."""
+    view = view or _view(form)
+    m = form.model
+    pred = m.component("constraint_predictions")
+    if pred is not None:   # Bertsimas-Dunn: yhat_i = c[+, t(i)]
+        z, TL = m.tree.z, view.S.leaves
+        pos = pred._pos
+        for i in range(view.data.n):
+            tot = 0.0
+            for t in TL:
+                q = float(_val(z[i, t]) > 0.5 and _val(m.c[pos, t]) > 0.5)
+                pred.q[i, t].set_value(q)
+                tot += q
+            pred.yhat[i].set_value(tot)
+    route = m.component("constraint_routing")
+    if route is not None:   # flow: route each distinct row through b, p
+        st, Zu = view.st, route._Zu
+        for key in list(route.r.keys()):
+            route.r[key].set_value(0.0)
+            route.s[key].set_value(0.0)
+        reached = {n: 0.0 for n in st.nodes}
+        for u in range(Zu.shape[0]):
+            n = 1
+            while True:
+                route.r[u, n].set_value(1.0)
+                if n in st.leaves or _val(m.p[n]) > 0.5:
+                    route.s[u, n].set_value(1.0)
+                    reached[n] = 1.0
+                    break
+                cols = [c for c in st.cols if _val(m.b[n, c]) > 0.5]
+                if not cols:
+                    break
+                n = 2 * n + int(Zu[u, cols[0]])
+        for n in st.nodes:
+            route.nonempty[n].set_value(reached[n])
+        if route.component("q") is not None:
+            pos = route._pos
+            for u in range(Zu.shape[0]):
+                tot = 0.0
+                for n in st.nodes:
+                    q = _val(route.s[u, n]) * float(_val(m.w[n, pos]) > 0.5)
+                    route.q[u, n].set_value(q)
+                    tot += q
+                route.yhat[u].set_value(tot)
+    for blk in m.component_objects(pyo.Block, descend_into=False):
+        used = blk.component("used")
+        terms = getattr(blk, "_used_terms", None)
+        if used is not None and terms is not None:
+            for j, exprs in terms.items():
+                used[j].set_value(float(max((_val(e) for _, e in exprs), default=0.0) > 0.5))
+
+
+def _block(form, name: str) -> pyo.Block:
+    m = form.model
+    k, base = 1, name
+    while m.component(name) is not None:
+        k += 1
+        name = f"{base}_{k}"
+    blk = pyo.Block()
+    m.add_component(name, blk)
+    return blk
+
+
+# =============================================================================================== base class
+class Constraint:
+    """Base class: see the module docstring for the contract."""
+
+    #: block and report name
+    name: str = "constraint"
+    #: "<=" (value at most bound) or ">=" (value at least bound)
+    sense: str = "<="
+    #: tasks the constraint applies to
+    tasks: tuple = ("classification", "regression")
+    #: methods that can honour it, per estimator kind (for error messages)
+    _bound_info: _Info | None = None
+
+    @property
+    def bound(self) -> float:
+        raise NotImplementedError
+
+    def validate(self, data) -> "Constraint":
+        """A copy of this constraint bound to ``data`` (names resolved); InputError when it cannot apply."""
+        info = data if isinstance(data, _Info) else _Info(data)
+        if info.task not in self.tasks:
+            raise InputError(f"{self!r} needs {' or '.join(self.tasks)} data; the data is {info.task}")
+        out = copy.copy(self)
+        out._bound_info = info
+        out._bind(info)
+        return out
+
+    def _bind(self, info: _Info) -> None:
+        pass
+
+    def _bound_to(self, form) -> "Constraint":
+        return self if self._bound_info is not None else self.validate(form.data)
+
+    def add_to(self, formulation) -> pyo.Block:
+        """Add this constraint's rows to ``formulation.model`` on a Block named after it; returns the Block.
+
+        The formulation's ``warm_start(tree)`` then also sets the constraint's own variables (the per-row
+        predictions, the routing block, the feature-use indicators) from the tree, so a start sets every
+        variable of the model.
+        """
+        bound = self._bound_to(formulation)
+        view = _view(formulation)
+        blk = _block(formulation, self.name)
+        bound._rows(view, blk)
+        _hook_warm_start(formulation, view)
+        return blk
+
+    def _rows(self, view, blk) -> None:
+        raise NotImplementedError
+
+    def value(self, tree: Tree, X, y=None, sample_weight=None) -> float:
+        raise NotImplementedError
+
+    def satisfied(self, tree: Tree, X, y=None, sample_weight=None, tol: float = TOL) -> bool:
+        v = self.value(tree, X, y, sample_weight)
+        return bool(v <= self.bound + tol) if self.sense == "<=" else bool(v >= self.bound - tol)
+
+    def describe(self) -> str:
+        return f"{self.name} {self.sense} {self.bound:g}"
+
+    def __repr__(self) -> str:
+        fields = {k: v for k, v in vars(self).items() if not k.startswith("_")}
+        return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in fields.items())})"
+
+    def _names(self, X, tree):
+        """Column names of X (a DataFrame's), else the tree's, else those of the data it was bound to."""
+        names = _names_of(X, tree) if X is not None else (None if tree.feature_names is None
+                                                          else [str(c) for c in tree.feature_names])
+        if names is None and self._bound_info is not None:
+            names = self._bound_info.names
+        return names
+
+    def _column_for(self, col, X, tree, what):
+        p = tree.n_features if tree.n_features is not None else _matrix(X).shape[1]
+        return _column(col, self._names(X, tree), int(p), what)
+
+
+# =============================================================================================== fairness
+class _Fairness(Constraint):
+    r"""Group fairness over a protected column (binary classification): the gap in positive-prediction rate.
+
+    For every stratum :math:`S` of the notion and every pair of groups :math:`a \ne b` of the protected column
+    present in it, with weighted rates :math:`\rho_{g}(S) = \sum_{i \in S, g_i = g} w_i \hat y_i /
+    \sum_{i \in S, g_i = g} w_i`:
+
+    .. math:: -\delta \le \rho_a(S) - \rho_b(S) \le \delta
+
+    ``value`` is the largest gap :math:`\max_{S, a, b} |\rho_a(S) - \rho_b(S)|`. The protected column is
+    excluded from splitting (its split rows are fixed to 0) unless ``allow_split=True``.
+
+    Parameters
+    ----------
+    protected : str or int
+        The protected column (a name of X's columns, or its index). Its distinct values are the groups.
+    delta : float in [0, 1]
+        The largest allowed gap.
+    positive : label or None
+        The positive class; None: the larger of the two labels (``sorted(classes)[1]``).
+    allow_split : bool, default False
+        Let the tree split on the protected column.
+    """
+
+    tasks = ("classification",)
+    notion = ""
+
+    def __init__(self, protected, delta: float, positive=None, allow_split: bool = False):
+        self.protected = protected
+        self.delta = delta
+        self.positive = positive
+        self.allow_split = allow_split
+        self._check_fields()
+
+    def _check_fields(self) -> None:
+        d = self.delta
+        if isinstance(d, (bool, np.bool_)) or not isinstance(d, numbers.Real) or not np.isfinite(d) or not 0 <= d <= 1:
+            raise InputError(f"{type(self).__name__}: delta must be a number in [0, 1] (a gap between rates); got "
+                             f"{d!r}")
+        if not isinstance(self.allow_split, (bool, np.bool_)):
+            raise InputError(f"{type(self).__name__}: allow_split must be True or False; got {self.allow_split!r}")
+        if not isinstance(self.protected, (str, numbers.Integral)) or isinstance(self.protected, bool):
+            raise InputError(f"{type(self).__name__}: protected must be a column name or index; got "
+                             f"{self.protected!r}")
+
+    @property
+    def name(self) -> str:
+        return self.notion
+
+    @property
+    def bound(self) -> float:
+        return float(self.delta)
+
+    def _bind(self, info: _Info) -> None:
+        who = type(self).__name__
+        self._j = _column(self.protected, info.names, info.p, f"{who}: protected")
+        classes = info.classes or []
+        if len(classes) != 2:
+            raise InputError(f"{who} needs binary classification (two classes); y has {len(classes)}: {classes}")
+        if self.positive is None:
+            self._pos = 1
+        else:
+            match = [k for k, c in enumerate(classes) if c == self.positive or str(c) == str(self.positive)]
+            if not match:
+                raise InputError(f"{who}: positive={self.positive!r} is not a class of y; classes: {classes}")
+            self._pos = match[0]
+        groups = np.unique(info.X[:, self._j])
+        if len(groups) < 2:
+            raise InputError(f"{who}: the protected column {self.protected!r} has one value only ({groups[0]:g}); "
+                             "there are no groups to compare")
+        if len(groups) > MAX_GROUPS:
+            raise InputError(f"{who}: the protected column {self.protected!r} has {len(groups)} distinct values; "
+                             f"fairness compares groups (at most {MAX_GROUPS}): give a group label column")
+        self._legit = None
+
+    def _strata(self, y_pos: np.ndarray, X: np.ndarray) -> list[np.ndarray]:
+        """Boolean masks of the rows each rate is conditioned on (y_pos: 1 where y is the positive class)."""
+        raise NotImplementedError
+
+    def _pairs(self, X, y_pos, w):
+        """[(stratum mask, group a mask, group b mask)] for every stratum and pair of groups present in it."""
+        g = X[:, self._j]
+        out = []
+        for S in self._strata(y_pos, X):
+            present = [v for v in np.unique(g[S]) if w[S & (g == v)].sum() > 0]
+            for a in range(len(present)):
+                for b in range(a + 1, len(present)):
+                    out.append((S, S & (g == present[a]), S & (g == present[b])))
+        return out
+
+    def _rows(self, view, blk) -> None:
+        info = self._bound_info
+        yhat, row_of = view.yhat(self._pos)
+        y_pos = (info.y == self._pos).astype(np.int64)
+        w = info.w
+        blk.rows = pyo.ConstraintList()
+        for _, A, B in self._pairs(info.X, y_pos, w):
+            coef = np.zeros(len(yhat))
+            np.add.at(coef, row_of[A], w[A] / w[A].sum())
+            np.add.at(coef, row_of[B], -w[B] / w[B].sum())
+            nz = np.nonzero(np.abs(coef) > 1e-15)[0]
+            expr = LinearExpression(constant=0.0, linear_coefs=[float(coef[u]) for u in nz],
+                                    linear_vars=[yhat[int(u)] for u in nz])
+            blk.rows.add(expr <= float(self.delta))
+            blk.rows.add(expr >= -float(self.delta))
+        if not self.allow_split:
+            blk.no_split = pyo.ConstraintList()
+            for _, var in view.split_terms(self._j):
+                blk.no_split.add(var == 0)
+
+    def dp_pairs(self) -> list:
+        """[(rows of side a, rows of side b, delta)] on the bound training data: what the Pareto DP bounds
+        (:class:`opttrees.dp.fairness.GroupFairnessTask`)."""
+        info = self._bound_info
+        y_pos = (info.y == self._pos).astype(np.int64)
+        return [(A, B, float(self.delta)) for _, A, B in self._pairs(info.X, y_pos, info.w)]
+
+    def gaps(self, tree: Tree, X, y, sample_weight=None) -> list[float]:
+        """Every |rate_a - rate_b| this notion compares (stratum by stratum, pair by pair)."""
+        Xm = _matrix(X)
+        j = self._column_for(self.protected, X, tree, f"{type(self).__name__}: protected")
+        self_ = copy.copy(self)
+        self_._j = j
+        y = np.asarray(y)
+        classes = list(tree.classes) if tree.classes is not None else sorted(np.unique(y).tolist())
+        if len(classes) != 2:
+            raise InputError(f"{type(self).__name__} needs binary classification; classes: {classes}")
+        pos = classes[1] if self.positive is None else self.positive
+        pred = np.asarray(tree.predict(Xm))
+        yhat = (pred == pos) | (pred.astype(str) == str(pos))
+        y_pos = ((y == pos) | (y.astype(str) == str(pos))).astype(np.int64)
+        w = _weights(sample_weight, len(y))
+        out = []
+        for _, A, B in self_._pairs(Xm, y_pos, w):
+            out.append(abs(float((w[A] * yhat[A]).sum() / w[A].sum() - (w[B] * yhat[B]).sum() / w[B].sum())))
+        return out
+
+    def value(self, tree: Tree, X, y=None, sample_weight=None) -> float:
+        if y is None:
+            raise InputError(f"{type(self).__name__}.value needs y")
+        return max(self.gaps(tree, X, y, sample_weight), default=0.0)
+
+    def splits_on_protected(self, tree: Tree, X=None) -> bool:
+        """Whether ``tree`` splits on the protected column (which ``allow_split=False`` forbids)."""
+        j = self._column_for(self.protected, X, tree, f"{type(self).__name__}: protected")
+        return j in _used_features(tree)
+
+    def satisfied(self, tree: Tree, X, y=None, sample_weight=None, tol: float = TOL) -> bool:
+        """The gap is at most ``delta`` and, unless ``allow_split``, no split uses the protected column."""
+        if not self.allow_split and self.splits_on_protected(tree, X):
+            return False
+        return super().satisfied(tree, X, y, sample_weight, tol)
+
+
+class StatisticalParity(_Fairness):
+    r"""Statistical (demographic) parity: :math:`|P(\hat y = + \mid g = a) - P(\hat y = + \mid g = b)| \le \delta`.
+
+    One stratum, all rows. Rows (see :class:`_Fairness`): for every pair of groups a, b,
+    :math:`-\delta \le \sum_{g_i = a} \frac{w_i}{W_a}\hat y_i - \sum_{g_i = b} \frac{w_i}{W_b}\hat y_i \le \delta`.
+    """
+
+    notion = "statistical_parity"
+
+    def _strata(self, y_pos, X):
+        return [np.ones(len(y_pos), dtype=bool)]
+
+
+class ConditionalStatisticalParity(_Fairness):
+    r"""Conditional statistical parity: statistical parity within each value :math:`\ell` of a legitimate column.
+
+    .. math:: |P(\hat y = + \mid g = a, x_{\text{legit}} = \ell) - P(\hat y = + \mid g = b, x_{\text{legit}} = \ell)|
+        \le \delta \quad \forall \ell, a, b
+
+    Parameters
+    ----------
+    protected, delta, positive, allow_split
+        As for :class:`StatisticalParity`.
+    legit : str or int
+        The legitimate factor (a column of X whose distinct values are the strata).
+    """
+
+    notion = "conditional_statistical_parity"
+
+    def __init__(self, protected, delta: float, legit=None, positive=None, allow_split: bool = False):
+        super().__init__(protected, delta, positive, allow_split)
+        if legit is None:
+            raise InputError("ConditionalStatisticalParity needs legit= (the column whose values are the strata)")
+        if not isinstance(legit, (str, numbers.Integral)) or isinstance(legit, bool):
+            raise InputError(f"ConditionalStatisticalParity: legit must be a column name or index; got {legit!r}")
+        self.legit = legit
+
+    def _bind(self, info):
+        super()._bind(info)
+        self._legit = _column(self.legit, info.names, info.p, "ConditionalStatisticalParity: legit")
+        if self._legit == self._j:
+            raise InputError("ConditionalStatisticalParity: legit and protected are the same column")
+        if len(np.unique(info.X[:, self._legit])) > MAX_GROUPS:
+            raise InputError(f"ConditionalStatisticalParity: legit={self.legit!r} has more than {MAX_GROUPS} distinct "
+                             "values; give a column of strata")
+
+    def gaps(self, tree, X, y, sample_weight=None):
+        self_ = copy.copy(self)
+        self_._legit = self._column_for(self.legit, X, tree, "ConditionalStatisticalParity: legit")
+        return _Fairness.gaps(self_, tree, X, y, sample_weight)
+
+    def _strata(self, y_pos, X):
+        col = X[:, self._legit]
+        return [col == v for v in np.unique(col)]
+
+
+class PredictiveEquality(_Fairness):
+    r"""Predictive equality: equal false-positive rates, :math:`|P(\hat y = + \mid y = -, g = a) -
+    P(\hat y = + \mid y = -, g = b)| \le \delta` (one stratum: the negative rows)."""
+
+    notion = "predictive_equality"
+
+    def _strata(self, y_pos, X):
+        return [y_pos == 0]
+
+
+class EqualOpportunity(_Fairness):
+    r"""Equal opportunity: equal true-positive rates, :math:`|P(\hat y = + \mid y = +, g = a) -
+    P(\hat y = + \mid y = +, g = b)| \le \delta` (one stratum: the positive rows)."""
+
+    notion = "equal_opportunity"
+
+    def _strata(self, y_pos, X):
+        return [y_pos == 1]
+
+
+class EqualizedOdds(_Fairness):
+    r"""Equalized odds: both equal opportunity and predictive equality (two strata, y = + and y = -), each gap
+    at most :math:`\delta`."""
+
+    notion = "equalized_odds"
+
+    def _strata(self, y_pos, X):
+        return [y_pos == 0, y_pos == 1]
+
+
+# =============================================================================================== features
+def _feature_list(features, info: _Info, who: str) -> list[int]:
+    if isinstance(features, (str, numbers.Integral)):
+        features = [features]
+    try:
+        feats = list(features)
+    except TypeError:
+        raise InputError(f"{who}: features must be a list of column names or indices; got {features!r}") from None
+    if not feats:
+        raise InputError(f"{who}: features is empty")
+    return sorted({_column(f, info.names, info.p, f"{who}: feature") for f in feats})
+
+
+def _used_vars(view, blk, features: list[int]) -> dict:
+    """u[j] >= (node splits on j) for every node: u[j] = 1 when feature j is used anywhere."""
+    terms = {j: view.split_terms(j) for j in features}
+    feats = [j for j in features if terms[j]]
+    blk._used_terms = {j: terms[j] for j in feats}
+    blk.used = pyo.Var(feats, domain=pyo.Binary)
+    blk.mark_used = pyo.ConstraintList()
+    for j in feats:
+        for _, expr in terms[j]:
+            blk.mark_used.add(blk.used[j] >= expr)
+    return {j: blk.used[j] for j in feats}
+
+
+class MaxFeatures(Constraint):
+    r"""At most ``k`` distinct features used by the tree's splits.
+
+    .. math:: u_j \ge (\text{node } t \text{ splits on } j)\ \forall j, t,\qquad \textstyle\sum_j u_j \le k,
+        \qquad u_j \in \{0, 1\}
+
+    ("node t splits on j" is :math:`a_{jt}` on the Bertsimas–Dunn block, :math:`\sum_{c \in C(j)} b_{tc}` on the
+    flow block, :math:`C(j)` the binary columns of feature j.) ``value``: the number of features used.
+    """
+
+    name = "max_features"
+
+    def __init__(self, k: int):
+        if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 0:
+            raise InputError(f"MaxFeatures: k must be an integer >= 0; got {k!r}")
+        self.k = int(k)
+
+    @property
+    def bound(self):
+        return float(self.k)
+
+    def _rows(self, view, blk):
+        used = _used_vars(view, blk, list(range(self._bound_info.p)))
+        blk.budget = pyo.Constraint(expr=sum(used.values()) <= self.k) if used else pyo.Constraint.Skip
+
+    def value(self, tree, X=None, y=None, sample_weight=None):
+        return float(len(_used_features(tree)))
+
+
+class FeatureCost(Constraint):
+    r"""A budget on the cost of the features the tree uses (each feature's cost paid once, however often used).
+
+    .. math:: u_j \ge (\text{node } t \text{ splits on } j)\ \forall j, t,\qquad
+        \textstyle\sum_j \text{cost}_j\, u_j \le \text{budget}
+
+    Parameters
+    ----------
+    costs : dict {column name or index: cost} or sequence of one cost per column
+        Non-negative costs; columns missing from a dict cost 0.
+    budget : float >= 0
+    """
+
+    name = "feature_cost"
+
+    def __init__(self, costs, budget: float):
+        if isinstance(budget, bool) or not isinstance(budget, numbers.Real) or not np.isfinite(budget) or budget < 0:
+            raise InputError(f"FeatureCost: budget must be a finite number >= 0; got {budget!r}")
+        if not isinstance(costs, dict):
+            try:
+                costs = list(costs)
+            except TypeError:
+                raise InputError(f"FeatureCost: costs must be a dict {{column: cost}} or a list of costs; got "
+                                 f"{costs!r}") from None
+        vals = costs.values() if isinstance(costs, dict) else costs
+        for v in vals:
+            if isinstance(v, bool) or not isinstance(v, numbers.Real) or not np.isfinite(v) or v < 0:
+                raise InputError(f"FeatureCost: every cost must be a finite number >= 0; got {v!r}")
+        self.costs = costs
+        self.budget = float(budget)
+
+    @property
+    def bound(self):
+        return self.budget
+
+    def _cost_vector(self, names, p) -> np.ndarray:
+        c = np.zeros(p)
+        if isinstance(self.costs, dict):
+            for col, v in self.costs.items():
+                c[_column(col, names, p, "FeatureCost: costs key")] += float(v)
+        else:
+            if len(self.costs) != p:
+                raise InputError(f"FeatureCost: costs has {len(self.costs)} entries but X has {p} columns")
+            c[:] = [float(v) for v in self.costs]
+        return c
+
+    def _bind(self, info):
+        self._c = self._cost_vector(info.names, info.p)
+
+    def _rows(self, view, blk):
+        feats = [j for j in range(self._bound_info.p) if self._c[j] > 0]
+        used = _used_vars(view, blk, feats)
+        if used:
+            blk.budget = pyo.Constraint(expr=sum(float(self._c[j]) * u for j, u in used.items()) <= self.budget)
+
+    def value(self, tree, X=None, y=None, sample_weight=None):
+        names = self._names(X, tree)
+        p = tree.n_features if tree.n_features is not None else (_matrix(X).shape[1] if X is not None else None)
+        c = self._c if p is None else self._cost_vector(names, int(p))
+        return float(sum(c[j] for j in _used_features(tree)))
+
+
+class ForbidFeatures(Constraint):
+    r"""No split on the given features (at the given depths; the root has depth 0).
+
+    .. math:: (\text{node } t \text{ splits on } j) = 0 \qquad \forall j \in F,\ t:\ \operatorname{depth}(t) \in D
+
+    ``value``: the number of splits that break it.
+    """
+
+    name = "forbid_features"
+
+    def __init__(self, features, at_depths=None):
+        self.features = features
+        if at_depths is not None:
+            if isinstance(at_depths, numbers.Integral):
+                at_depths = [at_depths]
+            at_depths = list(at_depths)
+            for d in at_depths:
+                if isinstance(d, bool) or not isinstance(d, numbers.Integral) or d < 0:
+                    raise InputError(f"ForbidFeatures: at_depths must hold integers >= 0 (the root is depth 0); got "
+                                     f"{d!r}")
+        self.at_depths = at_depths
+
+    @property
+    def bound(self):
+        return 0.0
+
+    def _bind(self, info):
+        self._f = _feature_list(self.features, info, "ForbidFeatures")
+
+    def _rows(self, view, blk):
+        blk.rows = pyo.ConstraintList()
+        for j in self._f:
+            for t, expr in view.split_terms(j):
+                if self.at_depths is None or view.depth_of(t) in self.at_depths:
+                    blk.rows.add(expr == 0)
+
+    def value(self, tree, X=None, y=None, sample_weight=None):
+        p = tree.n_features if tree.n_features is not None else _matrix(X).shape[1]
+        feats = set(_feature_list(self.features, _NamesOnly(self._names(X, tree), p), "ForbidFeatures"))
+        depth = tree.node_depths()
+        bad = 0
+        for t in range(tree.n_nodes):
+            if not tree.is_leaf(t) and (self.at_depths is None or depth[t] in self.at_depths):
+                bad += bool(_split_features(tree, t) & feats)
+        return float(bad)
+
+
+class _NamesOnly:
+    def __init__(self, names, p):
+        self.names = None if names is None else [str(s) for s in names]
+        self.p = int(p)
+
+
+# =============================================================================================== monotone
+class Monotone(Constraint):
+    r"""The tree's output is monotone (``direction=+1``: non-decreasing, ``-1``: non-increasing) along a feature,
+    on **split-separated leaves**.
+
+    The output of a leaf is its value (regression) or its positive-class indicator (binary classification:
+    1 when the leaf predicts the positive class). Two leaves s, t are *separated along j* when their lowest
+    common ancestor m splits on feature j, s below its left child (:math:`x_j < \theta_m`) and t below its
+    right child. The constraint is :math:`\text{direction}\cdot(f_t - f_s) \ge 0` for every such pair.
+
+    It implies that the tree function is monotone in :math:`x_j` (two inputs that differ only in :math:`x_j`
+    part at a node splitting on j, the smaller one going left), and is what the model encodes exactly; it is
+    slightly stronger than monotonicity of the function, which also allows a violating pair whose boxes do
+    not overlap in the other features. Rows (Bertsimas–Dunn block; :math:`f_t = c_{+t}` or :math:`\beta_t`,
+    :math:`M` = 1 or the range of y; unused leaves, :math:`l_t = 0`, have no rows):
+
+    .. math:: \text{direction}\,(f_s - f_t) \le M\,(1 - a_{jm}) + M\,(1 - l_s) + M\,(1 - l_t)
+        \qquad \forall m, s \in \mathcal L(2m), t \in \mathcal L(2m + 1)
+
+    On the flow block prediction nodes n (:math:`p_n = 1`) play the leaves and :math:`\sum_{c \in C(j)} b_{mc}`
+    replaces :math:`a_{jm}`. ``value``: the largest violation over the tree's separated pairs (0 when
+    monotone).
+    """
+
+    name = "monotone"
+
+    def __init__(self, feature, direction: int = 1, positive=None):
+        if direction not in (1, -1) or isinstance(direction, bool):
+            raise InputError(f"Monotone: direction must be +1 (non-decreasing) or -1 (non-increasing); got "
+                             f"{direction!r}")
+        if not isinstance(feature, (str, numbers.Integral)) or isinstance(feature, bool):
+            raise InputError(f"Monotone: feature must be a column name or index; got {feature!r}")
+        self.feature = feature
+        self.direction = int(direction)
+        self.positive = positive
+
+    @property
+    def bound(self):
+        return 0.0
+
+    def _bind(self, info):
+        self._j = _column(self.feature, info.names, info.p, "Monotone: feature")
+        self._pos = None
+        if info.task == "classification":
+            if len(info.classes) != 2:
+                raise InputError(f"Monotone on a classifier needs binary classification (a leaf's score is 1 for the "
+                                 f"positive class); y has {len(info.classes)} classes")
+            self._pos = 1
+            if self.positive is not None:
+                match = [k for k, c in enumerate(info.classes) if c == self.positive or str(c) == str(self.positive)]
+                if not match:
+                    raise InputError(f"Monotone: positive={self.positive!r} is not a class of y; classes: "
+                                     f"{info.classes}")
+                self._pos = match[0]
+
+    def _rows(self, view, blk):
+        terms = dict(view.split_terms(self._j))
+        M = view.score_range()
+        s_ = float(self.direction)
+        blk.rows = pyo.ConstraintList()
+        for m, s, t in view.separated_pairs():
+            if m not in terms:
+                continue
+            blk.rows.add(s_ * (view.score(s, self._pos) - view.score(t, self._pos))
+                         <= M * (1 - terms[m]) + M * (1 - view.used(s)) + M * (1 - view.used(t)))
+
+    def _scores(self, tree: Tree, y=None) -> np.ndarray:
+        if tree.task == "classification":
+            labels = np.asarray(tree._labels())
+            classes = list(tree.classes) if tree.classes is not None else [0, 1]
+            if self.positive is None:
+                pos = 1
+            else:
+                pos = [k for k, c in enumerate(classes) if c == self.positive or str(c) == str(self.positive)][0]
+            return (labels == pos).astype(np.float64)
+        return np.asarray(tree.value[:, 0], dtype=np.float64)
+
+    def value(self, tree, X=None, y=None, sample_weight=None):
+        j = self._column_for(self.feature, X, tree, "Monotone: feature")
+        f = self._scores(tree)
+        worst = 0.0
+        for m in range(tree.n_nodes):
+            if tree.is_leaf(m) or j not in _split_features(tree, m):
+                continue
+            L = _leaves_under(tree, int(tree.children_left[m]))
+            R = _leaves_under(tree, int(tree.children_right[m]))
+            for s in L:
+                for t in R:
+                    worst = max(worst, self.direction * (f[s] - f[t]))
+        return float(worst)
+
+
+# =============================================================================================== leaf support
+class MinLeafPerClass(Constraint):
+    r"""Every non-empty leaf holds at least ``k`` training rows of the class it predicts.
+
+    .. math:: \textstyle\sum_{i: y_i = c} z_{it} \ge k\, c_{ct} \qquad \forall c, t \in \mathcal T_L
+
+    (on the flow block: :math:`\sum_u n_{uc}\, s_{un} \ge k\,(w_{nc} - 1 + e_n)`, :math:`e_n \ge s_{un}` marking a
+    node that holds rows). ``value``: the smallest such count over the non-empty leaves.
+    """
+
+    name = "min_leaf_per_class"
+    sense = ">="
+    tasks = ("classification",)
+
+    def __init__(self, k: int):
+        if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 0:
+            raise InputError(f"MinLeafPerClass: k must be an integer >= 0; got {k!r}")
+        self.k = int(k)
+
+    @property
+    def bound(self):
+        return float(self.k)
+
+    def _rows(self, view, blk):
+        info = self._bound_info
+        blk.rows = pyo.ConstraintList()
+        for t in view.prediction_nodes():
+            for c in range(len(info.classes)):
+                cnt = view.count_expr(t, (info.y == c).astype(np.float64))
+                if view.kind == "bd":
+                    blk.rows.add(cnt >= self.k * view.label(t, c))
+                else:
+                    blk.rows.add(cnt >= self.k * (view.label(t, c) - 1 + view.nonempty(t)))
+
+    def value(self, tree, X, y=None, sample_weight=None):
+        leaf = tree.apply(_matrix(X))
+        labels = np.asarray(tree.predict(_matrix(X)))
+        y = np.asarray(y)
+        out = np.inf
+        for t in np.unique(leaf):
+            rows = leaf == t
+            out = min(out, float(np.sum(y[rows] == labels[rows][0])))
+        return float(out) if np.isfinite(out) else 0.0
+
+
+class MinLeafWeight(Constraint):
+    r"""Every non-empty leaf holds training rows of total sample weight at least ``w``.
+
+    .. math:: \textstyle\sum_i w_i z_{it} \ge w\, l_t \quad \forall t \in \mathcal T_L
+        \qquad (\text{flow: } \sum_u W_u s_{un} \ge w\, e_n)
+
+    ``value``: the smallest leaf weight over the non-empty leaves.
+    """
+
+    name = "min_leaf_weight"
+    sense = ">="
+
+    def __init__(self, w: float):
+        if isinstance(w, bool) or not isinstance(w, numbers.Real) or not np.isfinite(w) or w < 0:
+            raise InputError(f"MinLeafWeight: w must be a finite number >= 0; got {w!r}")
+        self.w = float(w)
+
+    @property
+    def bound(self):
+        return self.w
+
+    def _bind(self, info):
+        total = float(info.w.sum())
+        if self.w > total + TOL:
+            raise InputError(f"MinLeafWeight: w={self.w:g} exceeds the total sample weight {total:g}; no tree, not even "
+                             "the single leaf, satisfies it")
+
+    def _rows(self, view, blk):
+        info = self._bound_info
+        blk.rows = pyo.ConstraintList()
+        for t in view.prediction_nodes():
+            blk.rows.add(view.count_expr(t, info.w) >= self.w * view.nonempty(t))
+
+    def value(self, tree, X, y=None, sample_weight=None):
+        Xm = _matrix(X)
+        leaf = tree.apply(Xm)
+        w = _weights(sample_weight, Xm.shape[0])
+        sums = np.bincount(leaf, weights=w, minlength=tree.n_nodes)
+        used = np.unique(leaf)
+        return float(sums[used].min()) if len(used) else 0.0
+
+
+# =============================================================================================== registry, helpers
+#: spec ``type:`` names -> classes
+CONSTRAINT_TYPES = {
+    "statistical_parity": StatisticalParity,
+    "conditional_statistical_parity": ConditionalStatisticalParity,
+    "predictive_equality": PredictiveEquality,
+    "equal_opportunity": EqualOpportunity,
+    "equalized_odds": EqualizedOdds,
+    "max_features": MaxFeatures,
+    "feature_cost": FeatureCost,
+    "forbid_features": ForbidFeatures,
+    "monotone": Monotone,
+    "min_leaf_per_class": MinLeafPerClass,
+    "min_leaf_weight": MinLeafWeight,
+}
+
+FAIRNESS = (StatisticalParity, ConditionalStatisticalParity, PredictiveEquality, EqualOpportunity, EqualizedOdds)
+
+
+def from_dict(d: dict, where: str = "constraints") -> Constraint:
+    """A constraint from a spec entry ``{type: statistical_parity, protected: sex, delta: 0.05}``."""
+    import inspect
+
+    if not isinstance(d, dict):
+        raise InputError(f"{where}: each constraint must be a mapping with a 'type' field; got {d!r}")
+    if "type" not in d:
+        raise InputError(f"{where}: a constraint has no 'type' field; one of {sorted(CONSTRAINT_TYPES)}")
+    kind = d["type"]
+    if kind not in CONSTRAINT_TYPES:
+        raise InputError(f"{where}.type: unknown constraint {kind!r}; one of {sorted(CONSTRAINT_TYPES)}")
+    cls = CONSTRAINT_TYPES[kind]
+    params = [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
+    fields = {k: v for k, v in d.items() if k != "type"}
+    unknown = sorted(set(fields) - set(params))
+    if unknown:
+        raise InputError(f"{where} ({kind}): unknown field(s) {unknown}; allowed: {params}")
+    required = [p for p, v in inspect.signature(cls.__init__).parameters.items()
+                if p != "self" and v.default is inspect.Parameter.empty]
+    missing = [p for p in required if p not in fields]
+    if missing:
+        raise InputError(f"{where} ({kind}): missing field(s) {missing}")
+    try:
+        return cls(**fields)
+    except InputError as exc:
+        raise InputError(f"{where} ({kind}): {exc}") from None
+
+
+def check_constraints(constraints, where: str = "constraints") -> list[Constraint]:
+    """The ``constraints`` parameter as a list of Constraint objects (dicts are read by :func:`from_dict`)."""
+    if constraints is None:
+        return []
+    if isinstance(constraints, (Constraint, dict)):
+        constraints = [constraints]
+    out = []
+    for k, c in enumerate(constraints):
+        if isinstance(c, dict):
+            c = from_dict(c, f"{where}[{k}]")
+        if not isinstance(c, Constraint):
+            raise InputError(f"{where}[{k}] is not a constraint (opttrees.constraints.StatisticalParity, "
+                             f"MaxFeatures, ...): got {type(c).__name__}")
+        out.append(c)
+    return out
+
+
+def report(constraints, tree: Tree, X, y=None, sample_weight=None, tol: float = TOL) -> dict:
+    """{name: {"value", "bound", "sense", "satisfied"}} for every constraint (names made unique)."""
+    out = {}
+    for c in constraints:
+        key, k = c.name, 1
+        while key in out:
+            k += 1
+            key = f"{c.name}_{k}"
+        v = c.value(tree, X, y, sample_weight)
+        out[key] = {"value": v, "bound": c.bound, "sense": c.sense, "satisfied": c.satisfied(tree, X, y, sample_weight, tol)}
+    return out
+
+
+def all_satisfied(constraints, tree: Tree, X, y=None, sample_weight=None, tol: float = TOL) -> bool:
+    return all(c.satisfied(tree, X, y, sample_weight, tol) for c in constraints)
+
+
+def _prunings(tree: Tree, limit: int = 4000) -> list[frozenset]:
+    """Sets of branch nodes to turn into leaves: every pruning of ``tree`` (up to ``limit`` of them)."""
+    def rec(t):
+        if tree.is_leaf(t):
+            return [frozenset()]
+        out = [frozenset([t])]
+        left, right = rec(int(tree.children_left[t])), rec(int(tree.children_right[t]))
+        for a in left:
+            for b in right:
+                out.append(a | b)
+                if len(out) > limit:
+                    return out
+        return out
+    return rec(0)
+
+
+def repair(tree: Tree | None, constraints, X, y, sample_weight, refit, score) -> tuple[Tree | None, str]:
+    """A start tree that satisfies every constraint on the training data, or None, with a note.
+
+    ``tree`` itself when it does; else the best-scoring pruning of it (leaves refit by ``refit``: majority
+    class / median / mean) that does; else None. The single leaf is one of the prunings, so a constraint the
+    single leaf satisfies (fairness gaps, feature budgets, monotonicity) always gives a start.
+    """
+    if tree is None:
+        return None, "no start tree"
+    if all_satisfied(constraints, tree, X, y, sample_weight):
+        return tree, "the start satisfies the constraints"
+    best, best_score = None, np.inf
+    for cut in _prunings(tree):
+        if not cut:
+            continue
+        cand = refit(tree.prune(sorted(cut)))
+        if all_satisfied(constraints, cand, X, y, sample_weight):
+            s = score(cand)
+            if s < best_score:
+                best, best_score = cand, s
+    if best is None:
+        return None, "no pruning of the start satisfies the constraints: the solver starts from nothing"
+    return best, f"the start violated the constraints; pruned to a feasible tree with {best.n_splits} split(s)"
+
+
+# =============================================================================================== the DP
+def dp_supports(constraints) -> bool:
+    """Whether the Pareto dynamic program can solve these (bound) constraints exactly: group fairness only
+    (:mod:`opttrees.dp.fairness`), every one with the same positive class."""
+    return bool(constraints) and all(isinstance(c, FAIRNESS) for c in constraints) and \
+        len({c._pos for c in constraints}) == 1
+
+
+#: the fairness DP inside an MIO fit (start, and bound at depth <= 2) runs at depth <= 2 (a depth-2 tree starts a
+#: deeper MIO) and when columns^2 x rows is at most this (the Python Pareto DP: 114 columns x 80 rows took 9 s,
+#: 22 columns x 341 rows 1-11 s; depth 3 with 11 columns and 341 rows did not finish in 300 s)
+FAIR_DP_MAX_CELLS = 5e6
+
+
+def fair_dp_affordable(data, binarizer=None) -> bool:
+    """Whether the fairness Pareto DP at depth <= 2 is cheap enough to start an MIO fit (see
+    :data:`FAIR_DP_MAX_CELLS`)."""
+    if binarizer is None:
+        return True
+    m = binarizer.transform(np.asarray(data.X[:1], dtype=np.float64)).shape[1]
+    return float(m) ** 2 * data.n <= FAIR_DP_MAX_CELLS
+
+
+def solve_fair_dp(constraints, X, y, binarizer, max_depth: int, min_samples_leaf: int = 1, alpha: float = 0.0,
+                  sample_weight=None, time_limit=None, feature_names=None):
+    """The optimal tree over ``binarizer``'s splits under group-fairness ``constraints`` (bound to the training
+    data), by the Pareto DP: (Tree in X's units, SolveResult). Columns of a protected feature are left out
+    unless its constraint has ``allow_split=True``."""
+    from .dp.fairness import GroupFairnessTask
+    from .dp.pareto import solve_dp_pareto
+
+    if not dp_supports(constraints):
+        raise InputError("the dynamic program solves group-fairness constraints only (statistical_parity, "
+                         "conditional_statistical_parity, predictive_equality, equal_opportunity, equalized_odds)")
+    info = constraints[0]._bound_info
+    X = np.asarray(X, dtype=np.float64)
+    Z = binarizer.transform(X)
+    blocked = {c._j for c in constraints if not c.allow_split}
+    keep = [c for c in range(Z.shape[1]) if binarizer.decode(c)[0] not in blocked]
+    pairs = [pr for c in constraints for pr in c.dp_pairs()]
+    task = GroupFairnessTask(pairs, positive=info.classes[constraints[0]._pos], alpha=alpha)
+    tree, res, _ = solve_dp_pareto(Z[:, keep], y, task, max_depth, min_samples_leaf, sample_weight, time_limit)
+    for k in range(tree.n_nodes):
+        if not tree.is_leaf(k):
+            tree.feature[k], tree.threshold[k] = binarizer.decode(keep[int(tree.feature[k])])
+    tree.n_features = X.shape[1]
+    tree.feature_names = feature_names
+    return tree, res
