@@ -392,10 +392,11 @@ def search_feature(so, xs, m, f, Z, lab, wt, ties, worst, kind, K, M, pen, minl,
 def solve_d2(so, xs, m, Z, lab, wt, ties, worst, kind, K, M, pen, minl, depth, B, ub, moving, stop, side, counters, tree):
     """Best tree of depth <= ``depth`` (1 or 2) and <= B branching nodes on subset ``so``, if below ``ub``.
 
-    Returns (cost, lb): cost < ub with ``tree`` = [f, t, gL, tL, gR, tR] (-1: leaf; f = -1: the whole tree
-    is a leaf, f = -2 with gL: a depth-one tree on gL/tL), else cost = inf and lb a bound >= ... the optimum's
-    lower bound (valid also when ``stop`` cut the search short). Features are searched in order and share the
-    incumbent (a deterministic order: the same subset and ub give the same tree)."""
+    Returns (cost, lb). When a tree below ``ub`` exists, cost is its cost and ``tree`` = [f, t, gL, tL, gR, tR]
+    (-1: a leaf; f = -1: the whole tree is a leaf; f = -2: a depth-one tree on gL/tL); otherwise cost = inf.
+    lb is a valid lower bound on the optimum (>= ub when the search finished without a tree below ub; still
+    valid when ``stop`` cut the search short). Features are searched in order and share the incumbent, so the
+    same subset and ub always give the same tree."""
     S = Z.shape[1]
     tot1 = np.zeros((1, S))
     for pos in range(m):
