@@ -58,7 +58,7 @@ def _memory_estimate(n: int, p: int, depth: int, n_jobs: int) -> int:
 class _Problem:
     """The data every subproblem reads (one per call) and the search's shared state."""
 
-    def __init__(self, X, ed, alpha, minl, stop, n_jobs):
+    def __init__(self, X, ed, alpha, minl, stop):
         self.X = np.ascontiguousarray(X, dtype=np.float64)
         self.n, self.p = self.X.shape
         self.Z = np.ascontiguousarray(ed.Z, dtype=np.float64)
@@ -81,9 +81,7 @@ class _Problem:
         rng = np.random.default_rng(0)
         self.h1 = rng.integers(0, 2 ** 63, self.n, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
         self.h2 = rng.integers(0, 2 ** 63, self.n, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
-        self.counters = np.zeros(4)           # depth-one sweeps, root evaluations (depth-two routine), ...
         self.evaluations = 0
-        self.n_jobs = n_jobs
 
     def d2(self, so, xs, m, depth, B, ub, side, counters):
         tree = np.zeros(6)
@@ -324,7 +322,7 @@ def search(X, ed, max_depth, max_num_nodes, min_samples_leaf, alpha, deadline, n
                          f"at depth {D}, over memory_limit={fmt_bytes(cap)}: lower n_jobs or max_depth, raise "
                          "memory_limit, or use binarization='quantile' with fewer thresholds")
     stop = np.zeros(1, np.int64)
-    prob = _Problem(X, ed, alpha, min_samples_leaf, stop, n_jobs)
+    prob = _Problem(X, ed, alpha, min_samples_leaf, stop)
     so = _root_orders(prob.X)
     xs = np.ascontiguousarray(np.take_along_axis(prob.X, so.T.astype(np.int64), axis=0).T)
     prob.ties = (np.diff(xs, axis=1) == 0).any(axis=1) if n > 1 else np.zeros(p, bool)
@@ -464,7 +462,7 @@ def search(X, ed, max_depth, max_num_nodes, min_samples_leaf, alpha, deadline, n
     line.close()
     trace.append(Incumbent(time.perf_counter() - t0, best / ed.baseline, bound / ed.baseline,
                            relative_gap(best, bound), prob.evaluations))
-    counters = {"root_evaluations": int(prob.evaluations), "depth_two_evaluations": 0,
+    counters = {"root_evaluations": int(prob.evaluations),
                 "memory_limit": bool(over_memory), "subproblems": int(prob.evaluations)}
     return best_tree, float(best), float(bound), termination, counters, trace, time.perf_counter() - t0
 
