@@ -1232,19 +1232,20 @@ def dp_supports(constraints) -> bool:
         len({c._pos for c in constraints}) == 1
 
 
-#: the fairness DP inside an MIO fit (start, and bound at depth <= 2) runs at depth <= 2 (a depth-2 tree starts a
-#: deeper MIO) and when columns^2 x rows is at most this (the Python Pareto DP: 114 columns x 80 rows took 9 s,
-#: 22 columns x 341 rows 1-11 s; depth 3 with 11 columns and 341 rows did not finish in 300 s)
-FAIR_DP_MAX_CELLS = 5e6
+#: work (binary columns ^ depth x rows) up to which the fairness Pareto DP runs inside an MIO fit, as its start
+#: and bound. Measured (benchmarks/bench_fairness.py, 341 rows, 22 columns, incumbent pruning): depth 2 in
+#: 0.5-0.9 s, depth 3 (3.6e6) in 1.0-1.8 s, depth 4 (8e7) in 221 s; the DP also stops at the fit's share of time.
+FAIR_DP_MAX_WORK = 2e7
 
 
-def fair_dp_affordable(data, binarizer=None) -> bool:
-    """Whether the fairness Pareto DP at depth <= 2 is cheap enough to start an MIO fit (see
-    :data:`FAIR_DP_MAX_CELLS`)."""
-    if binarizer is None:
-        return True
+def fair_dp_depth(data, binarizer, max_depth: int) -> int:
+    """The deepest depth <= ``max_depth`` at which the fairness Pareto DP is cheap enough to start (and, at
+    ``max_depth``, bound) an MIO fit (see :data:`FAIR_DP_MAX_WORK`); 0 when not even depth one is."""
     m = binarizer.transform(np.asarray(data.X[:1], dtype=np.float64)).shape[1]
-    return float(m) ** 2 * data.n <= FAIR_DP_MAX_CELLS
+    d = int(max_depth)
+    while d > 0 and float(max(m, 1)) ** d * data.n > FAIR_DP_MAX_WORK:
+        d -= 1
+    return d
 
 
 def solve_fair_dp(constraints, X, y, binarizer, max_depth: int, min_samples_leaf: int = 1, alpha: float = 0.0,
@@ -1265,7 +1266,8 @@ def solve_fair_dp(constraints, X, y, binarizer, max_depth: int, min_samples_leaf
     keep = [c for c in range(Z.shape[1]) if binarizer.decode(c)[0] not in blocked]
     pairs = [pr for c in constraints for pr in c.dp_pairs()]
     task = GroupFairnessTask(pairs, positive=info.classes[constraints[0]._pos], alpha=alpha)
-    tree, res, _ = solve_dp_pareto(Z[:, keep], y, task, max_depth, min_samples_leaf, sample_weight, time_limit)
+    tree, res, _ = solve_dp_pareto(Z[:, keep], y, task, max_depth, min_samples_leaf, sample_weight, time_limit,
+                                   return_front=False)
     for k in range(tree.n_nodes):
         if not tree.is_leaf(k):
             tree.feature[k], tree.threshold[k] = binarizer.decode(keep[int(tree.feature[k])])

@@ -29,7 +29,7 @@ from . import jit
 
 #: the modules holding the package's cached numba kernels (grep for ``@njit``); :func:`cold_kernels` checks them
 KERNEL_MODULES = ("opttrees.heuristics._kernels", "opttrees.heuristics.linear_leaves", "opttrees.dp.engine",
-                  "opttrees.dp.continuous_kernels", "opttrees.prescriptive._kernels")
+                  "opttrees.dp.continuous_kernels", "opttrees.dp.pareto_kernels", "opttrees.prescriptive._kernels")
 
 #: kernels compiled again for another array type: (dispatcher path, argument, dtype of each variant, large only)
 VARIANTS = (("opttrees.heuristics._kernels.run_restarts", "ogT", "uint32", False),
@@ -165,6 +165,19 @@ def _dp_continuous():
     solve_dp_continuous(X, r, task=RegressionTask(), max_depth=3)
 
 
+def _dp_pareto():
+    """The Pareto-front search: fronts (F1) and the incumbent-pruned fairness search."""
+    import numpy as np
+
+    from .dp.fairness import GroupFairnessTask
+    from .dp.pareto import F1Task, solve_dp_pareto
+    X, y, _ = _xy()
+    Z = (X > np.median(X, axis=0)).astype(np.uint8)
+    g = np.arange(len(y)) % 2 == 0
+    solve_dp_pareto(Z, y, F1Task(), max_depth=2)
+    solve_dp_pareto(Z, y, GroupFairnessTask([(g, ~g, 0.1)]), max_depth=3, return_front=False)
+
+
 def _prescriptive_data():
     import numpy as np
     X, _, r = _xy(n=60)
@@ -200,8 +213,9 @@ GROUPS = {
                     ("local search, regression", _ls_regression),
                     ("local search, hyperplanes", _ls_hyperplane), ("local search from a start", _ls_improve),
                     ("greedy", _greedy), ("linear leaves", _linear_leaves)]),
-    "dp": (("opttrees.dp.engine", "opttrees.dp.continuous_kernels"),
-           [("dynamic program", _dp), ("continuous dynamic program", _dp_continuous)]),
+    "dp": (("opttrees.dp.engine", "opttrees.dp.continuous_kernels", "opttrees.dp.pareto_kernels"),
+           [("dynamic program", _dp), ("continuous dynamic program", _dp_continuous),
+            ("Pareto-front dynamic program", _dp_pareto)]),
     "prescriptive": (("opttrees.prescriptive._kernels",),
                      [("prescriptive trees", _prescriptive), ("prescriptive search from a start", _prescriptive_improve)]),
     "heuristics-64": (("opttrees.heuristics._kernels",), [("local search, >65,536 rows (64-bit words)", _ls_64bit)]),

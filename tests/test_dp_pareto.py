@@ -70,3 +70,83 @@ def test_pareto_bad_input():
         solve_dp_pareto(Z, y, DemographicParityTask(np.zeros(3)))
     with pytest.raises(InputError, match="Xb"):
         solve_dp_pareto(Z + 0.5, y, F1Task())
+
+
+# ------------------------------------------------------------------ the pruned search (return_front=False)
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from opttrees.dp.fairness import GroupFairnessTask  # noqa: E402
+
+
+def all_values_ml(Z, task, depth, ml):
+    """Every labelled tree's value vector (leaf vectors via the task, so per-leaf constants count), with every
+    leaf holding at least ``ml`` rows."""
+    def rec(rows, d):
+        out = list(task.leaf_vectors(rows)) if len(rows) >= ml else []
+        if d == 0:
+            return out
+        for f in range(Z.shape[1]):
+            go = Z[rows, f] == 1
+            if go.sum() < max(1, ml) or (~go).sum() < max(1, ml):
+                continue
+            L, R = rec(rows[~go], d - 1), rec(rows[go], d - 1)
+            out += [a + b for a in L for b in R]
+        return out
+    return np.array(rec(np.arange(Z.shape[0]), depth))
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10_000), depth=st.integers(0, 3), delta=st.sampled_from([0.0, 0.05, 0.15, 0.3]),
+       notion=st.sampled_from(["parity", "odds", "conditional"]), alpha=st.sampled_from([0.0, 0.0, 0.05]),
+       ml=st.integers(1, 3), weighted=st.booleans())
+def test_pruned_fairness_search_equals_brute_force(seed, depth, delta, notion, alpha, ml, weighted):
+    """The budget-pruned search (root merge without a front, fronts cut at the incumbent) finds the optimum of
+    every labelled tree, and its tree has that score and meets every gap."""
+    rng = np.random.default_rng(seed)
+    n, p = 14, 3
+    Z = rng.integers(0, 2, (n, p))
+    y = ((Z[:, 0] ^ Z[:, 1]) | (rng.random(n) < 0.3)).astype(int)
+    g = rng.integers(0, 2, n).astype(bool)
+    g[:2] = [False, True]
+    w = rng.integers(1, 4, n).astype(float) if weighted else None
+    if notion == "parity":
+        pairs = [(g, ~g, delta)]
+    elif notion == "odds":
+        pos = y == 1
+        pairs = [(g & pos, ~g & pos, delta), (g & ~pos, ~g & ~pos, delta)]
+    else:
+        legit = Z[:, 2] == 1
+        pairs = [(g & legit, ~g & legit, delta), (g & ~legit, ~g & ~legit, delta)]
+    ref_task = GroupFairnessTask(pairs, alpha=alpha)
+    ref_task.prepare(y, n, np.ones(n) if w is None else w)
+    best = ref_task.score(all_values_ml(Z, ref_task, depth, ml)).min()
+    task = GroupFairnessTask(pairs, alpha=alpha)
+    tree, res, front = solve_dp_pareto(Z, y, task, max_depth=depth, min_samples_leaf=ml, sample_weight=w,
+                                       return_front=False)
+    assert front is None and res.status == "optimal"
+    assert res.objective == pytest.approx(best, abs=1e-9)
+    # the tree itself: route the rows, sum its leaves' vectors, score them
+    leaf = tree.apply(Z.astype(float))
+    lab = tree.label[leaf]
+    V = sum(task.contrib[lab[i], i] for i in range(n)) + (
+        0 if task.leaf_extra is None else task.leaf_extra * len(np.unique(leaf)))
+    assert task.score(V[None])[0] == pytest.approx(best, abs=1e-9)
+    assert np.bincount(leaf).max() >= 1 and min(np.bincount(leaf)[np.unique(leaf)]) >= ml
+    # the front search agrees
+    tree2, res2, _ = solve_dp_pareto(Z, y, GroupFairnessTask(pairs, alpha=alpha), max_depth=depth,
+                                     min_samples_leaf=ml, sample_weight=w)
+    assert res2.objective == pytest.approx(best, abs=1e-9)
+
+
+def test_pruned_search_time_limit_returns_best_so_far():
+    """A zero time limit still returns a feasible tree (the best found before the deadline) and an honest status."""
+    rng = np.random.default_rng(0)
+    Z = rng.integers(0, 2, (300, 12))
+    y = (Z[:, 0] | Z[:, 1]).astype(int)
+    g = rng.integers(0, 2, 300).astype(bool)
+    tree, res, _ = solve_dp_pareto(Z, y, GroupFairnessTask([(g, ~g, 0.05)]), max_depth=3, time_limit=0.0,
+                                   return_front=False)
+    assert res.status == "time_limit" and res.bound is None
+    pred = tree.predict(Z.astype(float))
+    assert abs((pred[g] == 1).mean() - (pred[~g] == 1).mean()) <= 0.05 + 1e-9

@@ -76,21 +76,19 @@ class GroupFairnessTask(_ParetoTask):
         for m, c in enumerate(comps):
             contrib[:, :, 1 + m] = c
         self.contrib = contrib
-        self.limits = np.asarray(limits)
         counts = np.bincount(code, weights=w, minlength=2)
         self.baseline = float(counts.sum() - counts.max()) or 1.0
-
-    def leaf_vectors(self, rows) -> np.ndarray:
-        V = self.contrib[:, rows, :].sum(axis=1)
+        self.limits = np.concatenate([[np.inf], limits, [np.inf] if self.alpha > 0 else []])
+        # score = errors / baseline + alpha * (leaves - 1): an additive cost over leaves, less alpha
+        self.cost_weights = np.zeros(k)
+        self.cost_weights[0] = 1.0 / self.baseline
+        self.cost_offset = 0.0
+        self.leaf_extra = None
         if self.alpha > 0:
-            V[:, -1] = 1.0     # one leaf
-        return V
-
-    def feasible(self, V: np.ndarray) -> np.ndarray:
-        m = len(self.limits)
-        if not m:
-            return np.ones(len(V), dtype=bool)
-        return np.all(V[:, 1:1 + m] <= self.limits + 1e-9, axis=1)
+            self.cost_weights[-1] = self.alpha
+            self.cost_offset = -self.alpha
+            self.leaf_extra = np.zeros(k)
+            self.leaf_extra[-1] = 1.0      # one leaf
 
     def score(self, V: np.ndarray) -> np.ndarray:
         s = V[:, 0] / self.baseline

@@ -6,8 +6,17 @@ its value vectors (per-class errors; errors and two group rates): a front merges
 pairwise sums, and anything dominated, or already past a threshold constraint (components only grow, so the
 constraint is anti-monotonic), is dropped. The best tree is picked from the root's front at the end.
 
-This search runs in Python with numpy (fronts are small arrays); it is exact but meant for depths <= 3.
-Value vectors are minimised component-wise; leaf vectors are per-row contributions summed over the leaf.
+Value vectors are minimised component-wise; leaf vectors are per-row contributions summed over the leaf
+(plus a per-leaf constant, e.g. a leaf count). The recursion runs in Python over row subsets; stumps are
+scored for every column at once with numpy, and dominance filtering and front merges are numba kernels
+(:mod:`opttrees.dp.pareto_kernels`).
+
+**Pruning** (tasks whose objective is an additive cost, e.g. weighted errors plus ``alpha`` per leaf): the
+optimum at depth d - 1 is a depth-d tree, so at depth d only vectors of cost <= that incumbent matter. Each
+front is computed under a cost *budget* (a vector above it cannot be part of a better tree, since costs only
+grow), the right sibling's budget is lowered by the left front's cheapest cost, and the root takes the
+cheapest feasible pair directly instead of building its front. A front computed under a larger budget serves
+any smaller one (the vectors within a budget are the same: a vector dominating another is no costlier).
 
 Tasks:
 
@@ -27,35 +36,57 @@ from ..interrupt import STOP, Deadline
 from ..solvers.result import Incumbent, finish
 from .api import check_binary_matrix, heap_to_tree
 from .common import _check_int
+from .pareto_kernels import best_pair, merge_pairs, nondominated_sorted
 
 PARETO_MAX_DEPTH = 4
+#: slack on the component limits (value vectors are sums of floats)
+FEASIBILITY_TOL = 1e-9
 
 
 def nondominated(V: np.ndarray, tol: float = 1e-12) -> np.ndarray:
     """Indices of the rows of V (minimised component-wise) that no other row dominates; duplicates kept once."""
+    V = np.asarray(V, dtype=np.float64)
     if len(V) <= 1:
         return np.arange(len(V))
     order = np.lexsort(V.T[::-1])
-    V = V[order]
-    keep = []
-    for i in range(len(V)):
-        if keep:
-            K = V[keep]
-            if np.any(np.all(K <= V[i] + tol, axis=1)):
-                continue
-        keep.append(i)
-    return order[np.asarray(keep, dtype=np.int64)]
+    return order[nondominated_sorted(np.ascontiguousarray(V[order]), tol)]
 
 
 class _ParetoTask:
+    """A task's contract with the search: ``prepare`` sets ``contrib`` (K labels, n rows, q components) and
+    ``classes``; ``score`` maps value vectors to the objective (inf if infeasible).
+
+    Optional, for pruning: ``limits`` (q,) upper limits of anti-monotone components (inf: none);
+    ``cost_weights`` (q,) non-negative weights such that ``score(V) = V @ cost_weights + cost_offset`` for
+    every feasible V (None: the score is not an additive cost, no budget pruning); ``leaf_extra`` (q,) added
+    once per leaf."""
+
     tree_task = "classification"
+    contrib: np.ndarray
+    classes: list
+    code: np.ndarray
+    limits: np.ndarray | None = None
+    cost_weights: np.ndarray | None = None
+    cost_offset: float = 0.0
+    leaf_extra: np.ndarray | None = None
+
+    def prepare(self, y, n: int, w: np.ndarray) -> None:
+        raise NotImplementedError
+
+    def score(self, V: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
 
     def leaf_vectors(self, rows) -> np.ndarray:
         """(K, q): the value vector of a leaf holding ``rows`` for each label."""
-        return self.contrib[:, rows, :].sum(axis=1)
+        V = self.contrib[:, rows, :].sum(axis=1)
+        return V if self.leaf_extra is None else V + self.leaf_extra
+
+    def upper_limits(self) -> np.ndarray:
+        q = self.contrib.shape[2]
+        return np.full(q, np.inf) if self.limits is None else np.asarray(self.limits, dtype=np.float64)
 
     def feasible(self, V: np.ndarray) -> np.ndarray:
-        return np.ones(len(V), dtype=bool)
+        return np.all(V <= self.upper_limits() + FEASIBILITY_TOL, axis=1)
 
 
 class F1Task(_ParetoTask):
@@ -133,20 +164,204 @@ class DemographicParityTask(_ParetoTask):
         c[one, :, 2] = w * (a == 0) / Nb
         self.contrib = c
         self.limit = 1.0 + d
-
-    def feasible(self, V: np.ndarray) -> np.ndarray:
-        return (V[:, 1] <= self.limit + 1e-12) & (V[:, 2] <= self.limit + 1e-12)
+        self.limits = np.array([np.inf, self.limit, self.limit])
+        self.cost_weights = np.array([1.0, 0.0, 0.0])
 
     def score(self, V: np.ndarray) -> np.ndarray:
         return np.where(self.feasible(V), V[:, 0], np.inf)
 
 
+class _Front:
+    """A subtree's front: value vectors ``V`` sorted by ``cost``; per vector either a leaf (``feat`` -1, label
+    ``a``) or a split on ``feat`` joining entry ``a`` of the left child's front and ``b`` of the right's
+    (``kids[feat]``; None for stumps, whose ``a`` and ``b`` are the two leaves' labels). ``budget``: the cost
+    bound it was computed under (it holds every nondominated feasible vector of cost <= budget)."""
+
+    __slots__ = ("V", "cost", "feat", "a", "b", "kids", "budget")
+
+    def __init__(self, V, cost, feat, a, b, kids, budget):
+        self.V, self.cost, self.feat, self.a, self.b, self.kids, self.budget = V, cost, feat, a, b, kids, budget
+
+
+class _Search:
+    """The front recursion over row subsets of a binary matrix (0 goes left); see the module docstring."""
+
+    def __init__(self, Z: np.ndarray, task: _ParetoTask, min_leaf: int, deadline: Deadline):
+        self.Z = Z
+        self.Zf = Z.astype(np.float64)
+        self.task = task
+        self.C = np.ascontiguousarray(task.contrib, dtype=np.float64)
+        self.K, _, self.q = self.C.shape
+        self.extra = np.zeros(self.q) if task.leaf_extra is None else np.asarray(task.leaf_extra, np.float64)
+        self.lim = task.upper_limits()
+        self.additive = task.cost_weights is not None
+        self.cw = np.asarray(task.cost_weights, np.float64) if self.additive else np.ones(self.q)
+        self.ml = min_leaf
+        self.deadline = deadline
+        self.memo: dict = {}
+        self.counters = {"subproblems": 0, "cache_hits": 0, "max_front": 0}
+
+    # ------------------------------------------------------------------------------------------ fronts
+    def _finish(self, V, feat, a, b, kids, budget) -> _Front:
+        """Keep the feasible vectors within the budget that nothing dominates, sorted by cost."""
+        cost = V @ self.cw
+        ok = np.all(V <= self.lim + FEASIBILITY_TOL, axis=1) & (cost <= budget + FEASIBILITY_TOL)
+        V, cost, feat, a, b = V[ok], cost[ok], feat[ok], a[ok], b[ok]
+        order = np.lexsort(np.vstack([V.T[::-1], cost[None]]))      # by cost, then component-wise
+        keep = order[nondominated_sorted(np.ascontiguousarray(V[order]), 1e-12)]
+        self.counters["max_front"] = max(self.counters["max_front"], len(keep))
+        return _Front(np.ascontiguousarray(V[keep]), cost[keep], feat[keep], a[keep], b[keep], kids, budget)
+
+    def leaves(self, rows) -> np.ndarray:
+        return self.C[:, rows, :].sum(axis=1) + self.extra
+
+    def _leaf_parts(self, rows):
+        if len(rows) < self.ml:
+            return []
+        lab = np.arange(self.K)
+        return [(self.leaves(rows), np.full(self.K, -1), lab, np.zeros(self.K, np.int64))]
+
+    def _stumps(self, rows, budget) -> _Front:
+        """Every depth-one tree of ``rows`` at once: per column the two sides' sums by one product."""
+        M = self.C[:, rows, :]                               # (K, m, q)
+        G = self.Zf[rows]                                    # (m, p)
+        R = np.einsum("mp,kmq->kpq", G, M)                   # right sums per label and column
+        L = M.sum(axis=1)[:, None, :] - R
+        nr = G.sum(axis=0)
+        lo = max(1, self.ml)
+        fs = np.flatnonzero((nr >= lo) & (len(rows) - nr >= lo))
+        parts = self._leaf_parts(rows)
+        for kl in range(self.K):
+            for kr in range(self.K):
+                if kl == kr:          # same label both sides: the leaf's vector with one more leaf
+                    continue
+                V = L[kl, fs] + R[kr, fs] + 2 * self.extra
+                parts.append((V, fs, np.full(len(fs), kl), np.full(len(fs), kr)))
+        return self._assemble(parts, None, budget)
+
+    def _assemble(self, parts, kids, budget) -> _Front:
+        if not parts:
+            z = np.zeros(0, np.int64)
+            return _Front(np.zeros((0, self.q)), np.zeros(0), z, z, z, kids, budget)
+        V = np.vstack([p[0] for p in parts])
+        feat, a, b = (np.concatenate([p[i] for p in parts]).astype(np.int64) for i in (1, 2, 3))
+        return self._finish(V, feat, a, b, kids, budget)
+
+    def front(self, rows, d: int, budget: float) -> _Front:
+        """The front of depth-<= d subtrees of ``rows`` within ``budget`` (memoised by subset and depth)."""
+        key = (rows.tobytes(), d)
+        hit = self.memo.get(key)
+        if hit is not None and hit.budget >= budget:
+            self.counters["cache_hits"] += 1
+            return hit
+        self.counters["subproblems"] += 1
+        if self.deadline.stop():
+            raise TimeoutError
+        if d == 0:
+            F = self._assemble(self._leaf_parts(rows), None, budget)
+        elif d == 1:
+            F = self._stumps(rows, budget)
+        else:
+            parts = self._leaf_parts(rows)
+            kids: dict = {}
+            for f, FL, FR in self._children(rows, d, budget):
+                I, J = merge_pairs(FL.V, FL.cost, FR.V, FR.cost, budget, self.lim, FEASIBILITY_TOL)
+                if len(I):
+                    kids[f] = (FL, FR)
+                    parts.append((FL.V[I] + FR.V[J], np.full(len(I), f), I, J))
+            F = self._assemble(parts, kids, budget)
+        self.memo[key] = F
+        return F
+
+    def _children(self, rows, d: int, budget: float):
+        """(column, left front, right front) for every column that splits ``rows`` within the leaf minimum."""
+        lo = max(1, self.ml)
+        for f in range(self.Z.shape[1]):
+            if self.deadline.stop():     # a merge of large fronts takes long: check between split columns
+                raise TimeoutError
+            go = self.Z[rows, f]
+            nr = int(go.sum())
+            if nr < lo or len(rows) - nr < lo:
+                continue
+            FL = self.front(rows[~go], d - 1, budget)
+            if not len(FL.cost):
+                continue
+            FR = self.front(rows[go], d - 1, budget - FL.cost[0])
+            if len(FR.cost):
+                yield f, FL, FR
+
+    # -------------------------------------------------------------------------------------------- root
+    def best(self, rows, d: int, incumbent: float, found):
+        """The best tree of depth <= d with score below ``incumbent``: calls ``found(score, choice)`` for each
+        improvement, where choice is ("leaf", label) or ("split", f, left front, i, right front, j)."""
+        task = self.task
+        if len(rows) >= self.ml:
+            sc = task.score(self.leaves(rows))
+            k = int(np.argmin(sc))
+            if sc[k] < incumbent:
+                incumbent = float(sc[k])
+                found(incumbent, ("leaf", k))
+        if d == 0:
+            return
+        budget = incumbent - task.cost_offset if self.additive else np.inf
+        for f, FL, FR in self._children(rows, d, budget):
+            if self.additive:
+                i, j, c = best_pair(FL.V, FL.cost, FR.V, FR.cost, budget, self.lim, FEASIBILITY_TOL)
+                if i < 0:
+                    continue
+                s = float(task.score((FL.V[i] + FR.V[j])[None])[0])
+            else:
+                I, J = merge_pairs(FL.V, FL.cost, FR.V, FR.cost, np.inf, self.lim, FEASIBILITY_TOL)
+                if not len(I):
+                    continue
+                sc = task.score(FL.V[I] + FR.V[J])
+                k = int(np.argmin(sc))
+                i, j, s = int(I[k]), int(J[k]), float(sc[k])
+            if s < incumbent:
+                incumbent = s
+                found(s, ("split", f, FL, int(i), FR, int(j)))
+                if self.additive:
+                    budget = incumbent - task.cost_offset
+
+
+def _to_heap(choice, size: int):
+    """Heap arrays (column per node, -1 leaf, -2 absent; label per leaf) of a root choice."""
+    heap = np.full(size, -2, np.int64)
+    labels = np.zeros(size, np.int64)
+
+    def put(F, i, pos):
+        f = int(F.feat[i])
+        if f < 0:
+            heap[pos], labels[pos] = -1, F.a[i]
+            return
+        heap[pos] = f
+        if F.kids is None:        # a stump: both children are leaves
+            heap[2 * pos + 1] = heap[2 * pos + 2] = -1
+            labels[2 * pos + 1], labels[2 * pos + 2] = F.a[i], F.b[i]
+            return
+        FL, FR = F.kids[f]
+        put(FL, int(F.a[i]), 2 * pos + 1)
+        put(FR, int(F.b[i]), 2 * pos + 2)
+
+    if choice[0] == "leaf":
+        heap[0], labels[0] = -1, choice[1]
+    else:
+        _, f, FL, i, FR, j = choice
+        heap[0] = f
+        put(FL, i, 1)
+        put(FR, j, 2)
+    return heap, labels
+
+
 def solve_dp_pareto(Xb, y, task, max_depth: int = 2, min_samples_leaf: int = 1, sample_weight=None,
-                    time_limit: float | None = None):
+                    time_limit: float | None = None, return_front: bool = True):
     """Best tree for a Pareto task on a binary matrix ``Xb`` (0 goes left): (Tree, SolveResult, root front).
 
     The result's objective is the task's score of the chosen tree (1 - F1, or the weighted errors); the
-    front is the root's nondominated value vectors (rows), so a user can pick another trade-off.
+    front is the root's nondominated feasible value vectors (rows), so a user can pick another trade-off.
+    With ``return_front=False`` the root's front is not built (None is returned for it) and, for tasks with an
+    additive cost, fronts are pruned by the incumbent (see the module docstring): much faster at depth >= 2.
+    A time limit or Ctrl-C returns the best tree found so far (status ``time_limit`` / ``interrupted``).
     """
     t0 = time.perf_counter()
     if not isinstance(task, _ParetoTask):
@@ -157,95 +372,40 @@ def solve_dp_pareto(Xb, y, task, max_depth: int = 2, min_samples_leaf: int = 1, 
     n, p = Z.shape
     w = check_sample_weight(sample_weight, n)
     task.prepare(y, n, w)
-    deadline = Deadline(time_limit)
-    memo: dict = {}
-    counters = {"subproblems": 0, "cache_hits": 0, "max_front": 0}
-
-    def front(rows, d):
-        """(values (k, q), provenance list): ('leaf', label) or ('split', f, i_left, i_right)."""
-        key = (rows.tobytes(), d)
-        if key in memo:
-            counters["cache_hits"] += 1
-            return memo[key]
-        counters["subproblems"] += 1
-        if deadline.stop():
-            raise TimeoutError
-        leaves = task.leaf_vectors(rows)
-        vals = [leaves] if len(rows) >= ml else []
-        prov = [("leaf", k) for k in range(len(leaves))] if len(rows) >= ml else []
-        if d > 0:
-            for f in range(p):
-                if deadline.stop():   # a merge of large fronts takes long: check between split columns too
-                    raise TimeoutError
-                go = Z[rows, f]
-                nr = int(go.sum())
-                if nr < max(1, ml) or len(rows) - nr < max(1, ml):
-                    continue
-                VL, _ = front(rows[~go], d - 1)
-                VR, _ = front(rows[go], d - 1)
-                if not len(VL) or not len(VR):
-                    continue
-                S = (VL[:, None, :] + VR[None, :, :]).reshape(-1, VL.shape[1])
-                ok = task.feasible(S)
-                idx = np.nonzero(ok)[0]
-                if not len(idx):
-                    continue
-                keep = idx[nondominated(S[idx])]
-                vals.append(S[keep])
-                prov.extend(("split", f, int(k // len(VR)), int(k % len(VR))) for k in keep)
-        if vals:
-            V = np.vstack(vals)
-            ok = np.nonzero(task.feasible(V))[0]
-            keep = ok[nondominated(V[ok])]
-            res = (V[keep], [prov[k] for k in keep])
-        else:
-            res = (np.zeros((0, task.contrib.shape[2])), [])
-        counters["max_front"] = max(counters["max_front"], len(res[0]))
-        memo[key] = res
-        return res
-
-    def build(rows, d, i, heap, labels, pos):
-        _, prov = front(rows, d)
-        pr = prov[i]
-        if pr[0] == "leaf":
-            heap[pos] = -1
-            labels[pos] = pr[1]
-            return
-        f = pr[1]
-        heap[pos] = f
-        go = Z[rows, f]
-        build(rows[~go], d - 1, pr[2], heap, labels, 2 * pos + 1)
-        build(rows[go], d - 1, pr[3], heap, labels, 2 * pos + 2)
-
-    termination = "optimal"
+    search = _Search(Z, task, ml, Deadline(time_limit))
     rows0 = np.arange(n)
-    best_d = 0
-    for d in range(D + 1):       # iterative deepening: a time limit keeps the deepest finished depth's tree
-        try:
-            front(rows0, d)
-            best_d = d
-        except TimeoutError:
-            termination = "interrupted" if STOP.is_set() else "time_limit"
-            break
-    V, _ = front(rows0, best_d)
-    if not len(V):
+    state: dict = {"score": np.inf, "choice": None}
+
+    def found(score, choice):
+        state["score"], state["choice"] = score, choice
+
+    termination, root_front = "optimal", None
+    try:
+        if return_front:
+            root_front = search.front(rows0, D, np.inf)
+            if len(root_front.cost):
+                sc = task.score(root_front.V)
+                k = int(np.argmin(sc))
+                if np.isfinite(sc[k]):
+                    found(float(sc[k]), _entry_choice(root_front, k))
+        else:
+            for d in range(D + 1):       # iterative deepening: each depth's optimum bounds the next
+                search.best(rows0, d, state["score"], found)
+    except TimeoutError:
+        termination = "interrupted" if STOP.is_set() else "time_limit"
+    if state["choice"] is None:
+        if termination != "optimal":
+            raise InputError(f"the Pareto DP stopped ({termination}) before finding a feasible tree; "
+                             "raise time_limit")
         raise InputError("no tree satisfies the task's constraints (infeasible); relax delta or min_samples_leaf")
-    sc = task.score(V)
-    i = int(np.argmin(sc))
-    if not np.isfinite(sc[i]):
-        raise InputError("no tree satisfies the task's constraints (infeasible); relax delta")
-    size = 2 ** (best_d + 1) - 1
-    heap = np.full(size, -2, np.int64)
-    labels = np.zeros(size, np.int64)
-    build(rows0, best_d, i, heap, labels, 0)
+    size = 2 ** (D + 1) - 1
+    heap, labels = _to_heap(state["choice"], size)
     tree = heap_to_tree(heap, lambda c: (c, 0.5), p, "classification", task.classes)
     leaf = tree.apply(Z.astype(float))
     counts = np.zeros((tree.n_nodes, 2))
     np.add.at(counts, (leaf, task.code), w)
     tree.value = counts
-    lab = np.zeros(tree.n_nodes, np.int64)
-    # heap_to_tree numbers nodes in preorder; map the heap labels across
-    pre = []
+    pre: list[int] = []          # heap_to_tree numbers nodes in preorder; map the heap labels across
 
     def walk(u):
         pre.append(u)
@@ -253,12 +413,26 @@ def solve_dp_pareto(Xb, y, task, max_depth: int = 2, min_samples_leaf: int = 1, 
             walk(2 * u + 1)
             walk(2 * u + 2)
     walk(0)
-    lab[:] = labels[np.asarray(pre)]
-    tree.label = lab
-    objective = float(sc[i])
+    tree.label = labels[np.asarray(pre)]
+    objective = float(state["score"])
     runtime = time.perf_counter() - t0
     bound = objective if termination == "optimal" else None
+    counters = search.counters
     result = finish("dp-pareto", "opttrees-dp", termination, objective, bound, runtime, counters["subproblems"],
                     [Incumbent(runtime, objective, objective if bound is not None else float("nan"), 0.0)],
                     timings={"total": runtime, **counters})
-    return tree, result, V
+    return tree, result, (None if root_front is None else root_front.V)
+
+
+def _entry_choice(F: _Front, k: int):
+    """The root choice of entry k of a root front."""
+    f = int(F.feat[k])
+    if f < 0:
+        return ("leaf", int(F.a[k]))
+    if F.kids is None:       # a stump root: wrap the two leaves as one-entry leaf fronts
+        z = np.zeros(1, np.int64)
+        leafL = _Front(None, None, z - 1, z + int(F.a[k]), z, None, np.inf)
+        leafR = _Front(None, None, z - 1, z + int(F.b[k]), z, None, np.inf)
+        return ("split", f, leafL, 0, leafR, 0)
+    FL, FR = F.kids[f]
+    return ("split", f, FL, int(F.a[k]), FR, int(F.b[k]))

@@ -294,15 +294,17 @@ class OptimalTreeClassifier(ConstrainedMixin, FittedTreeMixin, ClassifierMixin, 
         fair = [c for c in self._ctx.cons if isinstance(c, C.FAIRNESS)]
         if not C.dp_supports(fair):
             return None
-        depth = min(int(self.max_depth), 2)   # deeper: the depth-2 fair tree starts the MIO (no bound)
         left = ctl.remaining()
         try:
             with ctl.stage("warm_start"):
                 binarizer = Binarizer(binarization, int(self.n_thresholds)).fit(data.X)
-                if binarization == "midpoints" and not C.fair_dp_affordable(data, binarizer):
-                    binarizer = Binarizer("quantile", int(self.n_thresholds)).fit(data.X)
-                    binarization = "quantile"
-                if not C.fair_dp_affordable(data, binarizer):
+                depth = C.fair_dp_depth(data, binarizer, int(self.max_depth))
+                if binarization == "midpoints" and depth < int(self.max_depth):   # too many columns: fewer
+                    quantiles = Binarizer("quantile", int(self.n_thresholds)).fit(data.X)
+                    if C.fair_dp_depth(data, quantiles, int(self.max_depth)) > depth:
+                        binarizer, binarization = quantiles, "quantile"
+                        depth = C.fair_dp_depth(data, binarizer, int(self.max_depth))
+                if depth == 0:
                     return None
                 tree, res = C.solve_fair_dp(fair, data.X, user_labels(data), binarizer,
                                             depth, int(self.min_samples_leaf), float(self.alpha),

@@ -204,9 +204,9 @@ class FlowOCTClassifier(ConstrainedMixin, _TreeClassifierMixin, SolverMixin, Opt
         from .fitcontrol import DP_AUTO_MAX_SECONDS, DP_SHARE
 
         fair = [c for c in ctx.cons if isinstance(c, C.FAIRNESS)]
-        if not C.dp_supports(fair) or not C.fair_dp_affordable(data, self.binarizer_):
+        depth = C.fair_dp_depth(data, self.binarizer_, int(self.max_depth))
+        if not C.dp_supports(fair) or depth == 0:
             return None
-        depth = min(int(self.max_depth), 2)   # deeper: the depth-2 fair tree starts the MIO (no bound)
         left = ctl.remaining()
         try:
             with ctl.stage("warm_start"):
