@@ -188,7 +188,7 @@ def test_validation_errors_name_the_problem():
 def test_methods_that_cannot_honour_constraints(kwargs):
     X, y = tiny_classification(0)
     with pytest.raises(InputError, match=r"cannot be honoured.*honoured by OptimalTreeClassifier\(method='mio'\)"):
-        OptimalTreeClassifier(max_depth=2, constraints=[C.MaxFeatures(1)], **kwargs).fit(X, y)
+        OptimalTreeClassifier(max_depth=2, constraints=[C.MinLeafPerClass(2)], **kwargs).fit(X, y)
 
 
 def test_regressor_rejects_classification_constraints_and_heuristics():
@@ -405,13 +405,16 @@ def test_pareto_dp_with_alpha_equals_mio(case):
 
 def test_dp_rejects_constraints_it_cannot_solve():
     X, y = tiny_classification(0)
-    with pytest.raises(InputError, match="the DP solves the group-fairness notions only"):
-        OptimalTreeClassifier(method="dp", constraints=[C.MaxFeatures(1)]).fit(X, y)
+    with pytest.raises(InputError, match="the DP solves group fairness and feature budgets only"):
+        OptimalTreeClassifier(method="dp", constraints=[C.MinLeafPerClass(2)]).fit(X, y)
+    with pytest.raises(InputError, match="the DP solves group fairness and feature budgets only"):
+        OptimalTreeClassifier(method="dp", constraints=[C.ForbidFeatures(["x0"], at_depths=[0])]).fit(X, y)
 
 
 def test_fairness_dp_solves_the_constrained_problem_and_bounds_the_mio():
     """With the DP bound on, group fairness is solved by the Pareto DP over every midpoint: its tree starts the
-    MIO and its optimum is the bound; without the Pareto DP (MaxFeatures) the unconstrained DP bound stays."""
+    MIO and its optimum is the bound; with a constraint no DP solves (MinLeafPerClass) the unconstrained DP bound
+    stays."""
     X, y = tiny_classification(5, n=16)
     fair = OptimalTreeClassifier(max_depth=2, dp_bound=True, time_limit=120,
                                  constraints=[C.StatisticalParity("g", 0.05)]).fit(X, y)
@@ -419,7 +422,8 @@ def test_fairness_dp_solves_the_constrained_problem_and_bounds_the_mio():
     assert fair.solve_result_.plan["start"] == "fairness-dp"
     assert eb["relaxation"].startswith("none") and eb["value"] == pytest.approx(fair.objective_)
     assert eb["unconstrained_dp_bound"] < eb["value"]
-    plain = OptimalTreeClassifier(max_depth=2, dp_bound=True, time_limit=120, constraints=[C.MaxFeatures(1)]).fit(X, y)
+    plain = OptimalTreeClassifier(max_depth=2, dp_bound=True, time_limit=120,
+                                  constraints=[C.MinLeafPerClass(2)]).fit(X, y)
     assert plain.solve_result_.external_bound["relaxation"] == "oct"
     best, _ = brute_errors(X, y, [C.StatisticalParity("g", 0.05)], True)
     assert fitted_errors(fair, X, y) == best
@@ -427,11 +431,12 @@ def test_fairness_dp_solves_the_constrained_problem_and_bounds_the_mio():
 
 def test_fairness_dp_bound_is_a_relaxation_with_other_constraints():
     X, y = tiny_classification(1, n=14)
-    cons = [C.StatisticalParity("g", 0.1), C.MaxFeatures(1)]
+    cons = [C.StatisticalParity("g", 0.1), C.MaxFeatures(1), C.MinLeafPerClass(2)]
     best, _ = brute_errors(X, y, cons, True)
     clf = OptimalTreeClassifier(max_depth=2, dp_bound=True, time_limit=120, constraints=cons).fit(X, y)
     eb = clf.solve_result_.external_bound
-    assert eb["relaxation"] == "the fairness constraints only (Pareto DP)"
+    assert eb["relaxation"].startswith("only statistical_parity") and "max_features" in eb["relaxation"]
+    assert "min_leaf_per_class" not in eb["relaxation"]
     assert eb["value"] <= clf.objective_ + 1e-9
     assert clf.solve_result_.proven_optimal
     assert fitted_errors(clf, X, y) == best

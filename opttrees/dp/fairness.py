@@ -84,6 +84,8 @@ class GroupFairnessTask(_ParetoTask):
         self.cost_weights[0] = 1.0 / self.baseline
         self.cost_offset = 0.0
         self.leaf_extra = None
+        # each pair's two directions sum to a constant over a row subset: see _ParetoTask.tied
+        self.tied = np.arange(1, 1 + len(comps))
         if self.alpha > 0:
             self.cost_weights[-1] = self.alpha
             self.cost_offset = -self.alpha

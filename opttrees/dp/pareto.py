@@ -36,11 +36,17 @@ from ..interrupt import STOP, Deadline
 from ..solvers.result import Incumbent, finish
 from .api import check_binary_matrix, heap_to_tree
 from .common import _check_int
-from .pareto_kernels import best_pair, merge_pairs, nondominated_sorted
+from .pareto_kernels import best_pair, merge_pairs, nondominated_grouped, nondominated_sorted, right_sums
 
 PARETO_MAX_DEPTH = 4
 #: slack on the component limits (value vectors are sums of floats)
 FEASIBILITY_TOL = 1e-9
+#: a node's merged vectors are filtered (dominance, limits, budget) whenever more than this many have gathered
+RUNNING_REDUCE = 20000
+#: pair checks per merge block (the deadline is checked between blocks)
+PAIR_BLOCK = 2_000_000
+#: tied components are grouped after rounding to 1 / TIE_SCALE
+TIE_SCALE = 1e9
 
 
 def nondominated(V: np.ndarray, tol: float = 1e-12) -> np.ndarray:
@@ -59,7 +65,9 @@ class _ParetoTask:
     Optional, for pruning: ``limits`` (q,) upper limits of anti-monotone components (inf: none);
     ``cost_weights`` (q,) non-negative weights such that ``score(V) = V @ cost_weights + cost_offset`` for
     every feasible V (None: the score is not an additive cost, no budget pruning); ``leaf_extra`` (q,) added
-    once per leaf."""
+    once per leaf; ``tied``: components that come in pairs with a constant sum over one row subset (a group
+    rate and its mirror), so two vectors of one subset can dominate each other only where those are equal:
+    dominance is then checked within groups of equal tied values (fronts of thousands stay cheap)."""
 
     tree_task = "classification"
     contrib: np.ndarray
@@ -69,6 +77,7 @@ class _ParetoTask:
     cost_weights: np.ndarray | None = None
     cost_offset: float = 0.0
     leaf_extra: np.ndarray | None = None
+    tied: np.ndarray | None = None
 
     def prepare(self, y, n: int, w: np.ndarray) -> None:
         raise NotImplementedError
@@ -166,6 +175,7 @@ class DemographicParityTask(_ParetoTask):
         self.limit = 1.0 + d
         self.limits = np.array([np.inf, self.limit, self.limit])
         self.cost_weights = np.array([1.0, 0.0, 0.0])
+        self.tied = np.array([1, 2])          # g_a + g_not_a is the same for every labelling of a subset
 
     def score(self, V: np.ndarray) -> np.ndarray:
         return np.where(self.feasible(V), V[:, 0], np.inf)
@@ -188,10 +198,11 @@ class _Search:
 
     def __init__(self, Z: np.ndarray, task: _ParetoTask, min_leaf: int, deadline: Deadline):
         self.Z = Z
-        self.Zf = Z.astype(np.float64)
+        self.Z8 = np.ascontiguousarray(Z, dtype=np.uint8)
         self.task = task
         self.C = np.ascontiguousarray(task.contrib, dtype=np.float64)
-        self.K, _, self.q = self.C.shape
+        self.K, n, self.q = self.C.shape
+        self.Crow = np.ascontiguousarray(self.C.transpose(1, 0, 2).reshape(n, self.K * self.q))   # (n, K q)
         self.extra = np.zeros(self.q) if task.leaf_extra is None else np.asarray(task.leaf_extra, np.float64)
         self.lim = task.upper_limits()
         self.additive = task.cost_weights is not None
@@ -207,8 +218,18 @@ class _Search:
         cost = V @ self.cw
         ok = np.all(V <= self.lim + FEASIBILITY_TOL, axis=1) & (cost <= budget + FEASIBILITY_TOL)
         V, cost, feat, a, b = V[ok], cost[ok], feat[ok], a[ok], b[ok]
-        order = np.lexsort(np.vstack([V.T[::-1], cost[None]]))      # by cost, then component-wise
-        keep = order[nondominated_sorted(np.ascontiguousarray(V[order]), 1e-12)]
+        tied = self.task.tied
+        if tied is not None and len(tied) and len(V) > 1:
+            # group by the tied components (rounded: a near-tie split across groups only keeps an extra vector)
+            key = np.round(V[:, tied] * TIE_SCALE).astype(np.int64)
+            order = np.lexsort(np.vstack([V.T[::-1], cost[None], key.T[::-1]]))
+            ks = key[order]
+            starts = np.concatenate([[0], np.flatnonzero(np.any(ks[1:] != ks[:-1], axis=1)) + 1, [len(V)]])
+            keep = order[nondominated_grouped(np.ascontiguousarray(V[order]), starts, 1e-12)]
+            keep = keep[np.lexsort(np.vstack([V[keep].T[::-1], cost[keep][None]]))]
+        else:
+            order = np.lexsort(np.vstack([V.T[::-1], cost[None]]))      # by cost, then component-wise
+            keep = order[nondominated_sorted(np.ascontiguousarray(V[order]), 1e-12)]
         self.counters["max_front"] = max(self.counters["max_front"], len(keep))
         return _Front(np.ascontiguousarray(V[keep]), cost[keep], feat[keep], a[keep], b[keep], kids, budget)
 
@@ -223,11 +244,10 @@ class _Search:
 
     def _stumps(self, rows, budget) -> _Front:
         """Every depth-one tree of ``rows`` at once: per column the two sides' sums by one product."""
-        M = self.C[:, rows, :]                               # (K, m, q)
-        G = self.Zf[rows]                                    # (m, p)
-        R = np.einsum("mp,kmq->kpq", G, M)                   # right sums per label and column
-        L = M.sum(axis=1)[:, None, :] - R
-        nr = G.sum(axis=0)
+        K, q = self.K, self.q
+        R2, nr = right_sums(self.Z8, rows, self.Crow)        # (p, K q), (p,)
+        R = R2.reshape(-1, K, q).transpose(1, 0, 2)          # (K, p, q): right sums per label and column
+        L = self.Crow[rows].sum(axis=0).reshape(K, 1, q) - R
         lo = max(1, self.ml)
         fs = np.flatnonzero((nr >= lo) & (len(rows) - nr >= lo))
         parts = self._leaf_parts(rows)
@@ -264,14 +284,32 @@ class _Search:
         else:
             parts = self._leaf_parts(rows)
             kids: dict = {}
+            size = sum(len(p[1]) for p in parts)
             for f, FL, FR in self._children(rows, d, budget):
-                I, J = merge_pairs(FL.V, FL.cost, FR.V, FR.cost, budget, self.lim, FEASIBILITY_TOL)
-                if len(I):
+                for I, J in self._pairs(FL, FR, budget):
                     kids[f] = (FL, FR)
                     parts.append((FL.V[I] + FR.V[J], np.full(len(I), f), I, J))
+                    size += len(I)
+                    if size > RUNNING_REDUCE:     # keep the node's running front small (and memory bounded)
+                        G = self._assemble(parts, None, budget)
+                        parts, size = [(G.V, G.feat, G.a, G.b)], len(G.feat)
             F = self._assemble(parts, kids, budget)
         self.memo[key] = F
         return F
+
+    def _pairs(self, FL: _Front, FR: _Front, budget: float):
+        """The pairs (I, J) of the two fronts within the limits and the budget, in blocks of about
+        :data:`PAIR_BLOCK` pair checks, the deadline checked between blocks."""
+        step = max(1, PAIR_BLOCK // max(len(FR.cost), 1))
+        for i0 in range(0, len(FL.cost), step):
+            if FL.cost[i0] + FR.cost[0] > budget + FEASIBILITY_TOL:
+                return          # fronts are sorted by cost: no later row fits
+            if i0 and self.deadline.stop():
+                raise TimeoutError
+            I, J = merge_pairs(FL.V[i0:i0 + step], FL.cost[i0:i0 + step], FR.V, FR.cost, budget, self.lim,
+                               FEASIBILITY_TOL)
+            if len(I):
+                yield I + i0, J
 
     def _children(self, rows, d: int, budget: float):
         """(column, left front, right front) for every column that splits ``rows`` within the leaf minimum."""

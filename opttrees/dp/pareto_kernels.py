@@ -95,3 +95,46 @@ def best_pair(VL, cL, VR, cR, budget, lim, tol):
                 best, bi, bj = c, i, j
                 break          # cR ascending: the first pair within the limits is this row's cheapest
     return bi, bj, best
+
+
+@njit(cache=True, nogil=True)
+def right_sums(Z, rows, Crow):
+    """(p, w): per column f, the sum of ``Crow[i]`` over the rows i of ``rows`` with ``Z[i, f]`` set (the right
+    side of a split on f); and (p,) the count of those rows."""
+    p, w = Z.shape[1], Crow.shape[1]
+    R = np.zeros((p, w))
+    cnt = np.zeros(p, np.int64)
+    for i in rows:
+        for f in range(p):
+            if Z[i, f]:
+                cnt[f] += 1
+                for c in range(w):
+                    R[f, c] += Crow[i, c]
+    return R, cnt
+
+
+@njit(cache=True, nogil=True)
+def nondominated_grouped(V, starts, tol):
+    """:func:`nondominated_sorted` within each group ``V[starts[g]:starts[g + 1]]`` (rows sorted by group, then
+    so that a dominating row comes first): for tasks where only rows of one group can dominate each other."""
+    n, q = V.shape
+    keep = np.empty(n, np.int64)
+    k = 0
+    for g in range(len(starts) - 1):
+        k0 = k
+        for i in range(starts[g], starts[g + 1]):
+            dominated = False
+            for jj in range(k0, k):
+                j = keep[jj]
+                ok = True
+                for c in range(q):
+                    if V[j, c] > V[i, c] + tol:
+                        ok = False
+                        break
+                if ok:
+                    dominated = True
+                    break
+            if not dominated:
+                keep[k] = i
+                k += 1
+    return keep[:k]

@@ -19,9 +19,10 @@ from ..heuristics.cart import cart_classifier_tree
 from ..heuristics.core import make_problem, objective, refit_leaves
 from ..params import BOOLEAN, NONE, Interval, Options
 from .base import OptTreesEstimator, SolverMixin, warm_start_rules
+from .. import constrained_dp as CDP
 from .. import constraints as C
-from .constrained import (CONSTRAINT_RULES, ConstrainedMixin, ConstraintContext, bind, own_objective, user_labels,
-                          verify)
+from .constrained import (CONSTRAINT_RULES, ConstrainedMixin, ConstraintContext, bind, dp_start_name, own_objective,
+                          user_labels, verify)
 from .common import FittedTreeMixin, encode_categories, feature_names_in, finish_fit, record_display_bounds, root_leaf
 from .fitcontrol import controlled_fit, dp_plan, fit_mio, warn_time_limit
 
@@ -263,59 +264,65 @@ class OptimalTreeClassifier(ConstrainedMixin, FittedTreeMixin, ClassifierMixin, 
             ws = "dp" if mode else "greedy"
         return ws, bool(db), {"why": why, "dp_binarization": "midpoints" if db else "quantile" if mode else None}
 
-    def _fair_dp(self, data, cons, ctl):
-        """``method="dp"`` with group-fairness constraints: the Pareto DP (:func:`opttrees.constraints.solve_fair_dp`)
-        over ``binarization``; with "midpoints" its optimum is the constrained OCT optimum."""
-        from ..encoding import Binarizer
-
+    def _constrained_dp(self, data, cons, ctl):
+        """``method="dp"`` with constraints: group fairness by the Pareto DP, feature budgets by maximal feature
+        sets (:func:`opttrees.constrained_dp.solve_dp_constrained`); over every midpoint (``binarization`` "auto",
+        "exact", "midpoints") its optimum is the constrained OCT optimum."""
         if self.max_num_nodes is not None:
-            raise InputError("max_num_nodes cannot be combined with constraints (the Pareto DP bounds the depth only)")
+            raise InputError("max_num_nodes cannot be combined with constraints (the constrained DP bounds the depth "
+                             "only)")
         with ctl.stage("dp"):
-            binarizer = Binarizer(self.binarization, int(self.n_thresholds)).fit(data.X)
-            tree, res = C.solve_fair_dp(cons, data.X, user_labels(data), binarizer, int(self.max_depth),
-                                        int(self.min_samples_leaf), float(self.alpha), data.sample_weight,
-                                        ctl.remaining(), data.feature_names)
+            tree, res = CDP.solve_dp_constrained(cons, data.X, user_labels(data), int(self.max_depth),
+                                                 int(self.min_samples_leaf), float(self.alpha), data.sample_weight,
+                                                 ctl.remaining(), data.feature_names,
+                                                 binarization=self.binarization, n_thresholds=int(self.n_thresholds),
+                                                 n_jobs=_threads(self.n_jobs))
         if res.status != "optimal":
             ctl.mark_cut_short("dp")
         return tree, res
 
-    def _fair_start(self, data, ctl, binarization: str):
-        """The Pareto DP's tree under the group-fairness constraints among ``constraints`` (at most half the time
-        left, 120 s without a limit): a start for the constrained MIO (pruned to feasibility when other
-        constraints remain), None when it finds none in time.
+    def _dp_constrained_start(self, data, ctl, binarization: str):
+        """The constrained DP's tree under the constraints among ``constraints`` it can solve (group fairness,
+        feature budgets; at most half the time left, 120 s without a limit): a start for the constrained MIO
+        (pruned to feasibility when other constraints remain), None when it finds none in time.
 
-        Over every midpoint (``binarization="midpoints"``, when the DP bound is on) a finished run is the optimum
-        of the problem with the fairness constraints only, a relaxation of the MIO (the constrained problem
-        itself when they are all the constraints): its objective becomes ``self._ctx.bound_value``, the bound
-        fit_mio hands the solver."""
+        Over every midpoint (``binarization="midpoints"``, when the DP bound is on) a finished run at
+        ``max_depth`` is the optimum of the problem with those constraints only, a relaxation of the MIO (the
+        constrained problem itself when they are all the constraints): its objective becomes
+        ``self._ctx.bound_value``, the bound fit_mio hands the solver. The fairness Pareto DP runs at the deepest
+        depth its work allows (:func:`opttrees.constrained_dp.fair_dp_depth`), over quantiles when every midpoint
+        is too many columns for the full depth."""
         from ..encoding import Binarizer
         from .fitcontrol import DP_AUTO_MAX_SECONDS, DP_SHARE
 
-        fair = [c for c in self._ctx.cons if isinstance(c, C.FAIRNESS)]
-        if not C.dp_supports(fair):
+        part = CDP.dp_part(self._ctx.cons)
+        if not part:
             return None
         left = ctl.remaining()
+        seconds = DP_AUTO_MAX_SECONDS if left is None else DP_SHARE * left
+        depth = int(self.max_depth)
         try:
             with ctl.stage("warm_start"):
-                binarizer = Binarizer(binarization, int(self.n_thresholds)).fit(data.X)
-                depth = C.fair_dp_depth(data, binarizer, int(self.max_depth))
-                if binarization == "midpoints" and depth < int(self.max_depth):   # too many columns: fewer
-                    quantiles = Binarizer("quantile", int(self.n_thresholds)).fit(data.X)
-                    if C.fair_dp_depth(data, quantiles, int(self.max_depth)) > depth:
-                        binarizer, binarization = quantiles, "quantile"
-                        depth = C.fair_dp_depth(data, binarizer, int(self.max_depth))
-                if depth == 0:
-                    return None
-                tree, res = C.solve_fair_dp(fair, data.X, user_labels(data), binarizer,
-                                            depth, int(self.min_samples_leaf), float(self.alpha),
-                                            data.sample_weight, DP_AUTO_MAX_SECONDS if left is None else DP_SHARE * left,
-                                            data.feature_names)
+                if any(isinstance(c, C.FAIRNESS) for c in part):
+                    binarizer = Binarizer(binarization, int(self.n_thresholds)).fit(data.X)
+                    depth = CDP.fair_dp_depth(data, binarizer, int(self.max_depth), seconds)
+                    if binarization == "midpoints" and depth < int(self.max_depth):   # too many columns: fewer
+                        quantiles = Binarizer("quantile", int(self.n_thresholds)).fit(data.X)
+                        if CDP.fair_dp_depth(data, quantiles, int(self.max_depth), seconds) > depth:
+                            binarization = "quantile"
+                            depth = CDP.fair_dp_depth(data, quantiles, int(self.max_depth), seconds)
+                    if depth == 0:
+                        return None
+                tree, res = CDP.solve_dp_constrained(part, data.X, user_labels(data), depth,
+                                                     int(self.min_samples_leaf), float(self.alpha), data.sample_weight,
+                                                     seconds, data.feature_names, binarization=binarization,
+                                                     n_thresholds=int(self.n_thresholds))
         except InputError:
             return None
         if binarization == "midpoints" and res.status == "optimal" and depth == int(self.max_depth):
             self._ctx.bound_value = float(self._ctx.score(tree))
-            self._ctx.bound_exact = len(fair) == len(self._ctx.cons)
-        return self._ctx.repair(tree, "the fairness-DP start")
+            self._ctx.bound_exact = len(part) == len(self._ctx.cons)
+        return self._ctx.repair(tree, "the constrained-DP start")
 
     def _mio(self, data, depth, alpha, ctl):
         ws, db, plan = self._plan(data, depth, ctl)
@@ -334,10 +341,10 @@ class OptimalTreeClassifier(ConstrainedMixin, FittedTreeMixin, ClassifierMixin, 
             if dp_tree is not None and (start is None or objective(dp_tree, prob, alpha) <= objective(start, prob, alpha)):
                 start, plan["start"] = dp_tree, "dp"
         if self._ctx is not None and (ws == "dp" or db):
-            fair = self._fair_start(data, ctl, "midpoints" if db else "quantile")
+            fair = self._dp_constrained_start(data, ctl, "midpoints" if db else "quantile")
             if fair is not None and (start is None or not self._ctx.satisfied(start)
                                      or self._ctx.score(fair) <= self._ctx.score(start)):
-                start, plan["start"] = fair, "fairness-dp"
+                start, plan["start"] = fair, dp_start_name(self._ctx.cons)
         if self.split_type == "hyperplane":
             make, kwargs = OCTH, {"margin": float(self.hyperplane_margin)}
         else:
@@ -368,11 +375,10 @@ class OptimalTreeClassifier(ConstrainedMixin, FittedTreeMixin, ClassifierMixin, 
             with ctl.stage("prepare"):
                 X, encoding = encode_categories(X)
                 data = prepare(X, y, "classification", sample_weight, self.min_samples_leaf)
-                fair_dp = self.method == "dp" and all(isinstance(c, C.FAIRNESS)
-                                                      for c in C.check_constraints(self.constraints))
-                cons = bind(self, data, (self.method == "mio" and self.split_type == "parallel") or fair_dp,
+                by_dp = self.method == "dp" and CDP.dp_solvable(C.check_constraints(self.constraints))
+                cons = bind(self, data, (self.method == "mio" and self.split_type == "parallel") or by_dp,
                             f"by method={self.method!r}, split_type={self.split_type!r}"
-                            + (" (the DP solves the group-fairness notions only)" if self.method == "dp" else ""))
+                            + (" (the DP solves group fairness and feature budgets only)" if self.method == "dp" else ""))
                 prob0 = make_problem(data)
                 self._ctx = ConstraintContext(self, cons, data, lambda t: refit_leaves(t, prob0),
                                               own_objective(prob0, alpha)) if cons else None
@@ -383,7 +389,7 @@ class OptimalTreeClassifier(ConstrainedMixin, FittedTreeMixin, ClassifierMixin, 
                 tree = self._local_search(data, alpha, ctl)
                 warn_time_limit(self, ctl, "the local search (best of the restarts completed)")
             elif self.method == "dp" and cons:
-                tree, self.solve_result_ = self._fair_dp(data, cons, ctl)
+                tree, self.solve_result_ = self._constrained_dp(data, cons, ctl)
             elif self.method == "dp":
                 tree, self.solve_result_ = fit_dp_tree(self, data, ctl, self.max_num_nodes)
                 warn_time_limit(self, ctl, "the dynamic program (best tree so far, see solve_result_.bound)")

@@ -21,6 +21,7 @@ import warnings
 
 import numpy as np
 
+from .. import constrained_dp as CDP
 from .. import constraints as C
 from ..errors import InputError, SolverError, VerificationWarning
 from ..params import NONE, Satisfies
@@ -30,7 +31,8 @@ CONSTRAINT_RULES = {"constraints": [NONE, Satisfies(lambda v: C.check_constraint
                                                     "a list of opttrees.constraints objects (or spec mappings)")]}
 
 HONOUR_CLASSIFICATION = ("OptimalTreeClassifier(method='mio'), FlowOCTClassifier and BendersOCTClassifier (and "
-                         "OptimalTreeClassifier(method='dp') for the five group-fairness notions)")
+                         "OptimalTreeClassifier(method='dp') for the five group-fairness notions and the feature budgets "
+                         "max_features, feature_cost and forbid_features at every depth)")
 HONOUR_REGRESSION = "OptimalTreeRegressor(method='mio') with leaf_model='constant' and split_type='parallel'"
 
 
@@ -68,7 +70,7 @@ class ConstraintContext:
         #: the constrained problem's optimum when a DP solved it exactly over the MIO's own split set (it then
         #: bounds the MIO: :meth:`tighten`)
         self.bound_value: float | None = None
-        #: whether that DP solved the constrained problem itself (else a relaxation: the fairness constraints only)
+        #: whether that DP solved the constrained problem itself (else a relaxation: the constraints it solves only)
         self.bound_exact = False
 
     def __bool__(self) -> bool:
@@ -99,17 +101,19 @@ class ConstraintContext:
         return lambda tree: score(tree) if self.satisfied(tree) else worst
 
     def tighten(self, bound):
-        """The DP bound of the unconstrained problem (a relaxation), raised to :attr:`bound_value` when the Pareto
-        DP solved the problem with the fairness constraints over the same split set (still a "dp-bound"; its
-        details say which relaxation, "none: the constrained problem (Pareto DP)" or "the fairness constraints
-        only (Pareto DP)", and keep the unconstrained value)."""
+        """The DP bound of the unconstrained problem (a relaxation), raised to :attr:`bound_value` when the
+        constrained DP solved the problem with the constraints it can solve (group fairness, feature budgets)
+        over the same split set (still a "dp-bound"; its details say which relaxation, "none: the constrained
+        problem (constrained DP)" or "only <the constraints the DP solved> (constrained DP)", and keep the
+        unconstrained value)."""
         import dataclasses
 
         if bound is None or self.bound_value is None or bound.sense * (self.bound_value - bound.value) <= 0:
             return bound
         return dataclasses.replace(bound, value=float(self.bound_value),
-                                   details={**bound.details, "relaxation": "none: the constrained problem (Pareto DP)"
-                                            if self.bound_exact else "the fairness constraints only (Pareto DP)",
+                                   details={**bound.details, "relaxation": "none: the constrained problem (constrained DP)"
+                                            if self.bound_exact else "only " + ", ".join(
+                                                c.describe() for c in CDP.dp_part(self.cons)) + " (constrained DP)",
                                             "unconstrained_dp_bound": bound.value,
                                             "constraints": [c.describe() for c in self.cons]})
 
@@ -199,3 +203,8 @@ def _with_names(Xm: np.ndarray, est):
     import pandas as pd
 
     return pd.DataFrame(Xm, columns=[str(c) for c in names])
+
+
+def dp_start_name(cons) -> str:
+    """The plan's name for a constrained-DP start: "fairness-dp" (the Pareto DP) or "feature-set-dp"."""
+    return "fairness-dp" if any(isinstance(c, C.FAIRNESS) for c in CDP.dp_part(cons)) else "feature-set-dp"

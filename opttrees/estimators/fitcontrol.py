@@ -345,7 +345,9 @@ def fit_mio(est, ctl: FitControl, make, args: tuple, kwargs: dict, start, score,
     if ctx is not None:
         dp_tree = ctx.repair(dp_tree, "the DP start")
         bound = ctx.tighten(bound)
-    if dp_tree is not None and (start is None or score(dp_tree) <= score(start)):
+    # a tie keeps a constrained start (the constrained DP's optimum) over the repaired unconstrained DP tree
+    if dp_tree is not None and (start is None or score(dp_tree) < score(start)
+                                or (ctx is None and score(dp_tree) <= score(start))):
         start, plan["start"] = dp_tree, "dp"
     plan["bound"] = None if bound is None else bound.provenance
     res = ctl.solve(form, start, objective_bound=bound, **est._solver_options())

@@ -16,7 +16,8 @@ from ..formulations.flow import FlowOCT, FlowStructure, check_depth, greedy_incu
 from ..params import BOOLEAN, Interval, Options
 from .base import OptTreesEstimator, SolverMixin, warm_start_rules
 from ..errors import InputError, SolverError
-from .constrained import CONSTRAINT_RULES, ConstrainedMixin, ConstraintContext, bind, own_objective, verify
+from .constrained import (CONSTRAINT_RULES, ConstrainedMixin, ConstraintContext, bind, dp_start_name,
+                          own_objective, verify)
 from .common import FittedTreeMixin, encode_categories, finish_fit, record_display_bounds, root_leaf
 from .fitcontrol import controlled_fit, dp_fits, dp_start_and_bound, dp_statistics
 
@@ -195,32 +196,36 @@ class FlowOCTClassifier(ConstrainedMixin, _TreeClassifierMixin, SolverMixin, Opt
         return _constraint_context_for(self, data)
 
     def _fair_start(self, data, ctl, ctx, form, exact: bool):
-        """The Pareto DP's tree over the model's own binary columns under the group-fairness constraints among
-        ``constraints`` (half the time left): a start (pruned when other constraints remain); with ``exact`` and
-        plain accuracy (``regularization=0``, ``objective="accuracy"``) a finished run's objective also bounds the
-        model (a relaxation; :meth:`ConstraintContext.tighten`)."""
+        """The constrained DP's tree over the model's own binary columns under the constraints among
+        ``constraints`` it solves (group fairness, feature budgets; half the time left): a start (pruned when
+        other constraints remain); with ``exact`` and plain accuracy (``regularization=0``,
+        ``objective="accuracy"``) a finished run's objective also bounds the model (a relaxation;
+        :meth:`ConstraintContext.tighten`)."""
+        from .. import constrained_dp as CDP
         from .. import constraints as C
         from .constrained import user_labels
         from .fitcontrol import DP_AUTO_MAX_SECONDS, DP_SHARE
 
-        fair = [c for c in ctx.cons if isinstance(c, C.FAIRNESS)]
-        depth = C.fair_dp_depth(data, self.binarizer_, int(self.max_depth))
-        if not C.dp_supports(fair) or depth == 0:
-            return None
+        part = CDP.dp_part(ctx.cons)
         left = ctl.remaining()
+        seconds = DP_AUTO_MAX_SECONDS if left is None else DP_SHARE * left
+        depth = int(self.max_depth)
+        if any(isinstance(c, C.FAIRNESS) for c in part):
+            depth = CDP.fair_dp_depth(data, self.binarizer_, depth, seconds)
+        if not part or depth == 0:
+            return None
         try:
             with ctl.stage("warm_start"):
-                tree, res = C.solve_fair_dp(fair, data.X, user_labels(data), self.binarizer_, depth, 1,
-                                            0.0, data.sample_weight,
-                                            DP_AUTO_MAX_SECONDS if left is None else DP_SHARE * left,
-                                            data.feature_names)
+                tree, res = CDP.solve_dp_constrained(part, data.X, user_labels(data), depth, 1, 0.0,
+                                                     data.sample_weight, seconds, data.feature_names,
+                                                     binarizer=self.binarizer_)
         except InputError:
             return None
         if (exact and res.status == "optimal" and float(self.regularization) == 0.0 and self.objective == "accuracy"
                 and depth == int(self.max_depth)):
             ctx.bound_value = float(form.tree_objective(tree))
-            ctx.bound_exact = len(fair) == len(ctx.cons)
-        return ctx.repair(tree, "the fairness-DP start")
+            ctx.bound_exact = len(part) == len(ctx.cons)
+        return ctx.repair(tree, "the constrained-DP start")
 
     def fit(self, X, y, sample_weight=None):
         self._check_params()
@@ -271,7 +276,7 @@ class FlowOCTClassifier(ConstrainedMixin, _TreeClassifierMixin, SolverMixin, Opt
             if ctx is not None and form is not None and ws == "dp":
                 fair = self._fair_start(data, ctl, ctx, form, exact=bound is not None)
                 if fair is not None and (warm is None or form.tree_objective(fair) >= form.tree_objective(warm)):
-                    warm, plan["start"] = fair, "fairness-dp"
+                    warm, plan["start"] = fair, dp_start_name(ctx.cons)
                 bound = ctx.tighten(bound)
             plan["bound"] = None if bound is None else bound.provenance
             start = warm if ws in ("greedy", "dp") else None
