@@ -44,7 +44,7 @@ FEASIBILITY_TOL = 1e-9
 #: a node's merged vectors are filtered (dominance, limits, budget) whenever more than this many have gathered
 RUNNING_REDUCE = 20000
 #: pair checks per merge block (the deadline is checked between blocks)
-PAIR_BLOCK = 2_000_000
+PAIR_BLOCK = 500_000
 #: tied components are grouped after rounding to 1 / TIE_SCALE
 TIE_SCALE = 1e9
 
@@ -221,10 +221,14 @@ class _Search:
         tied = self.task.tied
         if tied is not None and len(tied) and len(V) > 1:
             # group by the tied components (rounded: a near-tie split across groups only keeps an extra vector)
+            # one int64 hash per vector (wrapping); a collision only merges two groups, which the kernel's
+            # full-vector comparison handles, so equal tied values always share a group
             key = np.round(V[:, tied] * TIE_SCALE).astype(np.int64)
-            order = np.lexsort(np.vstack([V.T[::-1], cost[None], key.T[::-1]]))
-            ks = key[order]
-            starts = np.concatenate([[0], np.flatnonzero(np.any(ks[1:] != ks[:-1], axis=1)) + 1, [len(V)]])
+            mult = np.random.default_rng(len(tied)).integers(1, 2 ** 62, len(tied), dtype=np.int64) | 1
+            h = (key * mult).sum(axis=1)
+            order = np.lexsort((V.sum(axis=1), cost, h))
+            hs = h[order]
+            starts = np.concatenate([[0], np.flatnonzero(hs[1:] != hs[:-1]) + 1, [len(V)]])
             keep = order[nondominated_grouped(np.ascontiguousarray(V[order]), starts, 1e-12)]
             keep = keep[np.lexsort(np.vstack([V[keep].T[::-1], cost[keep][None]]))]
         else:
@@ -284,15 +288,16 @@ class _Search:
         else:
             parts = self._leaf_parts(rows)
             kids: dict = {}
-            size = sum(len(p[1]) for p in parts)
+            size, limit = sum(len(p[1]) for p in parts), RUNNING_REDUCE
             for f, FL, FR in self._children(rows, d, budget):
                 for I, J in self._pairs(FL, FR, budget):
                     kids[f] = (FL, FR)
                     parts.append((FL.V[I] + FR.V[J], np.full(len(I), f), I, J))
                     size += len(I)
-                    if size > RUNNING_REDUCE:     # keep the node's running front small (and memory bounded)
+                    if size > limit:     # keep the node's running front small (and memory bounded)
                         G = self._assemble(parts, None, budget)
                         parts, size = [(G.V, G.feat, G.a, G.b)], len(G.feat)
+                        limit = max(RUNNING_REDUCE, 2 * size)    # amortised: a large front is not re-sorted often
             F = self._assemble(parts, kids, budget)
         self.memo[key] = F
         return F
