@@ -14,6 +14,7 @@ coefficients with a fixed margin mu, and :meth:`HyperplaneStructure.fit_margin` 
 from __future__ import annotations
 
 import numbers
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyomo.environ as pyo
@@ -25,6 +26,9 @@ from ..errors import InputError
 from ..params import check_depth as _check_depth
 from ..tree import HYPERPLANE, LEAF, Tree
 
+if TYPE_CHECKING:
+    from ..prescriptive.data import PrescriptiveData
+
 
 def check_depth(max_depth) -> int:
     return _check_depth(max_depth, 8, "the MIO has n*2^depth binaries; use method='local-search' or 'greedy'")
@@ -35,7 +39,8 @@ class BDStructure:
     #: the strict "<" is modelled with the per-feature gaps eps (the hyperplane block uses a fixed margin)
     uses_feature_gaps = True
 
-    def __init__(self, data: PreparedData, max_depth: int, min_samples_leaf: int = 1, routing: str = "thesis"):
+    def __init__(self, data: PreparedData | PrescriptiveData, max_depth: int, min_samples_leaf: int = 1,
+                 routing: str = "thesis"):
         if routing not in ("thesis", "aggregated"):
             raise InputError(f"routing must be 'thesis' or 'aggregated'; got {routing!r}")
         self.routing = routing
