@@ -28,10 +28,7 @@ demo: $(WARM)
 # lint and types first: zero findings is part of a green test run
 lint: $(STAMP)
 	$(BIN)/ruff check opttrees tests benchmarks examples
-	$(BIN)/mypy opttrees/solvers opttrees/viz opttrees/datasets opttrees/experiments opttrees/tree.py opttrees/data.py \
-	    opttrees/params.py opttrees/interrupt.py opttrees/progress.py opttrees/jit.py opttrees/warmup.py \
-	    opttrees/errors.py opttrees/encoding.py opttrees/binarized.py opttrees/spec.py opttrees/registry.py \
-	    opttrees/outputs.py opttrees/cli.py
+	$(BIN)/mypy opttrees
 
 test: lint $(WARM)
 	$(BIN)/python -m pytest -q -n 2 tests

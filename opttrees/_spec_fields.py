@@ -20,7 +20,7 @@ FIELDS = json.loads(r"""
   "wine"
  ],
  "default_random_state": 0,
- "fingerprint": "7f05df99d01f2db68074a278f341cf35872ff7d89370b25406f01b636a77ddc7",
+ "fingerprint": "03ea7a8973bb40c119d3d81a259ddef9d1811baebd86b3ae094a4413d2040213",
  "missing_policies": [
   "error",
   "drop",

@@ -122,7 +122,7 @@ def _weights(w, n: int) -> np.ndarray:
 
 
 def _used_features(tree: Tree) -> set[int]:
-    out = set()
+    out: set[int] = set()
     for t in range(tree.n_nodes):
         if tree.is_leaf(t):
             continue
@@ -465,6 +465,11 @@ class Constraint:
     def _bind(self, info: _Info) -> None:
         pass
 
+    def _info(self) -> _Info:
+        """The data this constraint is bound to (rows are added by the bound copy :meth:`validate` returns)."""
+        assert self._bound_info is not None, "bind the constraint with validate(data) first"
+        return self._bound_info
+
     def _bound_to(self, form) -> "Constraint":
         return self if self._bound_info is not None else self.validate(form.data)
 
@@ -539,6 +544,11 @@ class _Fairness(Constraint):
 
     tasks = ("classification",)
     notion = ""
+    name = ""
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls.name = cls.notion   # block and report name: the notion
 
     def __init__(self, protected, delta: float, positive=None, allow_split: bool = False):
         self.protected = protected
@@ -557,10 +567,6 @@ class _Fairness(Constraint):
         if not isinstance(self.protected, (str, numbers.Integral)) or isinstance(self.protected, bool):
             raise InputError(f"{type(self).__name__}: protected must be a column name or index; got "
                              f"{self.protected!r}")
-
-    @property
-    def name(self) -> str:
-        return self.notion
 
     @property
     def bound(self) -> float:
@@ -604,7 +610,7 @@ class _Fairness(Constraint):
         return out
 
     def _rows(self, view, blk) -> None:
-        info = self._bound_info
+        info = self._info()
         yhat, row_of = view.yhat(self._pos)
         y_pos = (info.y == self._pos).astype(np.int64)
         w = info.w
@@ -626,7 +632,7 @@ class _Fairness(Constraint):
     def dp_pairs(self) -> list:
         """[(rows of side a, rows of side b, delta)] on the bound training data: what the Pareto DP bounds
         (:class:`opttrees.dp.fairness.GroupFairnessTask`)."""
-        info = self._bound_info
+        info = self._info()
         y_pos = (info.y == self._pos).astype(np.int64)
         return [(A, B, float(self.delta)) for _, A, B in self._pairs(info.X, y_pos, info.w)]
 
@@ -836,7 +842,7 @@ class FeatureCost(Constraint):
         for v in vals:
             if isinstance(v, bool) or not isinstance(v, numbers.Real) or not np.isfinite(v) or v < 0:
                 raise InputError(f"FeatureCost: every cost must be a finite number >= 0; got {v!r}")
-        self.costs = costs
+        self.costs: dict | list = costs
         self.budget = float(budget)
 
     @property
@@ -1104,7 +1110,7 @@ class MinLeafWeight(Constraint):
 
 # =============================================================================================== registry, helpers
 #: spec ``type:`` names -> classes
-CONSTRAINT_TYPES = {
+CONSTRAINT_TYPES: dict[str, type[Constraint]] = {
     "statistical_parity": StatisticalParity,
     "conditional_statistical_parity": ConditionalStatisticalParity,
     "predictive_equality": PredictiveEquality,

@@ -293,6 +293,12 @@ class PreparedData(RankedFeatures):
     def n_classes(self) -> int:
         return 0 if self.codec is None else len(self.codec.classes)
 
+    def class_labels(self) -> np.ndarray:
+        """The class labels, for the places where the task guarantees a codec (classification)."""
+        if self.codec is None:
+            raise InputError(f"{self.task} data has no class labels")
+        return self.codec.classes
+
 
 
 def prepare(X, y=None, task: str = "classification", sample_weight=None, min_samples_leaf: int = 1,

@@ -124,9 +124,9 @@ def regression_leaf_stats(leaf: np.ndarray, y: np.ndarray, n_nodes: int,
     """(n_nodes, 3) per-node [sum w, sum w*y, sum w*y^2]."""
     w = _weights(len(y), sample_weight)
     s = np.zeros((n_nodes, 3))
-    np.add.at(s, (leaf, 0), w)
-    np.add.at(s, (leaf, 1), w * y)
-    np.add.at(s, (leaf, 2), w * y * y)
+    np.add.at(s[:, 0], leaf, w)  # column views: the adds land in s
+    np.add.at(s[:, 1], leaf, w * y)
+    np.add.at(s[:, 2], leaf, w * y * y)
     return s
 
 
@@ -162,6 +162,8 @@ def node_losses(leaf: np.ndarray, y: np.ndarray, n_nodes: int, loss: str, n_clas
     """
     w = _weights(len(y), sample_weight)
     if loss == "misclassification":
+        if n_classes is None:
+            raise ValueError("node_losses: the misclassification loss needs n_classes")
         counts = class_counts(leaf, np.asarray(y, dtype=np.int64), int(n_classes), n_nodes, w)
         if prediction is None:
             return misclassification_loss(counts)

@@ -18,7 +18,7 @@ T_0 ⊃ T_1 ⊃ … ⊃ root with the critical alphas (Breiman's weakest-link al
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -43,7 +43,7 @@ def split_costs(tree: Tree) -> np.ndarray:
     c[internal & (tree.feature >= 0)] = 1.0
     hyp = np.nonzero(internal & (tree.feature < 0))[0]
     if hyp.size:
-        c[hyp] = np.count_nonzero(tree.coef[hyp], axis=1)
+        c[hyp] = np.count_nonzero(tree._coefs()[hyp], axis=1)
     return c
 
 
@@ -156,6 +156,10 @@ class PruningPath:
     tree: Tree
     alphas: np.ndarray
     pruned: tuple
+    # derived in __post_init__: the step at which each node is made a leaf, and the first step at which a strict
+    # ancestor is (-1: not in the tree)
+    _step: np.ndarray = field(init=False, repr=False)
+    _below: np.ndarray = field(init=False, repr=False)
 
     def __len__(self) -> int:
         return len(self.alphas)

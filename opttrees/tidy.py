@@ -36,9 +36,9 @@ def _merge_leaves(tree: Tree, t: int) -> Tree:
     k = _new_id(tree, t)
     if tree.task == "classification":
         out.value[k] = tree.value[left] + tree.value[right]
-        out.label[k] = tree.label[left]
+        out._labels()[k] = tree._labels()[left]
     elif tree.task == "prescription":
-        out.label[k] = tree.label[left]
+        out._labels()[k] = tree._labels()[left]
     elif tree.task == "spo":
         out.extras["decision"][k] = tree.extras["decision"][left]
     else:

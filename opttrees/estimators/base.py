@@ -76,6 +76,12 @@ class SolverMixin:
     """
 
     _parameter_rules = SOLVER_RULES
+    # the parameters read here, set by each estimator's __init__ (scikit-learn style; values checked by SOLVER_RULES)
+    solver: str
+    mip_gap: float
+    threads: int
+    random_state: object   # None, an int, a RandomState or a Generator (see solver_seed)
+    verbose: bool | int
 
     def _auto_solver(self) -> tuple[str, str]:
         """(solver, why) that ``solver="auto"`` picks for this estimator's model: HiGHS unless a subclass says

@@ -18,6 +18,7 @@ kept; its tree is a start only once repaired.
 from __future__ import annotations
 
 import warnings
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -25,6 +26,9 @@ from .. import constrained_dp as CDP
 from .. import constraints as C
 from ..errors import InputError, SolverError, VerificationWarning
 from ..params import NONE, Satisfies
+
+if TYPE_CHECKING:
+    from ..tree import Tree
 
 #: the parameter rule of ``constraints`` (every MIO estimator that takes them)
 CONSTRAINT_RULES = {"constraints": [NONE, Satisfies(lambda v: C.check_constraints(v) is not None,
@@ -164,6 +168,8 @@ def verify(est, tree, ctx: ConstraintContext | None) -> None:
 
 class ConstrainedMixin:
     """Constraint values and fairness gaps of a fitted estimator on any data."""
+
+    tree_: Tree   # the fitted tree, set by the estimator's fit (checked with check_is_fitted before use)
 
     def constraint_report(self, X, y=None, sample_weight=None) -> dict:
         """{name: {"value", "bound", "sense", "satisfied"}} of the fitted ``constraints`` on (X, y)."""

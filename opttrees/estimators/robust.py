@@ -265,7 +265,8 @@ class RobustTreeClassifier(_TreeClassifierMixin, SolverMixin, OptTreesEstimator)
         """
         check_is_fitted(self, "tree_")
         Xa = check_X_fitted(self, X)
-        rho = self._rho_for(*Xa.shape, rho=rho)
+        n, F = Xa.shape
+        rho = self._rho_for(n, F, rho=rho)
         if rho is None:
             raise InputError("shift_score needs rho")
         Xi = self.encoder_.transform(Xa).astype(np.float64)

@@ -7,6 +7,7 @@ model (issue 12).
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import numpy as np
 
@@ -77,7 +78,7 @@ def fit_spot_mio(problem, X, C, w=None, depth: int = 2, min_samples_leaf: float 
     greedy_r = greedy if x_precision is None else greedy_on(Xr)
     form = SPOTFormulation(prepare_costs(problem, Xr, C, w, feature_names), problem, max_depth=depth,
                            min_samples_leaf=min_samples_leaf, alpha=alpha)
-    info = {}
+    info: dict[str, Any] = {}   # what the fit found out, returned to the estimator
     if warm_start == "auto" or dp_bound == "auto":
         # the DP over every midpoint of the MILP's features: start and bound when it is predicted to fit
         m = int(sum(len(v) - 1 for v in form.data.ranks[2]))

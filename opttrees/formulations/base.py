@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import warnings
 from abc import ABC, abstractmethod
+from typing import TYPE_CHECKING, Protocol
 
 import pyomo.environ as pyo
 from pyomo.core.base.block import BlockData
@@ -37,9 +38,19 @@ from pyomo.core.expr.visitor import identify_variables
 
 from ..errors import InputError, SolverError, VerificationError, VerificationWarning
 
+if TYPE_CHECKING:
+    from ..tree import Tree
+
 #: objective agreement required between the solver and the re-routed tree
 VERIFY_ATOL = 1e-5
 VERIFY_RTOL = 1e-6
+
+
+class Separator(Protocol):
+    """What the solver layer needs of a decomposition model's ``separator``: the violated cuts at a point
+    (``value(var)`` reads it). ``separate_fractional`` and ``repair`` are optional and looked up by name."""
+
+    def separate(self, value) -> list: ...
 
 
 def reconcile(form, tree_objective: float) -> None:
@@ -61,7 +72,7 @@ class Formulation(ABC):
     owns_model: bool = True
     #: ``pyo.minimize`` (1) or ``pyo.maximize`` (-1)
     sense: int = pyo.minimize
-    separator = None
+    separator: Separator | None = None
     last_result = None
     #: ``extract()`` raises :class:`VerificationError` when the re-routed tree's objective differs from the
     #: solver's; by default (False) it warns, returns the tree with its own objective and marks the result
@@ -152,23 +163,23 @@ class Formulation(ABC):
         from .structure import BDStructure
 
         if isinstance(getattr(self, "structure", None), BDStructure):
-            return tidy_tree(tree, self.data.X)  # type: ignore[attr-defined]
+            return tidy_tree(tree, self.data.X)
         return tree
 
-    def _refit_leaves(self, tree):
+    def _refit_leaves(self, tree: Tree) -> Tree | None:
         """``tree`` with better leaf values for the same partition (a point of the same model), or None."""
         return None
 
     def _refit_allowed(self) -> bool:
         """Leaf values may be refit unless the user pinned them: a fixed leaf variable (the variables of the
         formulation's own block, outside ``model.tree``) or a row added by the user that mentions one."""
-        leaf_vars = set()
+        leaf_vars: set[int] = set()
         for comp in self.model.component_objects(pyo.Var, descend_into=False):
             for v in comp.values():
                 if v.fixed:
                     return False
                 leaf_vars.add(id(v))
-        own = getattr(self, "_own_rows", set())
+        own: set[int] = getattr(self, "_own_rows", set())   # ids of the rows the formulation added itself
         for con in self.model.model().component_objects(pyo.Constraint, active=True, descend_into=True):
             if id(con) in own:
                 continue

@@ -206,8 +206,12 @@ class FlowStructure:
     def to_tree(self, inc: Incumbent, split_of_col, X: np.ndarray, y: np.ndarray, n_classes: int,
                 sample_weight=None, classes=None, feature_names=None, n_features=None) -> Tree:
         """Decode to a Tree in original units; leaf class counts come from routing the training data."""
-        cl, cr, feat, thr, lab = [], [], [], [], []
-        index = {}
+        cl: list[int] = []
+        cr: list[int] = []
+        feat: list[int] = []
+        thr: list[float] = []
+        lab: list[int] = []
+        index: dict[int, int] = {}   # flow node -> Tree node
 
         def rec(n):
             t = len(feat)
@@ -224,12 +228,13 @@ class FlowStructure:
 
         rec(1)
         k = len(feat)
-        tree = Tree(cl, cr, feat, thr, np.zeros((k, n_classes)), task="classification", label=lab,
+        tree = Tree(np.asarray(cl), np.asarray(cr), np.asarray(feat), np.asarray(thr), np.zeros((k, n_classes)),
+                    task="classification", label=np.asarray(lab),
                     classes=list(classes) if classes is not None else None, feature_names=feature_names,
                     n_features=n_features if n_features is not None else X.shape[1])
         leaf = tree.apply(X)
         tree.value = class_counts(leaf, y, n_classes, k, sample_weight)
-        tree.extras = {"flow_node": np.array(sorted(index, key=index.get))}
+        tree.extras = {"flow_node": np.array(sorted(index, key=lambda n: index[n]))}
         return tree
 
     def from_tree(self, tree: Tree, col_of_split) -> Incumbent:
@@ -381,7 +386,7 @@ class FlowOCT(Formulation):
 
     def tree_objective(self, tree: Tree) -> float:
         """The objective of a Tree, by routing the original-units training data through it."""
-        pred = tree.label[tree.apply(self.X)]
+        pred = tree._labels()[tree.apply(self.X)]
         return float((1 - self.lam) * self.s[pred == self.y].sum() - self.lam * tree.n_splits)
 
     def warm_start(self, tree: Tree) -> None:
@@ -406,7 +411,7 @@ class FlowOCT(Formulation):
         tree = self.struct.to_tree(inc, self.split_of_col, d.X, d.y, d.n_classes, d.sample_weight, d.classes,
                                    d.feature_names)
         node, _ = self.struct.route(inc, self.Z)
-        if not np.array_equal(tree.label[tree.apply(self.X)], inc.predict[node]):
+        if not np.array_equal(tree._labels()[tree.apply(self.X)], inc.predict[node]):
             raise VerificationError("decoded tree routes the training data differently from the binary columns")
         return tree
 

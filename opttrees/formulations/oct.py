@@ -114,7 +114,7 @@ class OCT(Formulation):
         counts = class_counts(heap_leaf - 2 ** S.D, d.y, K, len(S.leaves), d.sample_weight)
         for k_t, t in enumerate(S.leaves):
             used = (heap_leaf == t).any()
-            lab = int(tree.label[node_of_heap[t]]) if used else -1
+            lab = int(tree._labels()[node_of_heap[t]]) if used else -1
             for k in range(K):
                 m.Nk[k, t].set_value(float(counts[k_t, k]))
                 m.c[k, t].set_value(int(k == lab))
@@ -123,7 +123,7 @@ class OCT(Formulation):
         if self.loss == "tight":
             for i in range(d.n):
                 h = heap_leaf[i]
-                lab = int(tree.label[node_of_heap[h]])
+                lab = int(tree._labels()[node_of_heap[h]])
                 for t in S.leaves:
                     m.u[i, t].set_value(float(t == h and d.y[i] == lab))
 
@@ -132,8 +132,8 @@ class OCT(Formulation):
         splits, heap_leaf = S.decode(m.tree)
         cl, cr, feat, thr, heap = S.skeleton(splits)
         sub, label = self._leaf_labels(cl, cr, heap, heap_leaf)
-        return Tree(cl, cr, feat, thr, sub, task="classification", label=label,
-                    classes=list(d.codec.classes), feature_names=d.feature_names, n_features=d.p)
+        return Tree(np.asarray(cl), np.asarray(cr), np.asarray(feat), np.asarray(thr), sub, task="classification",
+                    label=label, classes=list(d.class_labels()), feature_names=d.feature_names, n_features=d.p)
 
     def _leaf_labels(self, cl, cr, heap, heap_leaf) -> tuple[np.ndarray, np.ndarray]:
         """Per-node class counts (a branch: its subtree's) and labels of a decoded layout (OCT and OCT-H share it).

@@ -56,6 +56,8 @@ class OCTH(OCT):
     ``model.c``, ``model.L``, ``model.objective_expr`` (and ``model.objective`` on an owned model).
     """
 
+    structure: HyperplaneStructure
+
     def __init__(self, data: PreparedData, max_depth: int = 2, min_samples_leaf: int = 1, alpha: float = 0.0,
                  margin: float = DEFAULT_MARGIN, routing: str = "aggregated", loss: str = "tight", block=None):
         if loss not in ("thesis", "tight"):
@@ -112,8 +114,8 @@ class OCTH(OCT):
         cl, cr, feat, thr, coef, heap = S.layout(splits)
         sub, label = self._leaf_labels(cl, cr, heap, heap_leaf)
         hyper = any(f < 0 and cl[k] >= 0 for k, f in enumerate(feat))
-        return Tree(cl, cr, feat, thr, sub, task="classification", label=label,
-                    coef=np.array(coef) if hyper else None, classes=list(d.codec.classes),
+        return Tree(np.asarray(cl), np.asarray(cr), np.asarray(feat), np.asarray(thr), sub, task="classification",
+                    label=label, coef=np.array(coef) if hyper else None, classes=list(d.class_labels()),
                     feature_names=d.feature_names, n_features=d.p)
 
     def tree_objective(self, tree: Tree) -> float:

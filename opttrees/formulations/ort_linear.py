@@ -294,7 +294,7 @@ class ORTLinear(Formulation):
         new[support] = sol[1:]
         return float(sol[0]), new
 
-    def _refit_leaves(self, tree: Tree) -> Tree:
+    def _refit_leaves(self, tree: Tree) -> Tree | None:
         """Squared loss: each leaf's model replaced by the one the objective defines for its rows (lasso for L1,
         least squares on the solver's support for L0) when that scores better and lies within the model's
         bounds (so the refit tree is a point of the MIO and its bound stays valid). The solver's leaf models

@@ -243,7 +243,7 @@ class RobustOCT(Formulation):
         d = self.data
         tree = self.struct.to_tree(inc, self.split_of_col, d.X, d.y, d.n_classes, None, d.classes, d.feature_names)
         node, _ = self.struct.route(inc, self.Z)
-        if not np.array_equal(tree.label[tree.apply(self.X_original)], inc.predict[node]):
+        if not np.array_equal(tree._labels()[tree.apply(self.X_original)], inc.predict[node]):
             raise VerificationError("decoded robust tree routes the training data differently")
         res = self.worst_case(inc)
         self.worst_case_correct = res.worst_case_correct

@@ -14,6 +14,7 @@ coefficients with a fixed margin mu, and :meth:`HyperplaneStructure.fit_margin` 
 from __future__ import annotations
 
 import numbers
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyomo.environ as pyo
@@ -25,6 +26,9 @@ from ..errors import InputError
 from ..params import check_depth as _check_depth
 from ..tree import HYPERPLANE, LEAF, Tree
 
+if TYPE_CHECKING:
+    from ..prescriptive.data import PrescriptiveData
+
 
 def check_depth(max_depth) -> int:
     return _check_depth(max_depth, 8, "the MIO has n*2^depth binaries; use method='local-search' or 'greedy'")
@@ -35,7 +39,8 @@ class BDStructure:
     #: the strict "<" is modelled with the per-feature gaps eps (the hyperplane block uses a fixed margin)
     uses_feature_gaps = True
 
-    def __init__(self, data: PreparedData, max_depth: int, min_samples_leaf: int = 1, routing: str = "thesis"):
+    def __init__(self, data: PreparedData | PrescriptiveData, max_depth: int, min_samples_leaf: int = 1,
+                 routing: str = "thesis"):
         if routing not in ("thesis", "aggregated"):
             raise InputError(f"routing must be 'thesis' or 'aggregated'; got {routing!r}")
         self.routing = routing
@@ -45,6 +50,7 @@ class BDStructure:
         self.branch = list(range(1, 2 ** self.D))
         self.leaves = list(range(2 ** self.D, 2 ** (self.D + 1)))
         self.J = [int(j) for j in np.nonzero(data.splittable)[0]]
+        self.values: list[np.ndarray] | None   # each feature's distinct values (rank scale only)
         if self.uses_feature_gaps:
             # axis-parallel splits route on each feature's rank scale (opttrees.data.rank_scale): neighbouring
             # distinct values are 1/(distinct values - 1) apart, far above solver tolerances, where the min-max
@@ -63,7 +69,8 @@ class BDStructure:
     # ----------------------------------------------------------------- tree geometry
     def ancestors(self, t: int) -> tuple[list[int], list[int]]:
         """(A_L(t), A_R(t)): ancestors whose left / right branch leads to t."""
-        left, right = [], []
+        left: list[int] = []
+        right: list[int] = []
         while t > 1:
             parent = t // 2
             (left if t % 2 == 0 else right).append(parent)
@@ -136,7 +143,8 @@ class BDStructure:
         """
         n, TB, TL = self.data.n, self.branch, self.leaves
         if self.routing == "thesis":
-            left_idx, right_idx = [], []
+            left_idx: list[tuple[int, int, int]] = []
+            right_idx: list[tuple[int, int, int]] = []
             for t in TL:
                 al, ar = self.ancestors(t)
                 left_idx.extend((i, t, m) for m in al for i in range(n))
@@ -245,6 +253,7 @@ class BDStructure:
         (:func:`opttrees.data.split_between`, exact in floating point). With one side empty, t sends every
         training value to the occupied side.
         """
+        assert self.values is not None  # parallel splits are on the rank scale
         u = self.values[j]
         ranks = np.arange(len(u)) * self.eps[j]          # the rank scale's values, as in self.Xr
         k = int(np.searchsorted(ranks, b - self.eps[j] / 2))   # values u[:k] go left
@@ -263,8 +272,9 @@ class BDStructure:
         splits, heap_leaf = self.decode(blk, keep_unused=keep_unused)
         cl, cr, feat, thr, coef, heap = self.layout(splits)
         hyper = any(f < 0 and cl[k] != LEAF for k, f in enumerate(feat))
-        tree = Tree(cl, cr, feat, thr, np.zeros((len(cl), width)), task=task,
-                    coef=np.array(coef) if hyper else None, feature_names=self.data.feature_names, n_features=self.data.p)
+        tree = Tree(np.asarray(cl), np.asarray(cr), np.asarray(feat), np.asarray(thr), np.zeros((len(cl), width)),
+                    task=task, coef=np.array(coef) if hyper else None, feature_names=self.data.feature_names,
+                    n_features=self.data.p)
         return tree, heap, heap_leaf
 
     def skeleton(self, splits: dict) -> tuple[list, list, list, list, list]:
@@ -309,11 +319,15 @@ class BDStructure:
 
 def _rebuild(tree: Tree, spec) -> Tree:
     """Build a Tree from a nested ('split', t, L, R) / ('leaf', t) spec reusing ``tree``'s node payloads."""
-    cl, cr, feat, thr, nodes = [], [], [], [], []
+    cl: list[int] = []
+    cr: list[int] = []
+    feat: list[int] = []
+    thr: list[float] = []
+    node_list: list[int] = []
 
     def rec(s):
         k = len(cl)
-        cl.append(LEAF); cr.append(LEAF); feat.append(LEAF); thr.append(0.0); nodes.append(s[1])
+        cl.append(LEAF); cr.append(LEAF); feat.append(LEAF); thr.append(0.0); node_list.append(s[1])
         if s[0] == "split":
             t = s[1]
             feat[k], thr[k] = tree.feature[t], tree.threshold[t]
@@ -322,8 +336,8 @@ def _rebuild(tree: Tree, spec) -> Tree:
         return k
 
     rec(spec)
-    nodes = np.array(nodes)
-    return Tree(cl, cr, feat, thr, tree.value[nodes], task=tree.task,
+    nodes = np.array(node_list)
+    return Tree(np.asarray(cl), np.asarray(cr), np.asarray(feat), np.asarray(thr), tree.value[nodes], task=tree.task,
                 label=None if tree.label is None else tree.label[nodes],
                 coef=None if tree.coef is None else tree.coef[nodes], classes=tree.classes,
                 feature_names=tree.feature_names, n_features=tree.n_features,
@@ -534,7 +548,12 @@ class HyperplaneStructure(BDStructure):
 
     def _spec_tree(self, tree: Tree, spec) -> Tree:
         """The Tree of a :meth:`fit_margin` spec: splits in original units, payloads copied from ``tree``."""
-        cl, cr, feat, thr, coef, nodes = [], [], [], [], [], []
+        cl: list[int] = []
+        cr: list[int] = []
+        feat: list[int] = []
+        thr: list[float] = []
+        coef: list[np.ndarray] = []
+        nodes: list[int] = []
 
         def rec(s, rows):
             k = len(cl)
@@ -550,7 +569,7 @@ class HyperplaneStructure(BDStructure):
         rec(spec, np.arange(self.data.n))
         idx = np.array(nodes)
         hyper = any(f == HYPERPLANE for f in feat)
-        return Tree(cl, cr, feat, thr, tree.value[idx], task=tree.task,
+        return Tree(np.asarray(cl), np.asarray(cr), np.asarray(feat), np.asarray(thr), tree.value[idx], task=tree.task,
                     label=None if tree.label is None else tree.label[idx],
                     coef=np.array(coef) if hyper else None, classes=tree.classes,
                     feature_names=tree.feature_names, n_features=tree.n_features)

@@ -39,7 +39,7 @@ def tree_from_sklearn(est, data: PreparedData) -> Tree:
             if not lo < thr[t] <= hi:
                 thr[t] = hi
     tree = Tree(cl, cr, feat, thr, np.zeros((n_nodes, data.n_classes)), task="classification",
-                label=np.zeros(n_nodes, dtype=np.int64), classes=list(data.codec.classes),
+                label=np.zeros(n_nodes, dtype=np.int64), classes=list(data.class_labels()),
                 feature_names=data.feature_names, n_features=data.p)
     return fill_class_payload(tree, data)
 
@@ -95,7 +95,7 @@ def tree_from_ranks(est, data: PreparedData, R: np.ndarray) -> Tree:
         k = int(np.clip(np.searchsorted(u, mid, side="right"), 1, len(u) - 1))   # u[:k] go left
         thr[t] = split_between(float(u[k - 1]), float(u[k]))
     tree = Tree(cl, cr, feat, thr, np.zeros((sk.node_count, data.n_classes)), task="classification",
-                label=np.zeros(sk.node_count, dtype=np.int64), classes=list(data.codec.classes),
+                label=np.zeros(sk.node_count, dtype=np.int64), classes=list(data.class_labels()),
                 feature_names=data.feature_names, n_features=data.p)
     return fill_class_payload(tree, data)
 

@@ -47,8 +47,8 @@ class Problem:
     kind: int
     baseline: float      # L̂ (raw units)
     y: np.ndarray
-    orderT: np.ndarray = None  # (p, n) C-contiguous transpose of ``order`` (row scans in the kernels)
-    grpT: np.ndarray = None    # (p, n) int32: grpT[j, r] = grp[order[r, j], j], ranks in presorted order
+    orderT: np.ndarray | None = None  # (p, n) C-contiguous transpose of ``order`` (row scans in the kernels)
+    grpT: np.ndarray | None = None    # (p, n) int32: grpT[j, r] = grp[order[r, j], j], ranks in presorted order
 
     @property
     def n(self):
@@ -165,7 +165,22 @@ def _hyperplane_threshold(data, a_scaled: np.ndarray, b_scaled: float, a_orig: n
     return float((lo + hi) / 2)
 
 
-def heap_to_tree(prob: Problem, ntype, feat, thr, coef) -> Tree:
+@dataclass
+class LeafProblem:
+    """What :func:`heap_to_tree` and :func:`refit_leaves` read of a :class:`Problem`: enough to build a tree and fit
+    its leaves without the kernels' presorted arrays (the numba-free fallback tree)."""
+
+    data: PreparedData
+    X: np.ndarray
+    y: np.ndarray
+    loss: str
+
+    @property
+    def p(self) -> int:
+        return self.X.shape[1]
+
+
+def heap_to_tree(prob: Problem | LeafProblem, ntype, feat, thr, coef) -> Tree:
     """Compact the heap arrays into a Tree (original units) with leaf payloads refitted on the training data."""
     data = prob.data
     ntype = np.asarray(ntype)
@@ -188,7 +203,7 @@ def heap_to_tree(prob: Problem, ntype, feat, thr, coef) -> Tree:
     return refit_leaves(tree, prob)
 
 
-def refit_leaves(tree: Tree, prob: Problem) -> Tree:
+def refit_leaves(tree: Tree, prob: Problem | LeafProblem) -> Tree:
     """Set leaf payloads from the training data: class counts + majority label, or mean / median."""
     leaf = tree.apply(prob.X)
     w = prob.data.sample_weight

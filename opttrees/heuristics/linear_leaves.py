@@ -246,31 +246,48 @@ class _Node:
     beta: np.ndarray = field(default_factory=lambda: np.zeros(0))
     coef: np.ndarray | None = None
 
+    # typed views for a branch node, which always has both children (and a hyperplane its coef)
+    @property
+    def lo(self) -> _Node:
+        assert self.left is not None, "a branch node has two children"
+        return self.left
+
+    @property
+    def hi(self) -> _Node:
+        assert self.right is not None, "a branch node has two children"
+        return self.right
+
+    @property
+    def a(self) -> np.ndarray:
+        assert self.coef is not None, "a hyperplane node has coefficients"
+        return self.coef
+
     def go_left(self, X: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """The Tree's routing rule (left iff a·x < b), computed as :meth:`Tree._walk` does."""
         if self.feature >= 0:
             return X[rows, self.feature] < self.threshold
         Xr = X[rows]
-        return np.einsum("ij,ij->i", Xr, np.broadcast_to(self.coef, Xr.shape)) < self.threshold
+        return np.einsum("ij,ij->i", Xr, np.broadcast_to(self.a, Xr.shape)) < self.threshold
 
     def complexity(self) -> int:
         """Splits, or non-zero hyperplane coefficients (as :func:`opttrees.objectives.tree_complexity`)."""
         if self.feature == LEAF:
             return 0
-        own = 1 if self.feature >= 0 else int(np.count_nonzero(self.coef))
-        return own + self.left.complexity() + self.right.complexity()
+        own = 1 if self.feature >= 0 else int(np.count_nonzero(self.a))
+        return own + self.lo.complexity() + self.hi.complexity()
 
-    def nodes(self) -> list:
-        out, stack = [], [self]
+    def nodes(self) -> list[_Node]:
+        out: list[_Node] = []
+        stack = [self]
         while stack:
             u = stack.pop()
             out.append(u)
             if u.feature != LEAF:
-                stack += [u.right, u.left]
+                stack += [u.hi, u.lo]
         return out
 
     def depth(self) -> int:
-        return 0 if self.feature == LEAF else 1 + max(self.left.depth(), self.right.depth())
+        return 0 if self.feature == LEAF else 1 + max(self.lo.depth(), self.hi.depth())
 
 
 class _Search:
@@ -312,11 +329,11 @@ class _Search:
         if node.feature == LEAF:
             return self.leaf_objective(node, rows)
         go_left = node.go_left(self.data.X, rows)
-        left = self.loss(node.left, rows[go_left])
+        left = self.loss(node.lo, rows[go_left])
         if math.isinf(left):
             return math.inf
-        own = 1 if node.feature >= 0 else int(np.count_nonzero(node.coef))
-        return left + self.loss(node.right, rows[~go_left]) + self.alpha * own
+        own = 1 if node.feature >= 0 else int(np.count_nonzero(node.a))
+        return left + self.loss(node.hi, rows[~go_left]) + self.alpha * own
 
     # --- moves
     def thresholds(self, rows: np.ndarray, j: int, values: np.ndarray | None = None) -> np.ndarray:
@@ -377,8 +394,8 @@ class _Search:
         current = self.loss(node, rows)
         best, move = current, None
         leaf = node.feature == LEAF
-        lower = _Node(beta=node.beta.copy()) if leaf else node.left
-        upper = _Node(beta=node.beta.copy()) if leaf else node.right
+        lower = _Node(beta=node.beta.copy()) if leaf else node.lo
+        upper = _Node(beta=node.beta.copy()) if leaf else node.hi
         if depth + max(lower.depth(), upper.depth()) < self.D:
             below = self.alpha * (lower.complexity() + upper.complexity())
             err, arg = self.best_split(lower, upper, rows, below + self.alpha)
@@ -412,7 +429,7 @@ class _Search:
             out[id(u)] = (rows, dep)
             if u.feature != LEAF:
                 go_left = u.go_left(self.data.X, rows)
-                stack += [(u.left, rows[go_left], dep + 1), (u.right, rows[~go_left], dep + 1)]
+                stack += [(u.lo, rows[go_left], dep + 1), (u.hi, rows[~go_left], dep + 1)]
         return out
 
     def run(self, root: _Node, max_passes: int = 1000, deadline=None) -> float:
@@ -468,7 +485,11 @@ def _from_tree(tree: Tree, p: int, hyperplanes: bool) -> _Node:
 
 
 def _to_tree(root: _Node, data: PreparedData, leaf_penalty: float) -> Tree:
-    cl, cr, fe, th, co = [], [], [], [], []
+    cl: list[int] = []
+    cr: list[int] = []
+    fe: list[int] = []
+    th: list[float] = []
+    co: list[np.ndarray] = []
 
     def rec(u):
         k = len(cl)
@@ -483,7 +504,8 @@ def _to_tree(root: _Node, data: PreparedData, leaf_penalty: float) -> Tree:
 
     rec(root)
     hyper = HYPERPLANE in fe
-    skeleton = Tree(cl, cr, fe, th, np.zeros((len(cl), 1)), task="regression", n_features=data.p,
+    skeleton = Tree(np.array(cl), np.array(cr), np.array(fe), np.array(th), np.zeros((len(cl), 1)), task="regression",
+                    n_features=data.p,
                     coef=np.array(co) if hyper else None)
     return linear_leaf_tree(skeleton, data, leaf_penalty)
 

@@ -165,10 +165,8 @@ def fallback_tree(data: PreparedData, max_depth: int, alpha: float = 0.0, min_sa
                   loss: str | None = None) -> Tree:
     """A tree made without numba, for a fit whose kernels are still compiling at its deadline: CART
     (scikit-learn, pruned with ``alpha``) for classification, the root leaf for regression."""
-    from types import SimpleNamespace
-
     from .cart import cart_classifier_tree
-    from .core import default_loss, empty_heap
+    from .core import LeafProblem, default_loss, empty_heap
     loss = loss or default_loss(data)
     if loss == "misclassification":
         try:
@@ -176,7 +174,7 @@ def fallback_tree(data: PreparedData, max_depth: int, alpha: float = 0.0, min_sa
         except Exception:   # pragma: no cover - the root leaf below is always valid
             pass
     y = np.asarray(data.y, dtype=np.int64 if loss == "misclassification" else np.float64)
-    light = SimpleNamespace(data=data, X=np.asarray(data.X, dtype=np.float64), y=y, loss=loss, p=data.p)
+    light = LeafProblem(data, np.asarray(data.X, dtype=np.float64), y, loss)
     return heap_to_tree(light, *empty_heap(0, data.p))
 
 
@@ -305,6 +303,7 @@ def local_search(data: PreparedData, max_depth: int, alpha: float = 0.0, min_sam
     prep = _run_stoppable([setup], 1, deadline, stop, compiling=_setup_cold if cold else None)
     if prep is ABANDONED:
         return _fallback(data, D, alpha, min_samples_leaf, loss)
+    shared: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]   # K.search_arrays: rankT, ogT, XT, row hashes
     prob, shared, moves = prep[0]
     stop[0] = 0   # the search itself always runs restart 0 (stopped at once if the run is already stopped)
     nok = int(prob.featok.sum())

@@ -41,7 +41,7 @@ def _val_node_losses(tree: Tree, prob: Problem, X_val, y_val, pred) -> tuple[np.
     """Validation loss of every node as a leaf (using its training prediction), and the validation size."""
     M = node_membership(tree, X_val).astype(np.float64)
     if prob.loss == "misclassification":
-        classes = np.asarray(prob.data.codec.classes)
+        classes = np.asarray(prob.data.class_labels())
         lab = classes[pred]  # (n_nodes,)
         wrong = (np.asarray(y_val)[:, None] != lab[None, :]).astype(np.float64)
         return (M * wrong).sum(axis=0), float(len(y_val))
@@ -90,6 +90,7 @@ def collapse(tree: Tree, nodes, prob: Problem) -> Tree:
 def prune_to_alpha(tree: Tree, prob: Problem, alpha: float) -> Tree:
     """The pruned subtree optimal for ``alpha`` (ties go to pruning: a split must gain more than alpha)."""
     path = prune_path(tree, prob)
+    assert path.path is not None  # prune_path always records it
     return path.tree_at(path.path.index_at(alpha), prob)
 
 
@@ -103,9 +104,11 @@ def _interval_mid(lo: float, hi: float) -> float:
 def tune_cp(tree: Tree, prob: Problem, X_val, y_val) -> tuple[float, float]:
     """Algorithm 2.5 TUNECP: (alpha, validation error) at the midpoint of the best pruning interval."""
     path = prune_path(tree, prob, X_val, y_val)
-    i = int(np.argmin(path.errors))
+    errors = path.errors
+    assert errors is not None  # validation data given
+    i = int(np.argmin(errors))
     hi = path.alphas[i + 1] if i + 1 < len(path.alphas) else np.inf
-    return _interval_mid(path.alphas[i], hi), float(path.errors[i])
+    return _interval_mid(path.alphas[i], hi), float(errors[i])
 
 
 def batch_tune_cp(trees, prob: Problem, X_val, y_val) -> tuple[float, float]:
@@ -119,6 +122,7 @@ def batch_tune_cp(trees, prob: Problem, X_val, y_val) -> tuple[float, float]:
     f = np.zeros(len(bps))
     for p in paths:
         idx = np.searchsorted(p.alphas, bps + 1e-15, side="right") - 1
+        assert p.errors is not None  # validation data given
         f += p.errors[idx]
     f /= len(paths)
     vbest = float(f.min())

@@ -86,4 +86,5 @@ def tune(train: PreparedData, X_val, y_val, max_depth: int = 10, depths=None, n_
         table.append({"depth": D, "alpha": a, "val_error": v, "train_objective": res.objective})
         if best is None or v < best[2] - 1e-12:
             best = (a, D, v)
+    assert best is not None  # the depth grid is never empty and the first depth always runs
     return TuneResult(best[0], best[1], best[2], table)

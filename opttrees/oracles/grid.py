@@ -12,6 +12,8 @@ source (row 0 = south); first all east edges ``(r, c) -> (r, c+1)`` in vertex or
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..errors import InputError
@@ -49,14 +51,14 @@ class GridShortestPath(DecisionProblem):
         n = C.shape[0]
         R, K = self.rows, self.cols
         dist = np.empty((n, R, K))
-        sec = np.zeros((n, R, K)) if C2 is not None else None
+        sec = np.zeros((n, R, K))   # secondary (C2) distances; read only when C2 is given
         from_east = np.zeros((n, R, K), dtype=bool)   # True: arrived by an east edge from (r, c-1)
         for r in range(R):
             for c in range(K):
                 if r == 0 and c == 0:
                     dist[:, 0, 0] = 0.0
                     continue
-                cand = []
+                cand: list[tuple[np.ndarray, Any]] = []   # (distance, secondary distance or None without C2)
                 if c > 0:
                     e = self.east(r, c - 1)
                     cand.append((dist[:, r, c - 1] + C[:, e], None if C2 is None else sec[:, r, c - 1] + C2[:, e]))

@@ -66,10 +66,10 @@ def encode_treatments(treatment: np.ndarray, treatments=None) -> tuple[np.ndarra
     if treatment.dtype.kind == "f" and not np.isfinite(treatment).all():
         raise InputError("treatment contains NaN/infinite values; every row needs its observed treatment")
     try:
-        seen = np.unique(treatment)
+        uniq = np.unique(treatment)
     except TypeError:
         raise InputError("treatment mixes label types that cannot be ordered (e.g. strings and numbers)") from None
-    seen = [v.item() if isinstance(v, np.generic) else v for v in seen]
+    seen = [v.item() if isinstance(v, np.generic) else v for v in uniq]
     if treatments is None:
         classes = list(seen)
     else:

@@ -104,7 +104,7 @@ class OPTFormulation(Formulation):
         beta = np.zeros((len(S.leaves), K))
         for k_t, t in enumerate(S.leaves):
             rows = heap_leaf == t
-            lab = int(tree.label[node_of_heap[t]]) if rows.any() else -1
+            lab = int(tree._labels()[node_of_heap[t]]) if rows.any() else -1
             for s in range(K):
                 sel = rows & (d.treatment == s)
                 beta[k_t, s] = yc[sel].mean() if sel.any() else 0.0
@@ -114,7 +114,7 @@ class OPTFormulation(Formulation):
         for i in range(d.n):
             for t in S.leaves:
                 m.u[i, t].set_value(float(beta[t - 2 ** S.D, d.treatment[i]]) if t == heap_leaf[i] else 0.0)
-            lab = int(tree.label[node_of_heap[heap_leaf[i]]])
+            lab = int(tree._labels()[node_of_heap[heap_leaf[i]]])
             m.r[i].set_value(float(beta[k_of[i], lab]))
             m.res[i].set_value(float(yc[i] - beta[k_of[i], d.treatment[i]]))
 
@@ -123,7 +123,8 @@ class OPTFormulation(Formulation):
         splits, _ = S.decode(m.tree)
         cl, cr, feat, thr, _ = S.skeleton(splits)
         n_nodes = len(cl)
-        tree = Tree(cl, cr, feat, thr, np.zeros((n_nodes, P.m)), task="prescription",
+        tree = Tree(np.asarray(cl), np.asarray(cr), np.asarray(feat), np.asarray(thr), np.zeros((n_nodes, P.m)),
+                    task="prescription",
                     label=np.zeros(n_nodes, np.int64), classes=list(P.data.classes),
                     feature_names=list(P.data.feature_names), n_features=P.data.p)
         self._model_splits = tree.n_splits

@@ -154,15 +154,16 @@ def local_search_prescriptive(prob: PrescriptiveProblem, max_depth: int, alpha: 
         ntype[0] = K.LEAF
         tree = heap_to_tree(prob, ntype, np.zeros(T, np.int64), np.zeros(T))
         return SearchResult(tree, tree_objective(tree, prob, alpha), np.zeros(0), 0, True, 0)
-    heaps, objs = [], []
+    heaps = []
+    obj_list: list[float] = []
     for out in outs:
         if out is None:
             continue
         NT, FE, TH, OB, done = out
         for r in range(done):
             heaps.append((NT[r], FE[r], TH[r]))
-            objs.append(OB[r] / prob.baseline)
-    objs = np.asarray(objs)
+            obj_list.append(OB[r] / prob.baseline)
+    objs = np.asarray(obj_list)
     order = np.lexsort((np.arange(len(objs)), np.round(objs, 12)))
     tree = heap_to_tree(prob, *heaps[order[0]])
     return SearchResult(tree, tree_objective(tree, prob, alpha), objs[order], len(objs), bool(stop[0]),

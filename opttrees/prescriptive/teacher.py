@@ -139,5 +139,6 @@ def teacher_scores(teacher: str, treatment: np.ndarray, y: np.ndarray, m: int, m
     onehot[np.arange(n), treatment] = 1.0
     if teacher == "ipw":
         return onehot * (y / e_obs)[:, None]
+    assert mu_hat is not None, "the doubly robust teacher needs mu_hat"
     resid = y - mu_hat[np.arange(n), treatment]
     return mu_hat + onehot * (resid / e_obs)[:, None]

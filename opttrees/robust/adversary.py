@@ -77,6 +77,7 @@ class ShiftSet:
         if X.ndim != 2 or X.shape[1] != self.gamma.shape[1]:
             raise InputError(f"X must have {self.gamma.shape[1]} columns for this shift set; got shape {X.shape}")
         from .calibration import check_set_params
+        assert self.lower is not None and self.upper is not None  # filled by __post_init__
         lo = np.where(np.isinf(self.lower), np.nan, self.lower)
         hi = np.where(np.isinf(self.upper), np.nan, self.upper)
         check_set_params(X.shape[1], self.kinds, lo, hi, self.direction, self.groups, X=X, groups_name="groups")
@@ -96,6 +97,8 @@ def path_costs(X: np.ndarray, S: ShiftSet, path: Path, rows=None) -> tuple[np.nd
     ``rows``: which rows of the cost matrix X corresponds to (default all).
     """
     n, F = X.shape
+    # filled by ShiftSet.__post_init__
+    assert S.lower is not None and S.upper is not None and S.direction is not None and S.groups is not None
     G = S.gamma if rows is None else S.gamma[rows]
     free = ~S.in_group
     lo = np.maximum(path.lo, S.lower)[None, :].repeat(n, 0)

@@ -114,7 +114,8 @@ def check_set_params(F: int, kinds=None, lower=None, upper=None, direction=None,
         raise InputError(f"direction must be 0 (two-sided), +1 (increases only) or -1 (decreases only) per "
                          f"feature; direction[{f}] = {d[f]:g}")
     direction = d.astype(int)
-    out_groups, seen = [], set()
+    out_groups: list[list[int]] = []
+    seen: set[int] = set()
     for g in groups or []:
         try:
             raw = list(g)

@@ -133,13 +133,13 @@ def shifted_accuracy(predict, X, y, rho, n_sets: int = 5000, rng=0, batch: int =
     """Worst-case (min) and average accuracy of ``predict`` over ``n_sets`` shifted copies of (X, y)."""
     y = np.asarray(y)
     rng = np.random.default_rng(rng)
-    accs = []
+    batches = []
     done = 0
     while done < n_sets:
         k = min(batch, n_sets - done)
         sets = sample_shifts(X, rho, rng, n_sets=k, **kinds)
         pred = np.asarray(predict(sets.reshape(-1, sets.shape[2]))).reshape(k, -1)
-        accs.append((pred == y[None, :]).mean(axis=1))
+        batches.append((pred == y[None, :]).mean(axis=1))
         done += k
-    accs = np.concatenate(accs)
+    accs = np.concatenate(batches)
     return {"worst": float(accs.min()), "average": float(accs.mean()), "accuracies": accs}

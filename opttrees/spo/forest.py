@@ -40,8 +40,9 @@ def fit_forest(problem, X, C, w, n_estimators=100, max_depth=None, min_samples_l
 
 def forest_mean_cost(trees, X) -> np.ndarray:
     """Average of the trees' predicted (leaf mean) cost vectors."""
-    acc = None
+    acc: np.ndarray | None = None
     for t in trees:
         v = t.value[t.apply(X)]
         acc = v if acc is None else acc + v
+    assert acc is not None, "forest_mean_cost needs at least one tree"
     return acc / len(trees)

@@ -32,9 +32,10 @@ def candidate_thresholds(x: np.ndarray, quantile_step: float | None) -> np.ndarr
     uniq = np.unique(x)
     if len(uniq) < 2:
         return np.zeros(0)
-    nq = math.ceil(1.0 / quantile_step) - 1 if quantile_step and quantile_step > 0 else len(uniq)
-    if nq < len(uniq) - 1:
-        s = np.percentile(uniq, 100.0 * quantile_step * np.arange(1, nq + 1), method="higher")
+    step = quantile_step if quantile_step and quantile_step > 0 else None
+    nq = math.ceil(1.0 / step) - 1 if step is not None else len(uniq)
+    if step is not None and nq < len(uniq) - 1:
+        s = np.percentile(uniq, 100.0 * step * np.arange(1, nq + 1), method="higher")
         s = np.unique(s)
         s = s[s > uniq[0]]
     else:
