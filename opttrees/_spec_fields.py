@@ -20,7 +20,7 @@ FIELDS = json.loads(r"""
   "wine"
  ],
  "default_random_state": 0,
- "fingerprint": "03ea7a8973bb40c119d3d81a259ddef9d1811baebd86b3ae094a4413d2040213",
+ "fingerprint": "329b40b0032aec53b7b35a4e0f3488f48f39ca93fd520065b4ca55f6fcd009b0",
  "missing_policies": [
   "error",
   "drop",

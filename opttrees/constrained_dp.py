@@ -157,7 +157,7 @@ def solve_dp_constrained(constraints, X, y, max_depth: int, min_samples_leaf: in
     best, best_res, stopped, runs = None, None, None, 0
     for S in sets:
         left = deadline.remaining()
-        if Z is not None:
+        if Z is not None and col_feature is not None:
             keep = np.flatnonzero(np.isin(col_feature, S))
             if fair:
                 tree, res = _fair_on_columns(fair, X, y, Z, keep, binarizer, max_depth, min_samples_leaf, alpha,

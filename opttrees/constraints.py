@@ -796,6 +796,7 @@ class MaxFeatures(Constraint):
     """
 
     name = "max_features"
+    k: int
 
     def __init__(self, k: int):
         if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 0:
@@ -828,6 +829,7 @@ class FeatureCost(Constraint):
     """
 
     name = "feature_cost"
+    budget: float
 
     def __init__(self, costs, budget: float):
         if isinstance(budget, bool) or not isinstance(budget, numbers.Real) or not np.isfinite(budget) or budget < 0:

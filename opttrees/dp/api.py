@@ -201,7 +201,7 @@ def run_engine(Xb: np.ndarray, ed: EngineData, max_depth: int, max_num_nodes: in
         nn = min(nmax, (1 << d) - 1)
         ub = best * (1 + 1e-12) + 1e-12 if use_upper_bound else np.inf
         line.update(depth=f"{d}/{D}")
-        out = {}
+        out: dict = {}
 
         def work(d=d, nn=nn, ub=ub, out=out):
             out["c"] = E.search(n, d, nn, ub, hb0, hd0, blk, grp, data, task, ws, hashes, opt, dset, br,
@@ -212,7 +212,7 @@ def run_engine(Xb: np.ndarray, ed: EngineData, max_depth: int, max_num_nodes: in
         if cold and is_cold(E.search):
             th = threading.Thread(target=work, daemon=True)
             th.start()
-            finished = _ThreadDone(th)
+            finished: _ThreadDone | threading.Event = _ThreadDone(th)
         else:
             finished = start_in_worker(work)
         try:

@@ -30,6 +30,7 @@ module imports nothing from the layers above it.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -75,7 +76,7 @@ class DPRun:
     tree: Tree
     result: SolveResult
     objective: float
-    bound: ObjectiveBound | None
+    bound: ObjectiveBound | Callable[[], ObjectiveBound] | None     # a callable: made on demand
     why_no_bound: str = ""
     start_feasible: bool = True
     details: dict = field(default_factory=dict)
@@ -104,7 +105,7 @@ def dp_bound(form, time_limit: float | None = None) -> ObjectiveBound:
     run = dp_for_formulation(form, binarization="midpoints", time_limit=time_limit)
     if run.bound is None:   # pragma: no cover - midpoints always give a bound where a relation exists
         raise InputError(f"objective_bound: {run.why_no_bound}")
-    return run.bound
+    return run.bound() if callable(run.bound) else run.bound
 
 
 def dp_for_formulation(form, binarization: str = "midpoints", n_thresholds: int = 10,
@@ -123,7 +124,7 @@ def dp_for_formulation(form, binarization: str = "midpoints", n_thresholds: int 
                                                              verbose=verbose)
     run.details.setdefault("formulation", type(form).__name__)
     if run.bound is not None and bound:
-        run.bound = run.bound()
+        run.bound = run.bound() if callable(run.bound) else run.bound
     elif run.bound is not None:
         run.bound, run.why_no_bound = None, "not asked for (bound=False)"
     return run

@@ -33,8 +33,8 @@ class EngineData:
     M: np.ndarray                      # (K, K) cost matrix (kind 1), else a 1x1 dummy
     baseline: float                    # L̂
     classes: list | None = None
-    y: np.ndarray | None = None        # encoded labels / targets (for payloads)
-    weights: np.ndarray | None = None
+    y: np.ndarray = field(default_factory=lambda: np.zeros(0))        # encoded labels / targets (payloads)
+    weights: np.ndarray = field(default_factory=lambda: np.zeros(0))  # sample weights
     column_cost: np.ndarray | None = None      # per binary column: full test cost, discounted cost, group
     column_discount: np.ndarray | None = None
     column_group: np.ndarray | None = None
@@ -45,7 +45,10 @@ class ClassificationTask:
     """Weighted misclassification with a constant label per leaf (labels of any type; ties -> lowest class)."""
 
     tree_task = "classification"
-    context_dependent = False
+    @property
+    def context_dependent(self) -> bool:
+        """Whether a leaf's cost depends on its path (feature costs): the engine's caches key on it."""
+        return False
 
     def prepare(self, y, n: int, w: np.ndarray) -> EngineData:
         y = _as_1d(y, n)
@@ -133,7 +136,7 @@ class CostSensitiveTask(ClassificationTask):
             g = list(self.groups)
             if len(g) != n_original:
                 raise InputError(f"groups must have one entry per feature ({n_original}); got {len(g)}")
-            names = {}
+            names: dict = {}
             gid = np.array([-1 if v is None else names.setdefault(v, len(names)) for v in g], np.int64)
         cf = np.asarray(column_feature, np.int64)
         return fc[cf], disc[cf], gid[cf], cf

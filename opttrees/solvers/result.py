@@ -187,6 +187,8 @@ class SolveResult:
     #: what an estimator chose for this solve and why: "start" (the source of the warm start: "dp", "greedy",
     #: "local-search" or None), "bound" ("dp-bound" or None), "why" (e.g. the ``"auto"`` rule's reason)
     plan: dict = field(default_factory=dict)
+    #: a DP's normalisation (its baseline loss L̂), so a bound in its units can be rescaled (DP results only)
+    dp_baseline: float | None = None
 
     def reconcile(self, tree_objective: float, atol: float = 1e-5, rtol: float = 1e-6) -> None:
         """Make the reported objective the returned tree's own (recomputed by routing the data).
