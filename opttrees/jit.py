@@ -9,10 +9,12 @@ from __future__ import annotations
 import inspect
 import logging
 import os
+import threading
 
 log = logging.getLogger("opttrees")
 
 _announced: set[str] = set()
+_worker_lock = threading.Lock()
 
 
 def is_cold(dispatcher, arg: str | None = None, dtype: str | None = None) -> bool:
@@ -90,12 +92,15 @@ ABANDONED = object()
 """What :func:`run_threads` returns when it left kernels compiling in the background at a stop."""
 
 
-def run_threads(tasks, jobs: int, stop, deadline=None, compiling=None, on_poll=None, poll: float = 0.02):
-    """Run ``tasks`` (callables calling numba kernels) on ``jobs`` daemon threads while this thread polls.
+def run_threads(tasks, jobs: int, stop, deadline=None, compiling=None, on_poll=None, poll: float = 0.02,
+                over_memory=None):
+    """Run ``tasks`` (callables calling numba kernels) on ``jobs`` daemon threads while this thread polls: the one
+    "run off the caller's thread, poll for a stop" loop of the package (local search, greedy, both DP searches).
 
-    When the deadline passes or :data:`opttrees.interrupt.STOP` is set (first Ctrl-C), ``stop[0]`` is set:
-    running kernels return their result so far within about one step, and tasks not yet started are skipped
-    (their result is None). Returns the tasks' results in order.
+    When the deadline passes or :data:`opttrees.interrupt.STOP` is set (first Ctrl-C), or ``over_memory()``
+    (optional) says the process has grown too large, ``stop[0]`` is set: running kernels return their result so
+    far within about one step, and tasks not yet started are skipped (their result is None). Returns the tasks'
+    results in order; an exception in a task is re-raised here. ``on_poll()`` runs at every poll (progress).
 
     ``compiling()`` (optional) says whether a kernel the tasks call is still being compiled (e.g.
     ``lambda: is_cold(K.run_restarts)``): a kernel only reads ``stop`` once it runs, and a cold compile can take
@@ -104,9 +109,10 @@ def run_threads(tasks, jobs: int, stop, deadline=None, compiling=None, on_poll=N
     ``stop`` and returns at once) and :data:`ABANDONED` is returned, so the caller can return its fallback at
     the deadline. A second Ctrl-C (KeyboardInterrupt here) stops and joins warm kernels, abandons compiling
     ones, and is re-raised.
-    """
-    import threading
 
+    One warm task on one job runs on a long-lived worker thread (:func:`start_in_worker`): starting a thread per
+    call (several per fit with iterative deepening) cost about as much as a small search.
+    """
     from .interrupt import STOP
 
     tasks = list(tasks)
@@ -129,15 +135,17 @@ def run_threads(tasks, jobs: int, stop, deadline=None, compiling=None, on_poll=N
                 stop[0] = 1
                 return
 
-    threads = [threading.Thread(target=worker, daemon=True, name=f"opttrees-kernel-{k}")
-               for k in range(max(1, min(int(jobs), len(tasks))))]
-    for th in threads:
-        th.start()
+    n_threads = max(1, min(int(jobs), len(tasks)))
+    if n_threads == 1 and not (compiling is not None and compiling()):
+        handles: list = [start_in_worker(worker)]
+    else:
+        handles = [_ThreadDone(threading.Thread(target=worker, daemon=True, name=f"opttrees-kernel-{k}"))
+                   for k in range(n_threads)]
     try:
-        while any(th.is_alive() for th in threads):
-            for th in threads:
-                th.join(poll / len(threads))
+        while not all(h.wait(poll / len(handles)) for h in handles):
             if not stop[0] and (STOP.is_set() or (deadline is not None and deadline.stop())):
+                stop[0] = 1
+            if not stop[0] and over_memory is not None and over_memory():
                 stop[0] = 1
             if stop[0] and not errors and compiling is not None and compiling():
                 return ABANDONED
@@ -146,12 +154,54 @@ def run_threads(tasks, jobs: int, stop, deadline=None, compiling=None, on_poll=N
     except KeyboardInterrupt:
         stop[0] = 1
         if not (compiling is not None and compiling()):
-            for th in threads:
-                th.join()
+            for h in handles:
+                h.wait()
         raise
     if errors:
         raise errors[0]
     return results
+
+
+class _ThreadDone:
+    """A started daemon thread's end as an event-like ``wait(timeout) -> bool``."""
+
+    def __init__(self, th):
+        self.th = th
+        th.start()
+
+    def wait(self, timeout=None) -> bool:
+        self.th.join(timeout)
+        return not self.th.is_alive()
+
+
+_worker: list = []
+
+
+def start_in_worker(fn):
+    """Run ``fn`` on one long-lived daemon thread; the returned event is set when it returns.
+
+    Use it for warm kernels only: a cold compile left running would hold the worker (those get a thread of
+    their own)."""
+    import queue
+
+    with _worker_lock:
+        if not _worker or not _worker[0].is_alive():
+            jobs: queue.Queue = queue.Queue()
+
+            def loop():
+                while True:
+                    job, done = jobs.get()
+                    try:
+                        job()
+                    finally:
+                        done.set()
+
+            th = threading.Thread(target=loop, name="opttrees-kernel-worker", daemon=True)
+            th.start()
+            _worker[:] = [th, jobs]
+    done = threading.Event()
+    _worker[1].put((fn, done))
+    return done
 
 
 def still_compiling_message(what: str, fallback: str) -> str:

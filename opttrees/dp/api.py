@@ -15,7 +15,6 @@ and status "time_limit" / "interrupted". Every speed feature can be switched off
 """
 from __future__ import annotations
 
-import threading
 import time
 import warnings
 from dataclasses import dataclass
@@ -26,13 +25,13 @@ from ..data import _as_2d_float, check_sample_weight
 from ..encoding import Binarizer
 from ..errors import InputError, VerificationError
 from ..interrupt import STOP, Deadline, stop_on_sigint
-from ..jit import announce_compile, is_cold, warn_still_compiling
+from ..jit import ABANDONED, announce_compile, is_cold, run_threads, warn_still_compiling
 from ..progress import ProgressLine
 from ..solvers.result import Incumbent, finish, relative_gap
 from ..tree import LEAF, Tree, heap_topology
 from . import engine as E
 from .memory import check_estimate, check_limit, counts_bytes, fmt_bytes, resident_bytes
-from .common import MAX_DEPTH, _check_task, start_in_worker, _common_checks, _fill_payload, _raw_cost
+from .common import MAX_DEPTH, _check_task, _common_checks, _fill_payload, _raw_cost
 
 __all__ = ["MAX_DEPTH", "check_binary_matrix", "solve_dp", "solve_dp_binary", "solve_dp_columns", "heap_to_tree"]
 from .tasks import EngineData
@@ -50,17 +49,6 @@ class EngineResult:
     counters: dict
     trace: list
     runtime: float
-
-
-class _ThreadDone:
-    """A thread's end as an event-like ``wait(timeout) -> bool``."""
-
-    def __init__(self, th):
-        self.th = th
-
-    def wait(self, timeout=None) -> bool:
-        self.th.join(timeout)
-        return not self.th.is_alive()
 
 
 def check_binary_matrix(Xb, name: str = "Xb") -> np.ndarray:
@@ -201,39 +189,28 @@ def run_engine(Xb: np.ndarray, ed: EngineData, max_depth: int, max_num_nodes: in
         nn = min(nmax, (1 << d) - 1)
         ub = best * (1 + 1e-12) + 1e-12 if use_upper_bound else np.inf
         line.update(depth=f"{d}/{D}")
-        out: dict = {}
-
-        def work(d=d, nn=nn, ub=ub, out=out):
-            out["c"] = E.search(n, d, nn, ub, hb0, hd0, blk, grp, data, task, ws, hashes, opt, dset, br,
+        def work(d=d, nn=nn, ub=ub):
+            E.search(n, d, nn, ub, hb0, hd0, blk, grp, data, task, ws, hashes, opt, dset, br,
                                 stats, stop, root)
 
         if deadline.stop():   # no depth starts past the deadline (the kernel returns at once, with its bound)
             stop[0] = 1
-        if cold and is_cold(E.search):
-            th = threading.Thread(target=work, daemon=True)
-            th.start()
-            finished: _ThreadDone | threading.Event = _ThreadDone(th)
-        else:
-            finished = start_in_worker(work)
+        over = [False]
+
+        def grown(over=over) -> bool:
+            over[0] = resident_bytes() > cap
+            return over[0]
+
         try:
-            while not finished.wait(0.02):
-                line.update(subproblems=int(stats[0]))
-                if not stop[0] and deadline.stop():
-                    stop[0] = 1
-                if not stop[0] and resident_bytes() > cap:
-                    stop[0] = 1
-                    over_memory = True
-                if stop[0] and cold and is_cold(E.search):
-                    # still compiling (the kernel reads stop only once it runs): leave the compile to finish in
-                    # the background (daemon thread, cached for the next run) and return the best tree so far
-                    abandoned = True
-                    break
+            ran = run_threads([work], 1, stop, deadline, compiling=(lambda: is_cold(E.search)) if cold else None,
+                              on_poll=lambda: line.update(subproblems=int(stats[0])), over_memory=grown)
         except KeyboardInterrupt:
-            stop[0] = 1
-            if not (cold and is_cold(E.search)):
-                finished.wait()
             line.close()
             raise
+        over_memory = over_memory or over[0]
+        # still compiling at a stop (the kernel reads stop only once it runs): the compile finishes in the
+        # background (daemon thread, cached for the next run); return the best tree so far
+        abandoned = ran is ABANDONED
         if abandoned:
             termination = "interrupted" if STOP.is_set() else "limit" if over_memory else "time_limit"
             trace.append(Incumbent(time.perf_counter() - t0, best / ed.baseline, bound / ed.baseline,

@@ -2,9 +2,6 @@
 (:mod:`opttrees.dp.continuous`): one wording for every DP entry point's errors, one way to score its tree."""
 from __future__ import annotations
 
-import queue
-import threading
-
 import numpy as np
 
 from ..errors import InputError
@@ -78,34 +75,3 @@ def _check_task(task):
         raise InputError(f"task must be a dynamic-programming task (ClassificationTask, CostSensitiveTask, "
                          f"RegressionTask, ...); got {type(task).__name__}")
     return task
-
-
-_jobs: queue.Queue = queue.Queue()
-_worker: list = []
-_worker_lock = threading.Lock()
-
-
-def _loop():
-    while True:
-        fn, done = _jobs.get()
-        try:
-            fn()
-        finally:
-            done.set()
-
-
-def start_in_worker(fn) -> threading.Event:
-    """Run ``fn`` on one long-lived daemon thread; the event is set when it returns.
-
-    Why: the searches run off the caller's thread so that it can poll the deadline and Ctrl-C, and starting a
-    thread per call (several per fit with iterative deepening) cost about as much as a small search itself.
-    Use it for warm kernels only: a cold compile left running would hold the worker (those get a thread of
-    their own)."""
-    with _worker_lock:
-        if not _worker or not _worker[0].is_alive():
-            th = threading.Thread(target=_loop, name="opttrees-dp-worker", daemon=True)
-            th.start()
-            _worker[:] = [th]
-    done = threading.Event()
-    _jobs.put((fn, done))
-    return done

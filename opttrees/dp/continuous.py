@@ -22,7 +22,6 @@ incumbent (the coarse grid's best) whatever the number of threads, so the result
 """
 from __future__ import annotations
 
-import threading
 import time
 import warnings
 from concurrent.futures import ThreadPoolExecutor
@@ -32,7 +31,7 @@ import numpy as np
 from ..data import _as_2d_float, check_sample_weight
 from ..errors import InputError, VerificationError
 from ..interrupt import STOP, Deadline, stop_on_sigint
-from ..jit import announce_compile, is_cold, warn_still_compiling
+from ..jit import ABANDONED, announce_compile, is_cold, run_threads, warn_still_compiling
 from ..progress import ProgressLine
 from ..solvers.result import Incumbent, finish, relative_gap
 from ..tree import LEAF, Tree
@@ -336,7 +335,6 @@ def search(X, ed, max_depth, max_num_nodes, min_samples_leaf, alpha, deadline, n
     # the same label as the binary engine's line (one "dynamic program" whatever the search); engine=continuous
     line = ProgressLine("dynamic program", enabled=bool(verbose), time_limit=deadline.remaining())
     line.update(engine="continuous", depth=f"{D}/{D}")
-    over_memory = False
     state = {"best": best, "tree": None, "bound": 0.0, "phase": "start"}
     best_tree = None
 
@@ -414,39 +412,24 @@ def search(X, ed, max_depth, max_num_nodes, min_samples_leaf, alpha, deadline, n
     if cold:
         announce_compile("continuous dynamic program", K.solve_d2, "about a minute on 2 cores; counted in the time "
                          "limit")
-    out: dict = {}
+    over = [False]
 
-    def guarded():
-        try:
-            work()
-        except BaseException as e:   # re-raised in the caller's thread
-            out["error"] = e
+    def grown() -> bool:
+        over[0] = resident_bytes() > cap
+        return over[0]
 
-    th = threading.Thread(target=guarded, daemon=True)
-    abandoned = False
+    def tick():
+        line.update(phase=state["phase"], subproblems=prob.evaluations, best=state["best"] / ed.baseline,
+                    bound=state["bound"] / ed.baseline)
+
     with stop_on_sigint():
-        th.start()
         try:
-            while th.is_alive():
-                th.join(0.02)
-                line.update(phase=state["phase"], subproblems=prob.evaluations, best=state["best"] / ed.baseline,
-                            bound=state["bound"] / ed.baseline)
-                if not stop[0] and (deadline.stop() or STOP.is_set()):
-                    stop[0] = 1
-                if not stop[0] and resident_bytes() > cap:
-                    stop[0] = 1
-                    over_memory = True
-                if stop[0] and cold and is_cold(K.solve_d2):
-                    abandoned = True
-                    break
-        except KeyboardInterrupt:
-            stop[0] = 1
-            th.join()
+            ran = run_threads([work], 1, stop, deadline, compiling=(lambda: is_cold(K.solve_d2)) if cold else None,
+                              on_poll=tick, over_memory=grown)
+        except BaseException:
             line.close()
             raise
-    if "error" in out:
-        line.close()
-        raise out["error"]
+    abandoned, over_memory = ran is ABANDONED, over[0]
     if abandoned:
         warn_still_compiling("continuous dynamic program", "the root leaf with lower bound 0", stacklevel=4)
         best, best_tree, bnd = leaf, None, 0.0
