@@ -40,6 +40,8 @@ NOTIONS = {
     "equalized_odds": lambda d: C.EqualizedOdds("sex", d),
 }
 DELTAS = [0.0, 0.02, 0.05, 0.1]
+#: feature budgets (the "delta" column holds k): solved by the DP over maximal feature sets
+BUDGETS = {"max_features": lambda k: C.MaxFeatures(int(k))}
 
 
 def make_adult_like(n: int = 500, seed: int = 0) -> pd.DataFrame:
@@ -69,7 +71,7 @@ def gaps(clf, X, y) -> dict:
 def run(method: str, depth: int, notion: str | None, delta: float | None, data, limit: float,
         binarization: str = "midpoints", n_thresholds: int = 10) -> dict:
     Xtr, ytr, Xte, yte = data
-    cons = None if notion is None else [NOTIONS[notion](delta)]
+    cons = None if notion is None else [BUDGETS[notion](delta) if notion in BUDGETS else NOTIONS[notion](delta)]
     if method == "dp":
         clf = OptimalTreeClassifier(method="dp", max_depth=depth, binarization=binarization,
                                     n_thresholds=n_thresholds, constraints=cons, time_limit=limit)
@@ -85,7 +87,7 @@ def run(method: str, depth: int, notion: str | None, delta: float | None, data, 
     secs = time.perf_counter() - t0
     res = clf.solve_result_
     g_tr, g_te = gaps(clf, Xtr, ytr), gaps(clf, Xte, yte)
-    key = notion or "statistical_parity"
+    key = notion if notion in NOTIONS else "statistical_parity"
     if method == "dp" and binarization != "midpoints":
         method = f"dp-{binarization}{n_thresholds}"
     return {"method": method, "depth": depth, "notion": notion or "none", "delta": delta,
@@ -106,6 +108,7 @@ def main():
     ap.add_argument("--n", type=int, default=500)
     ap.add_argument("--depth3", nargs="*", default=[], help="notions to run at depth 3 (delta 0.05 only)")
     ap.add_argument("--depth3-limit", type=float, default=300.0)
+    ap.add_argument("--budgets", type=int, nargs="*", default=[], help="depths for MaxFeatures(k), k = 1, 2, 3")
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -129,6 +132,12 @@ def main():
                                     else args.limit))
                     print({k: rows[-1][k] for k in ("method", "depth", "notion", "delta", "train_acc", "train_gap",
                                                     "status", "seconds")}, flush=True)
+    for depth in args.budgets:       # feature budgets: the DP over maximal feature sets, and the MIO it starts
+        for k in (1, 2, 3):
+            for method in ("mio", "dp"):
+                rows.append(run(method, depth, "max_features", k, data, args.limit))
+                print({k2: rows[-1][k2] for k2 in ("method", "depth", "notion", "delta", "train_acc", "status",
+                                                   "seconds")}, flush=True)
     for notion in args.depth3:    # depth 3: the Python Pareto DP over every midpoint is slow; quantiles too
         for method, kw in (("mio", {}), ("dp", {}), ("dp", {"binarization": "quantile", "n_thresholds": 3})):
             rows.append(run(method, 3, notion, 0.05, data, args.depth3_limit, **kw))

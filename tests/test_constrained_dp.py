@@ -202,3 +202,23 @@ def test_constrained_dp_time_limit_returns_a_feasible_tree():
         clf.fit(X, y)
     assert clf.solve_result_.status in ("time_limit", "optimal")
     assert clf.constraint_report(X, y)["equalized_odds"]["satisfied"]
+
+
+@pytest.mark.parametrize("make", [lambda: C.StatisticalParity("g", 0.15), lambda: C.EqualOpportunity("g", 0.05)])
+def test_three_groups_dp_equals_brute_force_and_mio(make):
+    """A protected column with three groups: every pair of groups is bounded; DP = brute force = MIO."""
+    rng = np.random.default_rng(7)
+    n = 18
+    g = np.arange(n) % 3
+    x0 = rng.integers(0, 3, n)
+    x1 = (rng.integers(0, 3, n) + g) % 3
+    y = ((x0 + (g == 2) + rng.integers(0, 2, n)) >= 2).astype(int)
+    X = pd.DataFrame({"x0": x0, "x1": x1, "g": g}).astype(float)
+    best = brute(X, y, [make()], [0, 1])
+    assert best > brute(X, y, [], [0, 1])          # the constraint binds
+    dp = OptimalTreeClassifier(method="dp", max_depth=2, constraints=[make()]).fit(X, y)
+    mio = OptimalTreeClassifier(max_depth=2, time_limit=120, constraints=[make()]).fit(X, y)
+    assert errors(dp, X, y) == best == errors(mio, X, y)
+    assert mio.solve_result_.proven_optimal
+    name = make().name
+    assert dp.constraint_values_[name] <= make().delta + 1e-9
