@@ -17,20 +17,13 @@ from opttrees.errors import InputError
 from opttrees.estimators import FlowOCTClassifier
 
 from bruteforce import best_constrained_classifier
+from cases import tiny_classification
 
 NAMES = ["x0", "x1", "g"]
 
 
 def tiny(seed: int, n: int = 14):
-    """Binary labels, two 3-valued features and a binary group column correlated with the label."""
-    rng = np.random.default_rng(seed)
-    g = rng.integers(0, 2, n)
-    x0 = rng.integers(0, 3, n)
-    x1 = (rng.integers(0, 3, n) + g) % 3
-    y = ((x0 + g + rng.integers(0, 2, n)) >= 2).astype(int)
-    if len(np.unique(y)) < 2:
-        y[0] = 1 - y[0]
-    return pd.DataFrame({"x0": x0, "x1": x1, "g": g}).astype(float), y
+    return tiny_classification(seed, n)
 
 
 def brute(X, y, cons, features=None):

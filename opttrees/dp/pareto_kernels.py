@@ -17,29 +17,10 @@ import numpy as np
 from numba import njit
 
 
-@njit(cache=True, nogil=True)
 def nondominated_sorted(V, tol):
     """Indices of the rows of ``V`` (already sorted so that a dominating row comes first) not dominated by an
     earlier kept row (component-wise <=, within ``tol``); duplicates keep their first copy."""
-    n, q = V.shape
-    keep = np.empty(n, np.int64)
-    k = 0
-    for i in range(n):
-        dominated = False
-        for jj in range(k):
-            j = keep[jj]
-            ok = True
-            for c in range(q):
-                if V[j, c] > V[i, c] + tol:
-                    ok = False
-                    break
-            if ok:
-                dominated = True
-                break
-        if not dominated:
-            keep[k] = i
-            k += 1
-    return keep[:k]
+    return nondominated_grouped(V, np.array([0, V.shape[0]], np.int64), tol)
 
 
 @njit(cache=True, nogil=True)
