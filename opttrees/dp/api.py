@@ -74,6 +74,47 @@ def _useful_columns(Xb: np.ndarray, dedupe: bool):
     return keep
 
 
+def _hashes(n: int, m: int, seed) -> tuple:
+    """Random odd row keys (two independent sums identify a row subset) and per-column keys for the caches."""
+    rng = np.random.default_rng(seed)
+    return (rng.integers(0, 2 ** 63, n, dtype=np.uint64) * np.uint64(2) + np.uint64(1),
+            rng.integers(0, 2 ** 63, n, dtype=np.uint64) * np.uint64(2) + np.uint64(1),
+            rng.integers(0, 2 ** 63, (max(m, 1), 2), dtype=np.uint64),
+            rng.integers(0, 2 ** 63, (max(m, 1), 2), dtype=np.uint64))
+
+
+def _column_costs(column_costs, cols, m: int) -> tuple:
+    """Per useful column: full test cost, discounted cost, cost group and feature block (zeros without costs)."""
+    if column_costs is None:
+        return (np.zeros(max(m, 1)), np.zeros(max(m, 1)), np.full(max(m, 1), -1, np.int64),
+                np.arange(max(m, 1), dtype=np.int64))
+    fc, fd, fg, fb = (np.asarray(a)[cols] for a in column_costs)
+    return fc.astype(np.float64), fd.astype(np.float64), fg.astype(np.int64), fb.astype(np.int64)
+
+
+def _rebuild(root, size, d, nn, *engine) -> np.ndarray:
+    """The heap of the tree the search's root entry describes, from the caches."""
+    heap = np.full(size, -2, np.int64)
+    entry = (float(root[0]), float(root[0]), int(root[1]), int(root[2]), int(root[4]), int(root[5]), int(root[6]))
+    dn = E._norm(d, nn)
+    n, hb0, data, ws, hashes, opt, dset, br = engine
+    if not E.rebuild(n, dn[0], dn[1], entry, hb0, data, ws, hashes, opt, dset, br, heap):
+        raise VerificationError("dynamic program: a cache entry of the optimal tree is missing")
+    return heap
+
+
+def _workspace(n, m, SA, D, n_slots, n_sim, use_depth_two, use_sim, worst) -> tuple:
+    """The engine's scratch arrays (depth-two counts, row marks, per-depth row lists, similarity-bound slots)."""
+    mm = m if use_depth_two else 1
+    ws = (np.zeros((n_slots, SA, mm, mm)), np.zeros((n_slots, n), np.int64), np.full(n_slots, -1, np.int64),
+          np.zeros((n_slots, n), np.uint8), np.zeros(n_slots + 1, np.int64), np.zeros(n, np.uint8),
+          np.zeros((D + 2, 2, n), np.int64), np.zeros((8, mm)), worst,
+          np.zeros((D + 2, n_sim, n if use_sim else 1), np.int64), np.zeros((D + 2, n_sim), np.int64),
+          np.full((D + 2, n_sim, 32), np.inf), np.zeros((D + 2, n_sim, 2), np.uint64), np.zeros(D + 2, np.int64))
+    ws[6][0, 0, :] = np.arange(n)
+    return ws
+
+
 def run_engine(Xb: np.ndarray, ed: EngineData, max_depth: int, max_num_nodes: int | None, min_samples_leaf: int,
                alpha: float, deadline: Deadline, column_costs=None, use_dataset_cache: bool = True,
                use_branch_cache: bool = False, use_depth_two: bool = True, use_upper_bound: bool = True,
@@ -105,20 +146,9 @@ def run_engine(Xb: np.ndarray, ed: EngineData, max_depth: int, max_num_nodes: in
                          "use fewer thresholds (n_thresholds) or use_depth_two=False")
     cap = check_limit(memory_limit)
     check_estimate(n, m, SA, D, cap, use_depth_two)
-    rng = np.random.default_rng(seed)
-    hashes = (rng.integers(0, 2 ** 63, n, dtype=np.uint64) * np.uint64(2) + np.uint64(1),
-              rng.integers(0, 2 ** 63, n, dtype=np.uint64) * np.uint64(2) + np.uint64(1),
-              rng.integers(0, 2 ** 63, (max(m, 1), 2), dtype=np.uint64),
-              rng.integers(0, 2 ** 63, (max(m, 1), 2), dtype=np.uint64))
+    hashes = _hashes(n, m, seed)
     pen = alpha * ed.baseline
-    if has_fc:
-        fc, fd, fg, fb = (np.asarray(a)[cols] for a in column_costs)
-        fc, fd = fc.astype(np.float64), fd.astype(np.float64)
-        fg, fb = fg.astype(np.int64), fb.astype(np.int64)
-    else:
-        fc = fd = np.zeros(max(m, 1))
-        fg = np.full(max(m, 1), -1, np.int64)
-        fb = np.arange(max(m, 1), dtype=np.int64)
+    fc, fd, fg, fb = _column_costs(column_costs if has_fc else None, cols, m)
     task = (np.int64(ed.kind), np.int64(ed.K), np.ascontiguousarray(ed.M, dtype=np.float64), float(pen), fc, fd, fb, fg)
     data = (XT, rowptr, rowfeat, np.ascontiguousarray(ed.Z, dtype=np.float64), ed.lab.astype(np.int64))
     n_slots = 2
@@ -130,28 +160,14 @@ def run_engine(Xb: np.ndarray, ed: EngineData, max_depth: int, max_num_nodes: in
         worst = ed.weights * ed.M.max(axis=1)[ed.lab]
     else:
         worst = ed.weights.astype(np.float64).copy()
-    mm = m if use_depth_two else 1
-    ws = (np.zeros((n_slots, SA, mm, mm)), np.zeros((n_slots, n), np.int64), np.full(n_slots, -1, np.int64),
-          np.zeros((n_slots, n), np.uint8), np.zeros(n_slots + 1, np.int64), np.zeros(n, np.uint8),
-          np.zeros((D + 2, 2, n), np.int64), np.zeros((8, mm)), worst,
-          np.zeros((D + 2, n_sim, n if use_sim else 1), np.int64), np.zeros((D + 2, n_sim), np.int64),
-          np.full((D + 2, n_sim, 32), np.inf), np.zeros((D + 2, n_sim, 2), np.uint64), np.zeros(D + 2, np.int64))
-    ws[6][0, 0, :] = np.arange(n)
+    ws = _workspace(n, m, SA, D, n_slots, n_sim, use_depth_two, use_sim, worst)
     opt = np.zeros(E.N_OPTS, np.int64)
-    ctx_dep = has_fc
-    opt[E.O_USE_DATASET] = int(use_dataset_cache and not ctx_dep)
-    opt[E.O_USE_BRANCH] = int(use_branch_cache or (use_dataset_cache and ctx_dep))
-    opt[E.O_USE_D2] = int(use_depth_two)
-    opt[E.O_USE_UB] = int(use_upper_bound)
-    opt[E.O_USE_LB] = int(use_lower_bound)
-    opt[E.O_USE_SIM] = int(use_sim)
-    opt[E.O_MINLEAF] = int(min_samples_leaf)
-    opt[E.O_KIND] = ed.kind
-    opt[E.O_K] = ed.K
-    opt[E.O_HAS_FCOST] = int(has_fc)
-    opt[E.O_HAS_COUNT] = int(has_count)
-    opt[E.O_ONEHOT] = int(ed.onehot)
-    opt[E.O_S] = S
+    for slot, value in ((E.O_USE_DATASET, use_dataset_cache and not has_fc),   # path costs: no dataset cache
+                        (E.O_USE_BRANCH, use_branch_cache or (use_dataset_cache and has_fc)),
+                        (E.O_USE_D2, use_depth_two), (E.O_USE_UB, use_upper_bound), (E.O_USE_LB, use_lower_bound),
+                        (E.O_USE_SIM, use_sim), (E.O_MINLEAF, min_samples_leaf), (E.O_KIND, ed.kind), (E.O_K, ed.K),
+                        (E.O_HAS_FCOST, has_fc), (E.O_HAS_COUNT, has_count), (E.O_ONEHOT, ed.onehot), (E.O_S, S)):
+        opt[slot] = int(value)
     dset, br = E.new_cache(), E.new_cache()   # built in numba (a typed Dict made from Python costs ~1.5 ms)
     stats = np.zeros(E.N_COUNTERS, np.int64)
     stop = np.zeros(1, np.int64)
@@ -221,14 +237,7 @@ def run_engine(Xb: np.ndarray, ed: EngineData, max_depth: int, max_num_nodes: in
         stopped = bool(stop[0])
         rc = root[0]
         if root[1] >= 0 and rc < best * (1 - 1e-12) - 1e-12 or (not use_upper_bound and rc < best - 1e-12):
-            heap = np.full(size, -2, np.int64)
-            entry = (float(root[0]), float(root[0]), int(root[1]), int(root[2]), int(root[4]), int(root[5]),
-                     int(root[6]))
-            dn = E._norm(d, nn)
-            ok = E.rebuild(n, dn[0], dn[1], entry, hb0, data, ws, hashes, opt, dset, br, heap)
-            if not ok:
-                raise VerificationError("dynamic program: a cache entry of the optimal tree is missing")
-            best_heap = heap
+            best_heap = _rebuild(root, size, d, nn, n, hb0, data, ws, hashes, opt, dset, br)
             best = rc
         elif rc < best and root[1] < 0:
             best = rc
@@ -252,13 +261,18 @@ def run_engine(Xb: np.ndarray, ed: EngineData, max_depth: int, max_num_nodes: in
     heap = best_heap.copy()
     split = heap >= 0
     heap[split] = cols[heap[split]]
-    counters = {"subproblems": int(stats[E.N_SUBPROBLEMS]), "cache_hits": int(stats[E.N_CACHE_HITS]),
-                "depth_two_calls": int(stats[E.N_D2_CALLS]), "bound_prunes": int(stats[E.N_BOUND_PRUNES]),
-                "depth_two_incremental": int(stats[E.N_D2_INCREMENTAL]),
-                "similarity_prunes": int(stats[E.N_SIM_PRUNES]),
-                # len() of a typed Dict compiles (and would wait for a compile left running in the background)
-                "cache_entries": 0 if abandoned else len(dset) + len(br), "binary_columns": int(m), "memory_limit": bool(over_memory)}
+    counters = _counters(stats, 0 if abandoned else None, dset, br, m, over_memory)
     return EngineResult(heap, float(best), float(bound), termination, counters, trace, time.perf_counter() - t0)
+
+
+def _counters(stats, entries, dset, br, m, over_memory) -> dict:
+    """The engine's counters; ``entries`` None: count the caches (len() of a typed Dict compiles, and would
+    wait for a compile left running in the background, so an abandoned run passes 0)."""
+    return {"subproblems": int(stats[E.N_SUBPROBLEMS]), "cache_hits": int(stats[E.N_CACHE_HITS]),
+            "depth_two_calls": int(stats[E.N_D2_CALLS]), "bound_prunes": int(stats[E.N_BOUND_PRUNES]),
+            "depth_two_incremental": int(stats[E.N_D2_INCREMENTAL]), "similarity_prunes": int(stats[E.N_SIM_PRUNES]),
+            "cache_entries": len(dset) + len(br) if entries is None else entries, "binary_columns": int(m),
+            "memory_limit": bool(over_memory)}
 
 
 def heap_to_tree(heap: np.ndarray, decode, n_features: int, tree_task: str, classes=None, feature_names=None) -> Tree:

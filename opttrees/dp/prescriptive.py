@@ -60,6 +60,21 @@ def _shifted(prob: PrescriptiveProblem):
                      "(linear counterfactuals) is by local search only")
 
 
+def _verified_tree(heap, binarizer, keep, prob, a, searched: float):
+    """The heap's tree in original units and its objective, which must be what the search reported."""
+    ntype = np.where(heap >= 0, 2, np.where(heap == -1, 1, 0)).astype(np.int8)
+    thr = np.zeros(len(heap))
+    feat_orig = np.zeros(len(heap), np.int64)
+    for u in np.nonzero(heap >= 0)[0]:
+        feat_orig[u], thr[u] = binarizer.decode(int(keep[heap[u]]))
+    tree = heap_to_tree(prob, ntype, feat_orig, thr)
+    objective = tree_objective(tree, prob, a)
+    if abs(objective - searched) > 1e-7 * max(1.0, abs(objective)):
+        raise VerificationError(f"prescriptive DP: the returned tree scores {objective:.12g} but the search reported "
+                                f"{searched:.12g}")
+    return tree, objective
+
+
 def solve_dp_prescriptive(prob: PrescriptiveProblem, max_depth: int = 2, alpha: float = 0.0,
                           binarization: str = "quantile", n_thresholds: int = 10, binarizer: Binarizer | None = None,
                           time_limit: float | None = None, verbose=False):
@@ -191,18 +206,7 @@ def solve_dp_prescriptive(prob: PrescriptiveProblem, max_depth: int = 2, alpha: 
         except _Stopped:
             termination = "interrupted" if STOP.is_set() else "time_limit"
         line.update(status=termination)
-    ntype = np.where(heap >= 0, 2, np.where(heap == -1, 1, 0)).astype(np.int8)
-    thr = np.zeros(len(heap))
-    feat_orig = np.zeros(len(heap), np.int64)
-    for u in np.nonzero(heap >= 0)[0]:
-        j, t = binarizer.decode(int(keep[heap[u]]))
-        feat_orig[u], thr[u] = j, t
-    tree = heap_to_tree(prob, ntype, feat_orig, thr)
-    objective = tree_objective(tree, prob, a)
-    searched = (best_cost + const) / prob.baseline
-    if abs(objective - searched) > 1e-7 * max(1.0, abs(objective)):
-        raise VerificationError(f"prescriptive DP: the returned tree scores {objective:.12g} but the search reported "
-                                f"{searched:.12g}")
+    tree, objective = _verified_tree(heap, binarizer, keep, prob, a, (best_cost + const) / prob.baseline)
     runtime = time.perf_counter() - t0
     bound = objective if termination == "optimal" else -np.inf
     counters["incumbent_depth"] = depth_done
