@@ -119,17 +119,19 @@ def fair_dp_depth(data, binarizer, max_depth: int, seconds: float) -> int:
 
 def solve_dp_constrained(constraints, X, y, max_depth: int, min_samples_leaf: int = 1, alpha: float = 0.0,
                          sample_weight=None, time_limit=None, feature_names=None, binarizer=None,
-                         binarization: str = "midpoints", n_thresholds: int = 10, n_jobs: int = 1):
-    """The optimal classification tree under ``constraints`` (bound to the training data; :func:`dp_solvable`):
-    (Tree in X's units, SolveResult). Objective: weighted errors / baseline errors + ``alpha`` per split, the
-    estimators' own. With a time limit or Ctrl-C: the best tree found so far (no bound).
+                         binarization: str = "midpoints", n_thresholds: int = 10, n_jobs: int = 1,
+                         regression: bool = False):
+    """The optimal tree under ``constraints`` (bound to the training data; :func:`dp_solvable`): (Tree in X's
+    units, SolveResult). Objective: weighted errors (squared error with ``regression=True``, feature budgets
+    only) / the root leaf's loss + ``alpha`` per split, the estimators' own. With a time limit or Ctrl-C: the
+    best tree found so far (no bound).
 
     Splits: a fitted ``binarizer``'s columns (a model's own split set), else ``binarization``: "midpoints",
     "exact" or "auto" (every midpoint; feature sets without fairness use :func:`opttrees.dp.solve_dp`'s fastest
     exact engine) or "quantile" (``n_thresholds`` per feature).
     """
     from .dp.api import solve_dp, solve_dp_columns
-    from .dp.tasks import ClassificationTask
+    from .dp.tasks import ClassificationTask, RegressionTask
     from .encoding import Binarizer
 
     if not dp_solvable(constraints):
@@ -140,6 +142,9 @@ def solve_dp_constrained(constraints, X, y, max_depth: int, min_samples_leaf: in
     X = np.asarray(X, dtype=np.float64)
     n, p = X.shape
     fair = [c for c in constraints if isinstance(c, FAIRNESS)]
+    if regression and fair:
+        raise InputError("group fairness constraints need classification")
+    new_task = RegressionTask if regression else ClassificationTask
     exact = binarization != "quantile"
     if binarizer is None and fair:
         binarizer = Binarizer("midpoints" if exact else "quantile", int(n_thresholds)).fit(X)
@@ -164,19 +169,19 @@ def solve_dp_constrained(constraints, X, y, max_depth: int, min_samples_leaf: in
                                              sample_weight, left)
             else:
                 Zk, decode = _columns_or_leaf(Z, keep, binarizer, n)
-                tree, res = solve_dp_columns(Zk, X, decode, y, task=ClassificationTask(),
+                tree, res = solve_dp_columns(Zk, X, decode, y, task=new_task(),
                                              max_depth=max_depth if len(keep) else 0,
                                              min_samples_leaf=min_samples_leaf, alpha=alpha,
                                              sample_weight=sample_weight, time_limit=left)
         elif S:
-            tree, res = solve_dp(X[:, S], y, ClassificationTask(), max_depth, None, min_samples_leaf, alpha,
+            tree, res = solve_dp(X[:, S], y, new_task(), max_depth, None, min_samples_leaf, alpha,
                                  sample_weight, "auto" if exact else "quantile", int(n_thresholds), left,
                                  n_jobs=n_jobs)
             for k in range(tree.n_nodes):
                 if not tree.is_leaf(k):
                     tree.feature[k] = S[int(tree.feature[k])]
         else:      # no feature allowed: the best single leaf (depth 0 over a placeholder column)
-            tree, res = solve_dp(X[:, :1] * 0, y, ClassificationTask(), 0, None, min_samples_leaf, alpha,
+            tree, res = solve_dp(X[:, :1] * 0, y, new_task(), 0, None, min_samples_leaf, alpha,
                                  sample_weight, "quantile", 1, left)
         runs += 1
         if best_res is None or res.objective < best_res.objective - 1e-12:

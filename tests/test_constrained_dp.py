@@ -215,3 +215,24 @@ def test_three_groups_dp_equals_brute_force_and_mio(make):
     assert mio.solve_result_.proven_optimal
     name = make().name
     assert dp.constraint_values_[name] <= make().delta + 1e-9
+
+
+@pytest.mark.parametrize("make", [lambda: C.MaxFeatures(1), lambda: C.FeatureCost([2.0, 1.0], 1.5),
+                                  lambda: C.ForbidFeatures(["x1"])])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_regressor_dp_feature_budgets_equal_mio(make, seed):
+    """Squared-error regression under a feature budget: the DP over maximal feature sets = the ORT MIO (SCIP),
+    and the budget binds (the unconstrained optimum is better)."""
+    from cases import tiny_regression
+
+    from opttrees import OptimalTreeRegressor
+
+    X, y = tiny_regression(seed, n=14)
+    dp = OptimalTreeRegressor(method="dp", max_depth=2, constraints=[make()]).fit(X, y)
+    mio = OptimalTreeRegressor(method="mio", solver="scip", max_depth=2, time_limit=120,
+                               constraints=[make()]).fit(X, y)
+    free = OptimalTreeRegressor(method="dp", max_depth=2).fit(X, y)
+    assert dp.solve_result_.status == "optimal" and mio.solve_result_.proven_optimal
+    assert dp.objective_ == pytest.approx(mio.objective_, rel=1e-6, abs=1e-9)
+    assert free.objective_ < dp.objective_ - 1e-9
+    assert all(v["satisfied"] for v in dp.constraint_report(X, y).values())

@@ -37,7 +37,9 @@ CONSTRAINT_RULES = {"constraints": [NONE, Satisfies(lambda v: C.check_constraint
 HONOUR_CLASSIFICATION = ("OptimalTreeClassifier(method='mio'), FlowOCTClassifier and BendersOCTClassifier (and "
                          "OptimalTreeClassifier(method='dp') for the five group-fairness notions and the feature budgets "
                          "max_features, feature_cost and forbid_features at every depth)")
-HONOUR_REGRESSION = "OptimalTreeRegressor(method='mio') with leaf_model='constant' and split_type='parallel'"
+HONOUR_REGRESSION = ("OptimalTreeRegressor(method='mio') with leaf_model='constant' and split_type='parallel' "
+                     "(and OptimalTreeRegressor(method='dp') for the feature budgets max_features, feature_cost and "
+                     "forbid_features at every depth)")
 
 
 def bind(est, data, can: bool, why: str = "") -> list:

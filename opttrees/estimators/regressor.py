@@ -15,6 +15,8 @@ from ..formulations.ort import ORT
 from ..formulations.ort_linear import ORTLinear
 from ..params import NONE, Interval, Options
 from .base import OptTreesEstimator, SolverMixin, warm_start_rules
+from .. import constrained_dp as CDP
+from .. import constraints as C
 from .constrained import CONSTRAINT_RULES, ConstrainedMixin, ConstraintContext, bind, own_objective, verify
 from .common import check_X_fitted, encode_categories, finish_fit, record_display_bounds, root_leaf
 from .classifier import DP_RULES, MARGIN_RULES, fit_dp_tree
@@ -227,9 +229,12 @@ class OptimalTreeRegressor(ConstrainedMixin, RegressorMixin, SolverMixin, OptTre
                 X, encoding = encode_categories(X)
                 data = prepare(X, y, task="regression", sample_weight=sample_weight,
                                min_samples_leaf=self.min_samples_leaf)
-                cons = bind(self, data, self.method == "mio" and not linear and self.split_type == "parallel",
-                            f"by method={self.method!r}, leaf_model={self.leaf_model!r}, "
-                            f"split_type={self.split_type!r}")
+                by_dp = (self.method == "dp" and not linear
+                         and CDP.dp_solvable(C.check_constraints(self.constraints)))
+                cons = bind(self, data, (self.method == "mio" and not linear and self.split_type == "parallel")
+                            or by_dp, f"by method={self.method!r}, leaf_model={self.leaf_model!r}, "
+                            f"split_type={self.split_type!r}"
+                            + (" (the DP solves feature budgets only)" if self.method == "dp" else ""))
                 prob0 = make_problem(data, self.loss)
                 self._ctx = ConstraintContext(self, cons, data, lambda t: refit_leaves(t, prob0),
                                               own_objective(prob0, float(self.alpha))) if cons else None
@@ -241,6 +246,18 @@ class OptimalTreeRegressor(ConstrainedMixin, RegressorMixin, SolverMixin, OptTre
                             else self._linear_local_search(data, ctl, ctl.deadline))
                 if self.method != "mio":
                     warn_time_limit(self, ctl, "the local search (best of the restarts completed)")
+            elif self.method == "dp" and cons:
+                if self.max_num_nodes is not None:
+                    raise InputError("max_num_nodes cannot be combined with constraints (the constrained DP bounds "
+                                     "the depth only)")
+                with ctl.stage("dp"):
+                    tree, self.solve_result_ = CDP.solve_dp_constrained(
+                        cons, data.X, data.y, int(self.max_depth), int(self.min_samples_leaf), float(self.alpha),
+                        data.sample_weight, ctl.remaining(), data.feature_names, binarization=self.binarization,
+                        n_thresholds=int(self.n_thresholds), regression=True)
+                if self.solve_result_.status != "optimal":
+                    ctl.mark_cut_short("dp")
+                warn_time_limit(self, ctl, "the dynamic program (best tree so far)")
             elif self.method == "dp":
                 tree, self.solve_result_ = fit_dp_tree(self, data, ctl, self.max_num_nodes)
                 warn_time_limit(self, ctl, "the dynamic program (best tree so far, see solve_result_.bound)")
