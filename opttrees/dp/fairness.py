@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..data import LabelCodec, _as_1d
 from ..errors import InputError
 from .pareto import _ParetoTask
 
@@ -44,17 +43,8 @@ class GroupFairnessTask(_ParetoTask):
         self.alpha = float(alpha)
 
     def prepare(self, y, n, w):
-        y = _as_1d(y, n)
-        codec = LabelCodec.fit(y)
-        if len(codec.classes) != 2:
-            raise InputError(f"group fairness needs two labels; y has {len(codec.classes)}")
-        pos = codec.classes[-1] if self.positive is None else self.positive
-        if pos not in list(codec.classes):
-            raise InputError(f"positive={pos!r} is not a label of y ({list(codec.classes)})")
-        self.classes = list(codec.classes)
-        code = codec.encode(y)
-        self.code, self.w = code, w
-        one = list(codec.classes).index(pos)
+        y, one = self._binary_labels(y, n, self.positive, "group fairness")
+        code, self.w = self.code, w
         comps, limits = [], []
         for A, B, delta in self.pairs:
             A, B = np.asarray(A, bool), np.asarray(B, bool)

@@ -90,6 +90,20 @@ class _ParetoTask:
         V = self.contrib[:, rows, :].sum(axis=1)
         return V if self.leaf_extra is None else V + self.leaf_extra
 
+    def _binary_labels(self, y, n: int, positive, who: str, name: str = "positive"):
+        """Two labels of y, the one counted as positive (default: the larger): sets ``classes`` and ``code``
+        and returns (y as 1-D, the positive label's index)."""
+        y = _as_1d(y, n)
+        codec = LabelCodec.fit(y)
+        if len(codec.classes) != 2:
+            raise InputError(f"{who} needs two labels; y has {len(codec.classes)}")
+        pos = codec.classes[-1] if positive is None else positive
+        if pos not in list(codec.classes):
+            raise InputError(f"{name}={pos!r} is not a label of y ({list(codec.classes)})")
+        self.classes = list(codec.classes)
+        self.code = codec.encode(y)
+        return y, self.classes.index(pos)
+
     def upper_limits(self) -> np.ndarray:
         q = self.contrib.shape[2]
         return np.full(q, np.inf) if self.limits is None else np.asarray(self.limits, dtype=np.float64)
@@ -105,17 +119,8 @@ class F1Task(_ParetoTask):
         self.positive = positive
 
     def prepare(self, y, n, w):
-        y = _as_1d(y, n)
-        codec = LabelCodec.fit(y)
-        if len(codec.classes) != 2:
-            raise InputError(f"F1Task needs two labels; y has {len(codec.classes)}")
-        pos = codec.classes[-1] if self.positive is None else self.positive
-        if pos not in list(codec.classes):
-            raise InputError(f"positive={pos!r} is not a label of y ({list(codec.classes)})")
-        self.classes = list(codec.classes)
-        ispos = (y == pos).astype(float)
-        self.pos_index = list(codec.classes).index(pos)
-        self.code = codec.encode(y)
+        y, self.pos_index = self._binary_labels(y, n, self.positive, "F1Task")
+        ispos = (self.code == self.pos_index).astype(float)
         self.w = w
         self.P = float(w @ ispos)
         # label 0..1 in codec order; predicting the positive class costs FP on negatives, the other FN on positives
@@ -142,10 +147,8 @@ class DemographicParityTask(_ParetoTask):
         self.favourable = favourable
 
     def prepare(self, y, n, w):
-        y = _as_1d(y, n)
-        codec = LabelCodec.fit(y)
-        if len(codec.classes) != 2:
-            raise InputError(f"DemographicParityTask needs two labels; y has {len(codec.classes)}")
+        y, one = self._binary_labels(y, n, self.favourable, "DemographicParityTask", "favourable")
+        code = self.code
         a = np.asarray(self.group)
         if a.shape != (n,) or not np.isin(a, (0, 1)).all():
             raise InputError(f"group must be a 0/1 array with one entry per row ({n})")
@@ -154,14 +157,7 @@ class DemographicParityTask(_ParetoTask):
         d = float(self.delta)
         if not 0 <= d <= 1:
             raise InputError(f"delta must be in [0, 1]; got {self.delta!r}")
-        fav = codec.classes[-1] if self.favourable is None else self.favourable
-        if fav not in list(codec.classes):
-            raise InputError(f"favourable={fav!r} is not a label of y ({list(codec.classes)})")
-        self.classes = list(codec.classes)
-        code = codec.encode(y)
-        self.code = code
         self.w = w
-        one = list(codec.classes).index(fav)
         Na, Nb = float(w[a == 1].sum()), float(w[a == 0].sum())
         c = np.zeros((2, n, 3))
         for k in range(2):
