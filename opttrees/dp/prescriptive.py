@@ -26,21 +26,18 @@ import numpy as np
 from ..encoding import Binarizer
 from ..progress import ProgressLine
 from ..errors import InputError, VerificationError
-from ..interrupt import STOP, Deadline, stop_on_sigint
+from ..interrupt import Deadline
 from ..prescriptive.objective import (KIND_LINEAR, KIND_OPT, KIND_POLICY, PrescriptiveProblem, leaf_costs,
                                       make_problem, tree_objective)
 from ..prescriptive.search import heap_to_tree
 from ..solvers.result import Incumbent, finish
 from .common import _check_alpha, _check_int
+from .recursion import Node, SubsetRecursion
 
 #: the search is exponential in depth beyond the depth-two solver; deeper trees are out of reach anyway
 PRESCRIPTIVE_MAX_DEPTH = 4
 #: bytes the pair statistics of one depth-two subproblem may take (rows x columns x statistics, float64)
 MAX_PAIR_BYTES = 512 * 1024 ** 2
-
-
-class _Stopped(Exception):
-    pass
 
 
 def _shifted(prob: PrescriptiveProblem):
@@ -102,8 +99,7 @@ def solve_dp_prescriptive(prob: PrescriptiveProblem, max_depth: int = 2, alpha: 
     Z = sp.Z
     pen = a * prob.baseline
     ncol, S = Xb.shape[1], Z.shape[1]
-    counters = {"subproblems": 0, "cache_hits": 0, "depth_two_calls": 0, "binary_columns": int(ncol)}
-    cache: dict = {}
+    counters = {"depth_two_calls": 0, "binary_columns": int(ncol)}
 
     def costs(V):
         return leaf_costs(sp, V)[0]
@@ -133,79 +129,43 @@ def solve_dp_prescriptive(prob: PrescriptiveProblem, max_depth: int = 2, alpha: 
         i = int(np.argmin(tot_i))
         return (tot_i[i], i) if tot_i[i] < leaf else (leaf, -1)
 
-    def best(rows, d):
-        key = (rows.tobytes(), d)
-        hit = cache.get(key)
-        if hit is not None:
-            counters["cache_hits"] += 1
-            return hit
-        if deadline.stop():
-            raise _Stopped
-        counters["subproblems"] += 1
-        if verbose and counters["subproblems"] % 64 == 0:
-            line.update(subproblems=counters["subproblems"])
+    def node(rows, d) -> Node:
         tot = Z[rows].sum(axis=0)
         leaf = float(costs(tot[None, :])[0])
-        sol = (leaf, -1)
-        if d >= 1 and len(rows) >= 2:
-            if d == 1:
-                c, k = depth_one(rows, tot)
-                if c < leaf:
-                    sol = (float(c), k)
-            elif d == 2 and (out := depth_two(rows, tot, leaf)) is not None:
-                sol = (float(out[0]), out[1])
-            else:
-                Xr = Xb[rows]
-                nR = Xr.sum(axis=0)
-                R = Xr.T @ Z[rows]
-                order = np.argsort(costs(tot[None, :] - R) + costs(R), kind="stable")
-                for f in order:
-                    if pen >= sol[0]:
-                        break
-                    if nR[f] < 1 or nR[f] > len(rows) - 1:
-                        continue
-                    go = Xr[:, f] > 0.5
-                    c = pen + best(rows[~go], d - 1)[0]
-                    if c >= sol[0]:
-                        continue
-                    c += best(rows[go], d - 1)[0]
-                    if c < sol[0]:
-                        sol = (float(c), int(f))
-        cache[key] = sol
-        return sol
+        if d < 1 or len(rows) < 2:
+            return Node(leaf)
+        if d == 1:
+            return Node(leaf, solved=depth_one(rows, tot))
+        if d == 2 and (out := depth_two(rows, tot, leaf)) is not None:
+            return Node(leaf, solved=out)
+        Xr = Xb[rows]
+        R = Xr.T @ Z[rows]
+        return Node(leaf, order=np.argsort(costs(tot[None, :] - R) + costs(R), kind="stable"),
+                    n_right=Xr.sum(axis=0))
 
-    def build(rows, d, heap, pos):
-        c, f = best(rows, d)
-        heap[pos] = f
-        if f >= 0:
-            go = Xb[rows, f] > 0.5
-            build(rows[~go], d - 1, heap, 2 * pos + 1)
-            build(rows[go], d - 1, heap, 2 * pos + 2)
-
-    rows0 = np.arange(data.n)
-    heap = np.full(2 ** (D + 1) - 1, -2, np.int64)
-    heap[0] = -1
     best_cost = float(costs(Z.sum(axis=0)[None, :])[0])
     if not np.isfinite(best_cost):
         raise InputError("no feasible tree: the root already has fewer than min_samples_leaf rows or no treatment "
                          "with n_treatment rows")
-    termination = "optimal"
-    depth_done = 0
-    trace = []
+    trace: list = []
     line = ProgressLine("prescriptive dynamic program", enabled=bool(verbose), time_limit=deadline.remaining())
-    with stop_on_sigint(), line:
-        try:
-            for d in range(D + 1):            # iterative deepening: each depth's tree is an anytime incumbent
-                line.update(depth=f"{d}/{D}")
-                h = np.full_like(heap, -2)
-                build(rows0, d, h, 0)
-                heap, depth_done = h, d
-                best_cost = best(rows0, d)[0]
-                trace.append(Incumbent(time.perf_counter() - t0, (best_cost + const) / prob.baseline, 0.0, np.inf))
-                line.update(best=(best_cost + const) / prob.baseline, subproblems=counters["subproblems"])
-        except _Stopped:
-            termination = "interrupted" if STOP.is_set() else "time_limit"
+
+    def progress(k: int) -> None:
+        if k % 64 == 0:
+            line.update(subproblems=k)
+
+    search = SubsetRecursion(Xb, node, pen, 1, deadline, on_subproblem=progress if verbose else None)
+
+    def on_depth(d, cost):
+        nonlocal best_cost
+        best_cost = cost
+        trace.append(Incumbent(time.perf_counter() - t0, (cost + const) / prob.baseline, 0.0, np.inf))
+        line.update(depth=f"{d}/{D}", best=(cost + const) / prob.baseline, subproblems=search.counters["subproblems"])
+
+    with line:
+        heap, depth_done, termination = search.deepen(D, on_depth)
         line.update(status=termination)
+    counters.update(search.counters)
     tree, objective = _verified_tree(heap, binarizer, keep, prob, a, (best_cost + const) / prob.baseline)
     runtime = time.perf_counter() - t0
     bound = objective if termination == "optimal" else -np.inf

@@ -19,19 +19,16 @@ import numpy as np
 from ..data import _as_2d_float, check_sample_weight
 from ..encoding import Binarizer
 from ..errors import InputError
-from ..interrupt import STOP, Deadline, stop_on_sigint
+from ..interrupt import Deadline
 from ..oracles.base import DecisionProblem
 from ..solvers.result import Incumbent, finish
 from ..spo.objective import spot_norm
 from .api import heap_to_tree
 from .common import _check_alpha, _check_int
+from .recursion import Node, SubsetRecursion
 
 #: the Python search is exponential in depth without the depth-two solver; deeper trees are out of reach
 SPO_MAX_DEPTH = 4
-
-
-class _Stopped(Exception):
-    pass
 
 
 class SPOTask:
@@ -73,8 +70,7 @@ def solve_dp_spo(X, C, problem, max_depth: int = 2, alpha: float = 0.0, min_samp
     pen = a * norm
     WC = w[:, None] * Cm
     wz = w * z
-    cache: dict = {}
-    counters = {"subproblems": 0, "cache_hits": 0, "oracle_calls": 0, "oracle_rows": 0}
+    counters = {"oracle_calls": 0, "oracle_rows": 0}
 
     def leaf_costs(rows):
         """Regret of the node as a leaf and of both sides of every column as leaves (one oracle call)."""
@@ -94,59 +90,14 @@ def solve_dp_spo(X, C, problem, max_depth: int = 2, alpha: float = 0.0, min_samp
         leaf = max(reg[0] - wz[rows].sum(), 0.0)
         return leaf, np.maximum(reg[1:m + 1] - zL, 0.0), np.maximum(reg[m + 1:] - zR, 0.0), nR
 
-    def best(rows, d):
-        key = (rows.tobytes(), d)
-        if key in cache:
-            counters["cache_hits"] += 1
-            return cache[key]
-        if deadline.stop():
-            raise _Stopped
-        counters["subproblems"] += 1
+    def node(rows, d) -> Node:
         leaf, cl, cr, nR = leaf_costs(rows)
-        nD = len(rows)
-        sol = (leaf if nD >= ml else np.inf, -1)
-        if d > 0:
-            for f in np.argsort(cl + cr):
-                if pen >= sol[0]:
-                    break
-                nr = int(nR[f])
-                if nr < max(1, ml) or nD - nr < max(1, ml):
-                    continue
-                go = Xb[rows, f] == 1
-                if d == 1:
-                    c = pen + cl[f] + cr[f]
-                else:
-                    c = pen + best(rows[~go], d - 1)[0]
-                    if c >= sol[0]:
-                        continue
-                    c += best(rows[go], d - 1)[0]
-                if c < sol[0]:
-                    sol = (c, int(f))
-        cache[key] = sol
-        return sol
+        one = cl + cr
+        return Node(leaf if len(rows) >= ml else np.inf, order=np.argsort(one), n_right=nR, one=one)
 
-    def build(rows, d, heap, pos):
-        c, f = best(rows, d)
-        heap[pos] = f
-        if f >= 0:
-            go = Xb[rows, f] == 1
-            build(rows[~go], d - 1, heap, 2 * pos + 1)
-            build(rows[go], d - 1, heap, 2 * pos + 2)
-
-    heap = np.full(2 ** (D + 1) - 1, -2, np.int64)
-    rows0 = np.arange(n)
-    termination = "optimal"
-    incumbent_depth = 0
-    with stop_on_sigint():
-        try:
-            for d in range(D + 1):          # iterative deepening: each depth's tree is an anytime incumbent
-                h = np.full_like(heap, -2)
-                build(rows0, d, h, 0)
-                heap, incumbent_depth = h, d
-        except _Stopped:
-            termination = "interrupted" if STOP.is_set() else "time_limit"
-    if heap[0] == -2:
-        heap[0] = -1
+    search = SubsetRecursion(Xb, node, pen, ml, deadline)
+    heap, incumbent_depth, termination = search.deepen(D)
+    counters.update(search.counters)
     tree = heap_to_tree(heap, binarizer.decode, Xa.shape[1], "spo", None, list(names))
     leafid = tree.apply(Xa)
     sums = np.zeros((tree.n_nodes, C.shape[1]))
