@@ -114,10 +114,11 @@ APPLIES: dict[str, dict[str, list[dict]]] = {
         "binarization": [_DP, {**_MIO, "warm_start": {"dp", "auto"}}, {**_MIO, "dp_bound": {True, "auto"}}],
         "n_thresholds": [_DP, {**_MIO, "warm_start": {"dp", "auto"}}, {**_MIO, "dp_bound": {True, "auto"}}],
         "max_num_nodes": [_DP],
-        "constraints": [{**_MIO, "split_type": {"parallel"}}],
+        "constraints": [{**_MIO, "split_type": {"parallel"}}, _DP],      # the DP: fairness, feature budgets
     },
     "OptimalTreeRegressor": {
-        "constraints": [{**_MIO, "split_type": {"parallel"}, "leaf_model": {"constant"}}],
+        "constraints": [{**_MIO, "split_type": {"parallel"}, "leaf_model": {"constant"}},
+                        {**_DP, "leaf_model": {"constant"}}],         # the DP: feature budgets
         "warm_start": [_MIO],
         "n_restarts": [_LS, {**_MIO, "warm_start": {"local-search"}}],
         "n_jobs": [_LS, {**_MIO, "warm_start": {"local-search"}}],

@@ -236,3 +236,31 @@ def test_regressor_dp_feature_budgets_equal_mio(make, seed):
     assert dp.objective_ == pytest.approx(mio.objective_, rel=1e-6, abs=1e-9)
     assert free.objective_ < dp.objective_ - 1e-9
     assert all(v["satisfied"] for v in dp.constraint_report(X, y).values())
+
+
+def test_spec_dp_types_take_constraints(tmp_path):
+    """Specs: type oct-dp with fairness and a feature budget, ort-dp with a feature budget; the report gives each
+    constraint's value, and the solution equals the estimator's."""
+    from opttrees.spec import load_spec, run_spec
+
+    X, y = tiny_classification(9, n=24)
+    df = X.rename(columns={"g": "sex"}).assign(label=np.where(y == 1, "yes", "no"))
+    df.to_csv(tmp_path / "fair.csv", index=False)
+    (tmp_path / "fair.yaml").write_text(
+        "data: {csv: fair.csv, target: label}\n"
+        "model: {type: oct-dp, max_depth: 2}\n"
+        "constraints:\n  - {type: equalized_odds, protected: sex, delta: 0.1}\n  - {type: max_features, k: 1}\n"
+        "output: out\n")
+    report = run_spec(load_spec(tmp_path / "fair.yaml"))
+    train = report["constraints"]["train"]
+    assert train["equalized_odds"]["satisfied"] and train["max_features"]["value"] <= 1
+    est = OptimalTreeClassifier(method="dp", max_depth=2, constraints=[C.EqualizedOdds("sex", 0.1),
+                                                                        C.MaxFeatures(1)])
+    est.fit(df.drop(columns="label"), df["label"])
+    assert report["solve"]["objective"] == pytest.approx(est.objective_)
+    df.assign(target=X.x0 * 2.0 - X.x1).drop(columns="label").to_csv(tmp_path / "reg.csv", index=False)
+    (tmp_path / "reg.yaml").write_text(
+        "data: {csv: reg.csv, target: target}\nmodel: {type: ort-dp, max_depth: 2}\n"
+        "constraints:\n  - {type: max_features, k: 1}\noutput: out2\n")
+    report = run_spec(load_spec(tmp_path / "reg.yaml"))
+    assert report["constraints"]["train"]["max_features"]["value"] <= 1
