@@ -264,3 +264,17 @@ def test_spec_dp_types_take_constraints(tmp_path):
         "constraints:\n  - {type: max_features, k: 1}\noutput: out2\n")
     report = run_spec(load_spec(tmp_path / "reg.yaml"))
     assert report["constraints"]["train"]["max_features"]["value"] <= 1
+
+
+def test_depth_three_feature_budget_equals_best_single_feature_dp():
+    """Depth 3 (sets ordered by their depth-two optimum first): MaxFeatures(1) = the best unconstrained DP over
+    one feature at a time."""
+    from opttrees.dp import solve_dp
+
+    X, y = user_like(400, seed=2)
+    X = X.drop(columns="region")
+    clf = OptimalTreeClassifier(method="dp", max_depth=3, constraints=[C.MaxFeatures(1)]).fit(X, y)
+    best = min(solve_dp(X[[c]].to_numpy(float), y, max_depth=3)[1].objective for c in X.columns if c != "g")
+    best = min(best, solve_dp(X[["g"]].to_numpy(float), y, max_depth=3)[1].objective)
+    assert clf.solve_result_.status == "optimal"
+    assert clf.objective_ == pytest.approx(best, abs=1e-12)
