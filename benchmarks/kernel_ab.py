@@ -38,7 +38,7 @@ from opttrees.heuristics.local_search import _seeds  # noqa: E402
 
 
 #: the kernel package's modules, in import order (a copy is flattened into one namespace for :func:`run`)
-PACKAGE = ("losses", "routing", "scans", "movecache", "orders", "splits", "grow", "search", "restarts")
+PACKAGE = ("structs", "losses", "routing", "scans", "movecache", "orders", "splits", "grow", "search", "restarts")
 
 
 def load_copies(checkout, tag, copies, scratch):
@@ -72,7 +72,15 @@ def run(K, prob, D, R=100):
     shared = K.search_arrays(prob.X, prob.orderT, prob.grpT)
     stop = np.zeros(1, np.int64)
     c = time.process_time()
-    if hasattr(K, "move_cache"):
+    if hasattr(K, "SearchArrays"):  # records instead of positional arguments (the kernel package)
+        out = K.restart_output(R, T, 0)
+        cfg = K.settings(T, prob.kind, D, 1, 0.0, 1e-9 * prob.baseline, start_kind=K.GINI, H=5, mtry=mtry,
+                         random_frac=0.25)
+        rankT, ogT, XT, rh = shared
+        K.run_restarts(_seeds(0, R), K.problem(prob), cfg, ogT, K.SearchArrays(rankT, XT, rh), stop,
+                       np.zeros(1, np.int64), K.move_cache(R, T), np.zeros(K.N_COUNTERS, np.int64), out)
+        obj = out.OB
+    elif hasattr(K, "move_cache"):
         out = (np.zeros((R, T), np.int8), np.zeros((R, T), np.int64), np.zeros((R, T)), np.zeros((R, T, 0)),
                np.zeros(R), np.zeros(R, np.int64))
         K.run_restarts(_seeds(0, R), *args, stop, np.zeros(1, np.int64), K.move_cache(R, T),

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from opttrees.data import prepare
-from opttrees.heuristics.kernels import losses, movecache, orders, restarts, scans, search, splits
+from opttrees.heuristics.kernels import losses, movecache, orders, restarts, scans, search, splits, structs
 from opttrees.heuristics import local_search
 from opttrees.heuristics.core import make_problem, objective
 from opttrees.heuristics.local_search import new_move_cache
@@ -75,23 +75,23 @@ def _restart_args(d, D, loss=None):
     prob = make_problem(d, loss)
     T = 2 ** (D + 1) - 1
     start = losses.GINI if prob.loss == "misclassification" else prob.kind
-    return prob, (T, prob.X, prob.Xs, prob.grp, prob.orderT, prob.grpT, prob.Z, prob.featok, prob.kind, start, D, 1,
-                  0.0, False, 5, 1e-9 * prob.baseline, 2, 2**62, 0.25)
+    return prob, structs.settings(T, prob.kind, D, 1, 0.0, 1e-9 * prob.baseline, start_kind=start, H=5, mtry=2,
+                                  random_frac=0.25)
 
 
-def _run(prob, args, seeds, cache, counters=None, jobs=1, words=None):
+def _run(prob, cfg, seeds, cache, counters=None, jobs=1, words=None):
     """restarts.run_restarts on ``jobs`` threads sharing ``cache``: (NT, FE, TH, OB) of every restart, and done.
     ``words``: the row-word maker (orders.og_words or orders.og_words32) instead of the one search_arrays picks."""
-    R, T = len(seeds), args[0]
-    out = (np.zeros((R, T), np.int8), np.zeros((R, T), np.int64), np.zeros((R, T)), np.zeros((R, T, 0)),
-           np.zeros(R), np.zeros(R, np.int64))
+    out = structs.restart_output(len(seeds), cfg.T, 0)
     counters = np.zeros((jobs, search.N_COUNTERS), np.int64) if counters is None else counters
     stop, nxt = np.zeros(1, np.int64), np.zeros(1, np.int64)
-    work = orders.search_arrays(prob.X, prob.orderT, prob.grpT)
+    rankT, ogT, XT, rh = orders.search_arrays(prob.X, prob.orderT, prob.grpT)
     if words is not None:
-        work = (work[0], words(prob.orderT, prob.grpT), *work[2:])
+        ogT = words(prob.orderT, prob.grpT)
+    kprob, arrays = structs.problem(prob), structs.SearchArrays(rankT, XT, rh)
     with ThreadPoolExecutor(jobs) as ex:
-        list(ex.map(lambda k: restarts.run_restarts(seeds, *args, stop, nxt, cache, counters[k], *work, *out), range(jobs)))
+        list(ex.map(lambda k: restarts.run_restarts(seeds, kprob, cfg, ogT, arrays, stop, nxt, cache, counters[k], out),
+                    range(jobs)))
     return (out[0], out[1], out[2], out[4]), out[5]
 
 
@@ -142,8 +142,8 @@ def test_32_and_64_bit_row_words_give_the_same_restarts(depth):
     assert orders.search_arrays(prob.X, prob.orderT, prob.grpT)[1].dtype == np.uint32
     assert orders.order_cache(prob.Z, prob.kind, False, depth, 5, w32).shape == (depth - 1, 5, 700)  # orders cached
     seeds = np.arange(12, dtype=np.int64) * 31 + 5
-    a, _ = _run(prob, args, seeds, new_move_cache(12, args[0]), words=orders.og_words)
-    b, _ = _run(prob, args, seeds, new_move_cache(12, args[0]), words=orders.og_words32)
+    a, _ = _run(prob, args, seeds, new_move_cache(12, args.T), words=orders.og_words)
+    b, _ = _run(prob, args, seeds, new_move_cache(12, args.T), words=orders.og_words32)
     for u, v in zip(a, b):
         np.testing.assert_array_equal(u, v)
 

@@ -17,7 +17,7 @@ from ..data import PreparedData
 from ..errors import InputError
 from ..jit import ABANDONED, announce_compile, is_cold, run_threads, warn_still_compiling
 from ..tree import Tree
-from .kernels import grow, restarts
+from .kernels import grow, restarts, structs
 from .core import KIND, check_alpha, check_depth, empty_heap, heap_to_tree, make_problem
 
 #: split criteria that fit each loss (the regression losses split on the loss itself)
@@ -57,8 +57,8 @@ def greedy_tree(data: PreparedData, max_depth: int, min_samples_leaf: int = 1, a
     def run():   # numba's random generator is per thread: seeded in the thread that grows the tree
         if seed is not None:
             restarts.seed_numba(seed)
-        grow.grow(ntype, feat, thr, coef, prob.X, prob.Xs, prob.grp, prob.orderT, prob.grpT, prob.Z, prob.featok,
-               KIND[criterion], int(D), int(min_samples_leaf), int(mtry), 1e-12 * prob.baseline, False)
+        grow.grow(structs.HeapTree(ntype, feat, thr, coef), structs.problem(prob), KIND[criterion], int(D),
+                  int(min_samples_leaf), int(mtry), 1e-12 * prob.baseline, False)
 
     def compiling() -> bool:
         return is_cold(grow.grow) or (seed is not None and is_cold(restarts.seed_numba))

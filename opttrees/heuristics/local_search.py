@@ -69,7 +69,7 @@ from ..interrupt import STOP
 from ..jit import ABANDONED, announce_compile, is_cold, run_threads, warn_still_compiling
 from ..progress import ProgressLine
 from ..tree import Tree
-from .kernels import movecache, orders, restarts, search
+from .kernels import movecache, orders, restarts, search, structs
 from .core import (KIND, check_alpha, check_depth, heap_to_tree, make_problem, objective,
                    tree_to_heap)
 
@@ -202,8 +202,7 @@ class _Restarts:
         R = len(seeds)
         self.prob, self.alpha, self.seeds = prob, alpha, seeds
         self.progress, self.deadline = progress, deadline
-        self.out = (np.zeros((R, T), np.int8), np.zeros((R, T), np.int64), np.zeros((R, T)),
-                    np.zeros((R, T, prob.p if hyper else 0)), np.zeros(R), np.zeros(R, np.int64))
+        self.out = structs.restart_output(R, T, prob.p if hyper else 0)
         self.built: dict = {}   # distinct tree id -> Tree
         self.objs: dict = {}    # distinct tree id -> its objective (the shared Python one)
 
@@ -310,11 +309,13 @@ def local_search(data: PreparedData, max_depth: int, alpha: float = 0.0, min_sam
     nok = int(prob.featok.sum())
     mtry = max(1, int(math.floor(math.sqrt(max(nok, 1)))))  # floor, as randomForest and sklearn
     start_kind = KIND["gini"] if prob.loss == "misclassification" else prob.kind
-    # every argument with one fixed type (int64 / float64 / bool), so the kernels compile once
-    args = (int(T), prob.X, prob.Xs, prob.grp, prob.orderT, prob.grpT, prob.Z, prob.featok, int(prob.kind),
-            int(start_kind), int(D), int(min_samples_leaf), float(alpha * prob.baseline), split_type == "hyperplane",
-            int(n_hyperplane_restarts), float(1e-9 * prob.baseline), int(mtry),
-            2**62 if max_moves is None else int(max_moves), float(random_starts))
+    # every setting with one fixed type (int64 / float64 / bool, structs.settings), so the kernels compile once
+    cfg = structs.settings(T, prob.kind, D, min_samples_leaf, alpha * prob.baseline, 1e-9 * prob.baseline,
+                           start_kind=start_kind, hyper=split_type == "hyperplane", H=n_hyperplane_restarts,
+                           mtry=mtry, max_moves=2**62 if max_moves is None else max_moves, random_frac=random_starts)
+    kprob = structs.problem(prob)
+    rankT, ogT, XT, rh = shared
+    arrays = structs.SearchArrays(rankT, XT, rh)
     # each worker thread runs one kernel call that takes restarts one at a time from a shared counter
     # (restart times vary a lot; a Python call per chunk of restarts cost about 0.1 ms each); each restart
     # seeds itself, so which thread runs it never changes results. Restart 0 always completes, even when
@@ -330,7 +331,8 @@ def local_search(data: PreparedData, max_depth: int, alpha: float = 0.0, min_sam
     with ProgressLine("local search", enabled=bool(verbose), time_limit=left) as line:
         line.update(restarts=f"0/{len(seeds)}")
         runs = _Restarts(prob, alpha, seeds, T, split_type == "hyperplane", line if verbose else None, deadline)
-        tasks = [lambda k=k: restarts.run_restarts(seeds, *args, stop, nxt, moves, counters[k], *shared, *runs.out)
+        tasks = [lambda k=k: restarts.run_restarts(seeds, kprob, cfg, ogT, arrays, stop, nxt, moves, counters[k],
+                                                   runs.out)
                  for k in range(jobs)]
         out = _run_stoppable(tasks, jobs, deadline, stop, on_poll=runs.poll, compiling=compiling if cold else None)
         if out is ABANDONED:
@@ -382,11 +384,11 @@ def improve_tree(data: PreparedData, tree: Tree, max_depth: int, alpha: float = 
 
     def run():  # in a worker thread (see the module docstring); numba's generator is per thread: seed it there
         restarts.seed_numba(seed)
-        return search.local_search_ranked(ntype, feat, thr, coef, prob.X, prob.Xs, prob.grp, prob.orderT, prob.grpT, rankT,
-                                     ogT, XT, rh, ordc, prob.Z, prob.featok, int(prob.kind), int(D),
-                                     int(min_samples_leaf), float(alpha * prob.baseline), hyper,
-                                     int(n_hyperplane_restarts), float(1e-9 * prob.baseline), mm, trace, stop,
-                                     new_move_cache(), np.zeros(search.N_COUNTERS, np.int64))
+        cfg = structs.settings(len(ntype), prob.kind, D, min_samples_leaf, alpha * prob.baseline,
+                               1e-9 * prob.baseline, hyper=hyper, H=n_hyperplane_restarts, max_moves=mm)
+        return search.local_search_ranked(structs.HeapTree(ntype, feat, thr, coef), structs.problem(prob), cfg, ogT,
+                                          structs.SearchArrays(rankT, XT, rh), ordc, trace, stop, new_move_cache(),
+                                          np.zeros(search.N_COUNTERS, np.int64))
 
     ogt = str(ogT.dtype)
     cold = is_cold(search.local_search_ranked, "ogT", ogt)

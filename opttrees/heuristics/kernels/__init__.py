@@ -6,6 +6,8 @@ vectorised without materialising (n, p, K) prefix arrays for every node visit.
 
 Modules, each importing only the ones above it:
 
+- :mod:`.structs`: the records the kernels take instead of long argument lists (data, settings, a heap tree,
+  the shared arrays, the restarts' outputs);
 - :mod:`.losses`: the loss kinds and leaf losses from sufficient statistics (absolute loss: Fenwick trees);
 - :mod:`.routing`: the heap tree (node types, routing rows, subtree walks, promotions, the tree's objective);
 - :mod:`.scans`: the split scans (float and integer);

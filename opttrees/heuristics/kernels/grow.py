@@ -6,26 +6,26 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .losses import GINI, gini_loss2, mis_loss2, MISCLASSIFICATION, place_loss
-from .routing import LEAF, node_depth, PAR, split_block
+from .losses import GINI, MISCLASSIFICATION, gini_loss2, mis_loss2, place_loss
 from .orders import ranks
+from .routing import LEAF, PAR, node_depth, split_block
 from .splits import best_parallel, best_parallel_start, safe_mid
 
 
 @njit(cache=True, nogil=True)
-def grow(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, Z, featok, kind, D, nmin, mtry, tol, randsplit):
-    """Greedy top-down growth (CART-like) to depth D; mtry < #features draws a random subset per split.
+def grow(tree, prob, kind, D, nmin, mtry, tol, randsplit):
+    """Greedy top-down growth (CART-like) of ``tree`` (a :class:`.structs.HeapTree`, overwritten) to depth D on
+    ``prob`` (a :class:`.structs.Problem`); mtry < #features draws a random subset per split.
 
     randsplit: instead of the best split, a uniformly random feasible cut on a random feature (a fully
     random start tree, used for part of the restarts to diversify starts when p is tiny).
     """
-    grow_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, ranks(orderT), Z, featok, kind, D, nmin, mtry, tol,
-                randsplit, np.zeros((0, 5), np.int64), np.zeros((2, 0), np.uint64))
+    grow_ranked(tree, prob, ranks(prob.orderT), kind, D, nmin, mtry, tol, randsplit, np.zeros((0, 5), np.int64),
+                np.zeros((2, 0), np.uint64))
 
 
 @njit(cache=True, nogil=True)
-def grow_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, rankT, Z, featok, kind, D, nmin, mtry, tol,
-                randsplit, memo, rh):
+def grow_ranked(tree, prob, rankT, kind, D, nmin, mtry, tol, randsplit, memo, rh):
     """:func:`grow` with the rank table (:func:`ranks`) computed once by the caller.
 
     memo: a move-cache table (or an empty one) that keeps each two-class split scan's result under (the
@@ -33,6 +33,8 @@ def grow_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, rankT, Z, feat
     a call splits the same root, and the top splits repeat across restarts (the best split of the same
     rows on the same feature, whichever random subset holds it), so most top-level scans are found there.
     """
+    ntype, feat, thr, coef = tree
+    X, Xs, grp, orderT, grpT, Z, featok = prob
     n, p = X.shape
     T = ntype.shape[0]
     S = Z.shape[1]

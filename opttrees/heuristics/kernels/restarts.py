@@ -9,10 +9,11 @@ from numba.core import cgutils
 from numba.core import types as nbtypes
 from numba.extending import intrinsic
 
-from .routing import tree_objective_raw
-from .orders import order_cache
 from .grow import grow_ranked
+from .orders import order_cache
+from .routing import tree_objective_raw
 from .search import local_search_ranked
+from .structs import HeapTree
 
 
 @intrinsic
@@ -35,13 +36,13 @@ def fetch_add(typingctx, arr, idx):
 
 
 @njit(cache=True, nogil=True)
-def run_restarts(seeds, T, X, Xs, grp, orderT, grpT, Z, featok, kind, start_kind, D, nmin, pen, hyper, H, tol,
-                 mtry, max_moves, random_frac, stop, nxt, cache, counters, rankT, ogT, XT, rh, NT, FE, TH, CO, OB, done):
+def run_restarts(seeds, prob, cfg, ogT, arrays, stop, nxt, cache, counters, out):
     """Independent restarts: RF-style start tree (random mtry features per split), then local search.
 
-    Every worker thread of a call runs this once: it takes the next restart r from the shared counter
-    ``nxt[0]`` (:func:`fetch_add`) until all are taken, so work is shared one restart at a time without a
-    Python call per chunk. Restart r seeds its own generator with seeds[r], so its tree does not depend on
+    prob, cfg, arrays, out: :class:`.structs.Problem`, :class:`.structs.Settings`, :class:`.structs.SearchArrays`
+    and :class:`.structs.RestartOutput`. Every worker thread of a call runs this once: it takes the next restart r
+    from the shared counter ``nxt[0]`` (:func:`fetch_add`) until all are taken, so work is shared one restart
+    at a time without a Python call per chunk. Restart r seeds its own generator with seeds[r], so its tree does not depend on
     the thread. It writes its tree to NT[r], FE[r], TH[r] (and CO[r] when CO has p columns, i.e. for
     hyperplane splits), its raw objective (leaf losses + pen * complexity, recomputed from scratch) to
     OB[r], so the caller can rank restarts without building trees, then sets done[r] to 1.
@@ -50,9 +51,14 @@ def run_restarts(seeds, T, X, Xs, grp, orderT, grpT, Z, featok, kind, start_kind
     (restart 0 always runs, so the caller gets at least one tree), and a running one ends within one node
     visit with its tree so far (still valid: local search only applies whole improving moves). ``cache``
     (shared) and ``counters`` (this thread's): see :func:`local_search_ranked`; the start trees keep their split
-    scans in ``cache`` too (:func:`grow_ranked`). rankT, ogT, XT, rh: :func:`search_arrays`, read only and
+    scans in ``cache`` too (:func:`grow_ranked`). ogT and arrays: :func:`search_arrays`, read only and
     shared by every thread.
     """
+    X, Z = prob.X, prob.Z
+    T, kind, start_kind, D, nmin, pen, hyper, tol, mtry, random_frac = (cfg.T, cfg.kind, cfg.start_kind, cfg.D,
+        cfg.nmin, cfg.pen, cfg.hyper, cfg.tol, cfg.mtry, cfg.random_frac)
+    rankT, XT, rh = arrays
+    NT, FE, TH, CO, OB, done = out
     R = seeds.shape[0]
     p = X.shape[1]
     n = X.shape[0]
@@ -75,17 +81,15 @@ def run_restarts(seeds, T, X, Xs, grp, orderT, grpT, Z, featok, kind, start_kind
         thr = np.zeros(T)
         coef = np.zeros((T, p))
         rs = np.random.random() < random_frac
-        grow_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, rankT, Z, featok, start_kind, D, nmin, mtry, tol,
-                    rs, cache, rh)
-        local_search_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, rankT, ogT, XT, rh, ordc, Z, featok, kind, D,
-                            nmin, pen, hyper, H, tol, max_moves, trace, stop, cache, counters)
+        tree = HeapTree(ntype, feat, thr, coef)
+        grow_ranked(tree, prob, rankT, start_kind, D, nmin, mtry, tol, rs, cache, rh)
+        local_search_ranked(tree, prob, cfg, ogT, arrays, ordc, trace, stop, cache, counters)
         NT[r] = ntype
         FE[r] = feat
         TH[r] = thr
         if keep_coef:
             CO[r] = coef
-        OB[r] = tree_objective_raw(ntype, feat, thr, coef, X, Xs, Z, kind, nmin, pen, leafpos, ostats, ocnt, oleaves,
-                                   XT, orows, otmp)[0]
+        OB[r] = tree_objective_raw(tree, prob, kind, nmin, pen, XT, leafpos, ostats, ocnt, oleaves, orows, otmp)[0]
         fetch_add(done, r)  # after the stores above, for a thread polling done
 
 

@@ -11,8 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .losses import abs_leaf_losses, ABSOLUTE, leaf_loss
-
+from .losses import ABSOLUTE, abs_leaf_losses, leaf_loss
 
 LEAF, PAR, HYP = 1, 2, 3
 
@@ -194,10 +193,13 @@ def promote(ntype, feat, thr, coef, t, c):
 
 
 @njit(cache=True, nogil=True)
-def tree_objective_raw(ntype, feat, thr, coef, X, Xs, Z, kind, nmin, pen, leafpos, stats, cnt, leaves, XT, rows, tmp):
-    """(raw objective, feasible) of the whole tree, every row routed from scratch into ``leafpos``. XT: X
-    transposed (:func:`search_arrays`); rows, tmp: n-int64 scratch (a fresh transpose and two arrays per
-    call were two thirds of its time, which was 1.5% of a depth-6 search on 10,000 rows)."""
+def tree_objective_raw(tree, prob, kind, nmin, pen, XT, leafpos, stats, cnt, leaves, rows, tmp):
+    """(raw objective, feasible) of the whole tree (a :class:`.structs.HeapTree`; prob: a
+    :class:`.structs.Problem`), every row routed from scratch into ``leafpos``. XT: X transposed
+    (:func:`.orders.search_arrays`); rows, tmp: n-int64 scratch (a fresh transpose and two arrays per call were
+    two thirds of its time, which was 1.5% of a depth-6 search on 10,000 rows)."""
+    ntype, feat, thr, coef = tree
+    X, Xs, Z = prob.X, prob.Xs, prob.Z
     n = X.shape[0]
     S = Z.shape[1]
     T = ntype.shape[0]

@@ -54,11 +54,11 @@ def seg_sort(seg, skey, a, b, leafpos, depth, D, lo, width, count, tmp):
 
 
 @njit(cache=True, nogil=True)
-def local_search_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, rankT, ogT, XT, rh, ordc, Z, featok, kind, D,
-                        nmin, pen,
-                        hyper, H, tol, max_moves, trace, stop, cache, counters):
-    """Algorithm 2.1 with first-improvement (trick 4) from the start tree in (ntype, feat, thr, coef): returns
-    the number of accepted moves. rankT, ogT, XT, rh: :func:`search_arrays`; ordc: :func:`order_cache`.
+def local_search_ranked(tree, prob, cfg, ogT, arrays, ordc, trace, stop, cache, counters):
+    """Algorithm 2.1 with first-improvement (trick 4) from the start tree ``tree`` (a :class:`.structs.HeapTree`,
+    changed in place): returns the number of accepted moves. prob: a :class:`.structs.Problem`; cfg: a
+    :class:`.structs.Settings` (kind, D, nmin, pen, hyper, H, tol and max_moves are read); ogT and arrays
+    (a :class:`.structs.SearchArrays`): :func:`.orders.search_arrays`; ordc: :func:`.orders.order_cache`.
 
     ``cache`` (a :func:`move_cache` table, one per call, shared by its threads) remembers node-visit
     outcomes across restarts (parallel splits only, see above); ``counters``
@@ -72,6 +72,11 @@ def local_search_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, rankT,
     every node visit and hyperplane start, so the search ends within one node visit and leaves the tree
     valid (only whole moves are ever applied).
     """
+    ntype, feat, thr, coef = tree
+    X, Xs, grp, orderT, grpT, Z, featok = prob
+    kind, D, nmin, pen, hyper, H, tol, max_moves = cfg.kind, cfg.D, cfg.nmin, cfg.pen, cfg.hyper, cfg.H, cfg.tol, \
+        cfg.max_moves
+    rankT, XT, rh = arrays
     n, p = X.shape
     T = ntype.shape[0]
     S = Z.shape[1]
@@ -159,8 +164,7 @@ def local_search_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, rankT,
     depth = np.empty(T, np.int64)
     for u in range(T):
         depth[u] = node_depth(u)
-    tot, feas = tree_objective_raw(ntype, feat, thr, coef, X, Xs, Z, kind, nmin, pen, leafpos, stats, cnt, leaves, XT,
-                                   rbuf, rtmp)
+    tot, feas = tree_objective_raw(tree, prob, kind, nmin, pen, XT, leafpos, stats, cnt, leaves, rbuf, rtmp)
     trace[0] = tot
     if segs:
         seg_sort(seg, skey, zero, n, leafpos, depth, D, np.int64(1) << D, np.int64(1) << D, kcount, rtmp)
@@ -233,7 +237,7 @@ def local_search_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, rankT,
                         continue
                     pt = ptf[0]
                     apply_move(ntype, feat, thr, coef, t, move, pj, pt, besta, 0.0, is_leaf)
-                    moves = after_move(ntype, feat, thr, coef, X, Xs, Z, kind, nmin, pen, t, I, nI, leafpos, clean,
+                    moves = after_move(tree, prob, kind, nmin, pen, t, I, nI, leafpos, clean,
                                        moves, trace, stats, cnt, leaves, zero, low_d, up_d, depth, rbuf, rtmp, XT,
                                        cok)
                     clean[t] = move == 1  # see below
@@ -433,8 +437,7 @@ def local_search_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, rankT,
                 # route differently once applied, so a move counts only if the re-routed tree is strictly
                 # better; otherwise it is undone and t is marked clean (without this, squared-loss hyperplane
                 # searches could cycle forever between two trees)
-                before, _ = tree_objective_raw(ntype, feat, thr, coef, X, Xs, Z, kind, nmin, pen, leafpos, stats,
-                                               cnt, leaves, XT, rbuf, rtmp)
+                before, _ = tree_objective_raw(tree, prob, kind, nmin, pen, XT, leafpos, stats, cnt, leaves, rbuf, rtmp)
                 old_type = ntype[t]
                 old_feat = feat[t]
                 old_thr = thr[t]
@@ -442,8 +445,7 @@ def local_search_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, rankT,
                 old_cl = ntype[cl] if cl < T else 0
                 old_cu = ntype[cu] if cu < T else 0
                 apply_move(ntype, feat, thr, coef, t, move, pj, pt, besta, bb, is_leaf)
-                after, feas = tree_objective_raw(ntype, feat, thr, coef, X, Xs, Z, kind, nmin, pen, leafpos, stats,
-                                                 cnt, leaves, XT, rbuf, rtmp)
+                after, feas = tree_objective_raw(tree, prob, kind, nmin, pen, XT, leafpos, stats, cnt, leaves, rbuf, rtmp)
                 if not (feas and after < before - tol):
                     ntype[t] = old_type
                     feat[t] = old_feat
@@ -452,13 +454,12 @@ def local_search_ranked(ntype, feat, thr, coef, X, Xs, grp, orderT, grpT, rankT,
                     if cl < T:
                         ntype[cl] = old_cl
                         ntype[cu] = old_cu
-                    tree_objective_raw(ntype, feat, thr, coef, X, Xs, Z, kind, nmin, pen, leafpos, stats, cnt, leaves, XT,
-                                       rbuf, rtmp)
+                    tree_objective_raw(tree, prob, kind, nmin, pen, XT, leafpos, stats, cnt, leaves, rbuf, rtmp)
                     clean[t] = True
                     continue
             else:
                 apply_move(ntype, feat, thr, coef, t, move, pj, pt, besta, bb, is_leaf)
-            moves = after_move(ntype, feat, thr, coef, X, Xs, Z, kind, nmin, pen, t, I, nI, leafpos, clean, moves,
+            moves = after_move(tree, prob, kind, nmin, pen, t, I, nI, leafpos, clean, moves,
                                trace, stats, cnt, leaves, move, low_d, up_d, depth, rbuf, rtmp, XT, cok)
             # after a new split with the children fixed, visiting t again before anything else changes in its
             # subtree or rows finds the same best split (same rows, same children), promotions no better than
@@ -497,8 +498,8 @@ def apply_move(ntype, feat, thr, coef, t, move, pj, pt, besta, bb, is_leaf):
 
 
 @njit(cache=True, nogil=True)
-def after_move(ntype, feat, thr, coef, X, Xs, Z, kind, nmin, pen, t, I, nI, leafpos, clean, moves, trace, stats,
-               cnt, leaves, move, low_d, up_d, depth, rbuf, rtmp, XT, cok):
+def after_move(tree, prob, kind, nmin, pen, t, I, nI, leafpos, clean, moves, trace, stats, cnt, leaves, move, low_d,
+               up_d, depth, rbuf, rtmp, XT, cok):
     """Bookkeeping after an accepted move at t: mark t, its ancestors and everything below it dirty,
     invalidate the cached orders of t's descendants (``cok``; their rows change, t's do not), re-route t's
     points and record the objective in ``trace``; returns the new move count.
@@ -506,6 +507,8 @@ def after_move(ntype, feat, thr, coef, X, Xs, Z, kind, nmin, pen, t, I, nI, leaf
     move 1 (a parallel split with the children fixed) and 2 / 3 (promotions) reuse the visit's low_d /
     up_d (each point's leaf in either child subtree) instead of walking the tree again; move 0 (a cache
     hit, where they were not computed) and 4 (hyperplane) route from t. ``depth``: node depths by position."""
+    ntype, feat, thr, coef = tree
+    X, Xs = prob.X, prob.Xs
     T = ntype.shape[0]
     moves += 1
     u = t
@@ -537,8 +540,7 @@ def after_move(ntype, feat, thr, coef, X, Xs, Z, kind, nmin, pen, t, I, nI, leaf
         rbuf[:nI] = I[:nI]
         route_block(rbuf, np.int64(0), nI, t, ntype, feat, thr, coef, X, XT, Xs, leafpos, rtmp)
     if trace.shape[0] > 1:
-        tot, feas = tree_objective_raw(ntype, feat, thr, coef, X, Xs, Z, kind, nmin, pen, leafpos, stats, cnt, leaves,
-                                       XT, rbuf, rtmp)
+        tot, feas = tree_objective_raw(tree, prob, kind, nmin, pen, XT, leafpos, stats, cnt, leaves, rbuf, rtmp)
         if moves < trace.shape[0]:
             trace[moves] = tot
     return moves
