@@ -2,8 +2,9 @@
 
 Why: the same kernels compiled from two copies of one file differ by up to 9% at synthetic depth 6 (code
 placement), more than most single changes; separate processes add drift on a shared machine. This copies each
-version's ``opttrees/heuristics/_kernels.py`` ``--copies`` times into a scratch directory as separate modules
-(each compiles once, about a minute, then loads from numba's cache there), and runs 100 restarts of each copy in
+version's kernels (the package ``opttrees/heuristics/kernels/``, or the single module ``_kernels.py`` of versions
+before 2026-11-28) ``--copies`` times into a scratch directory as separate packages or modules (each compiles
+once, about a minute, then loads from numba's cache there), and runs 100 restarts of each copy in
 turn, ``--reps`` rounds, timing CPU seconds of ``run_restarts`` alone (one thread) and one scikit-learn CART fit
 per round. Both calling conventions are supported: the shared move-cache table (this version) and the per-thread
 dictionary with chunked restarts (before 2026-11-24).
@@ -19,6 +20,7 @@ import os
 import shutil
 import sys
 import time
+import types as pytypes
 
 import numpy as np
 from numba import types
@@ -35,15 +37,29 @@ from opttrees.heuristics.core import make_problem  # noqa: E402
 from opttrees.heuristics.local_search import _seeds  # noqa: E402
 
 
+#: the kernel package's modules, in import order (a copy is flattened into one namespace for :func:`run`)
+PACKAGE = ("structs", "losses", "routing", "scans", "movecache", "orders", "splits", "grow", "search", "restarts")
+
+
 def load_copies(checkout, tag, copies, scratch):
+    pkg = os.path.join(checkout, "opttrees", "heuristics", "kernels")
     src = os.path.join(checkout, "opttrees", "heuristics", "_kernels.py")
-    if not os.path.exists(src):
-        raise SystemExit(f"no kernels at {src}")
+    if not os.path.isdir(pkg) and not os.path.exists(src):
+        raise SystemExit(f"no kernels at {pkg} or {src}")
     mods = []
     for c in range(copies):
         name = f"k_{tag}_{c}"
-        shutil.copyfile(src, os.path.join(scratch, name + ".py"))
-        mods.append(importlib.import_module(name))
+        if os.path.isdir(pkg):  # the modules import each other relatively: a copied package works as it is
+            dst = os.path.join(scratch, name)
+            shutil.rmtree(dst, ignore_errors=True)
+            shutil.copytree(pkg, dst, ignore=shutil.ignore_patterns("__pycache__"))
+            ns = pytypes.SimpleNamespace()
+            for m in PACKAGE:
+                vars(ns).update(vars(importlib.import_module(f"{name}.{m}")))
+            mods.append(ns)
+        else:
+            shutil.copyfile(src, os.path.join(scratch, name + ".py"))
+            mods.append(importlib.import_module(name))
     return mods
 
 
@@ -56,7 +72,15 @@ def run(K, prob, D, R=100):
     shared = K.search_arrays(prob.X, prob.orderT, prob.grpT)
     stop = np.zeros(1, np.int64)
     c = time.process_time()
-    if hasattr(K, "move_cache"):
+    if hasattr(K, "SearchArrays"):  # records instead of positional arguments (the kernel package)
+        out = K.restart_output(R, T, 0)
+        cfg = K.settings(T, prob.kind, D, 1, 0.0, 1e-9 * prob.baseline, start_kind=K.GINI, H=5, mtry=mtry,
+                         random_frac=0.25)
+        rankT, ogT, XT, rh = shared
+        K.run_restarts(_seeds(0, R), K.problem(prob), cfg, ogT, K.SearchArrays(rankT, XT, rh), stop,
+                       np.zeros(1, np.int64), K.move_cache(R, T), np.zeros(K.N_COUNTERS, np.int64), out)
+        obj = out.OB
+    elif hasattr(K, "move_cache"):
         out = (np.zeros((R, T), np.int8), np.zeros((R, T), np.int64), np.zeros((R, T)), np.zeros((R, T, 0)),
                np.zeros(R), np.zeros(R, np.int64))
         K.run_restarts(_seeds(0, R), *args, stop, np.zeros(1, np.int64), K.move_cache(R, T),

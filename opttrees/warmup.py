@@ -10,7 +10,7 @@ separate processes (numba compiles in one thread per process; two processes use 
 :func:`cold_kernels` checks that no cached kernel of the package is left cold.
 
 The local search packs its row words in 32 bits up to 65,536 rows and in 64 bits above
-(:func:`opttrees.heuristics._kernels.search_arrays`). The 64-bit variant is a second compile of the kernels
+(:func:`opttrees.heuristics.kernels.orders.search_arrays`). The 64-bit variant is a second compile of the kernels
 that take row words; ``opttrees warmup`` compiles it too (group ``heuristics-64``, in the process of group
 ``heuristics``, after it, so the kernels they share are compiled once: :data:`FOLLOWS`) unless
 ``--no-large`` is given, in which case a fit on more than 65,536 rows compiles it on first use (announced,
@@ -28,14 +28,20 @@ import warnings
 from . import jit
 
 #: the modules holding the package's cached numba kernels (grep for ``@njit``); :func:`cold_kernels` checks them
-KERNEL_MODULES = ("opttrees.heuristics._kernels", "opttrees.heuristics.linear_leaves", "opttrees.dp.engine",
-                  "opttrees.dp.continuous_kernels", "opttrees.dp.pareto_kernels", "opttrees.prescriptive._kernels")
+HEURISTICS_KERNELS = ("opttrees.heuristics.kernels.losses", "opttrees.heuristics.kernels.routing",
+                      "opttrees.heuristics.kernels.scans", "opttrees.heuristics.kernels.movecache",
+                      "opttrees.heuristics.kernels.orders", "opttrees.heuristics.kernels.splits",
+                      "opttrees.heuristics.kernels.grow", "opttrees.heuristics.kernels.search",
+                      "opttrees.heuristics.kernels.restarts")
+KERNEL_MODULES = (*HEURISTICS_KERNELS, "opttrees.heuristics.linear_leaves", "opttrees.dp.engine",
+                  "opttrees.dp.continuous_kernels", "opttrees.dp.pareto_kernels",
+                  "opttrees.prescriptive._kernels")
 
 #: kernels compiled again for another array type: (dispatcher path, argument, dtype of each variant, large only)
-VARIANTS = (("opttrees.heuristics._kernels.run_restarts", "ogT", "uint32", False),
-            ("opttrees.heuristics._kernels.run_restarts", "ogT", "int64", True),
-            ("opttrees.heuristics._kernels.local_search_ranked", "ogT", "uint32", False),
-            ("opttrees.heuristics._kernels.local_search_ranked", "ogT", "int64", True))
+VARIANTS = (("opttrees.heuristics.kernels.restarts.run_restarts", "ogT", "uint32", False),
+            ("opttrees.heuristics.kernels.restarts.run_restarts", "ogT", "int64", True),
+            ("opttrees.heuristics.kernels.search.local_search_ranked", "ogT", "uint32", False),
+            ("opttrees.heuristics.kernels.search.local_search_ranked", "ogT", "int64", True))
 
 
 def kernels() -> list:
@@ -99,13 +105,13 @@ def _presort():
     them here explicitly."""
     import numpy as np
 
-    from .heuristics import _kernels as K
+    from .heuristics.kernels import orders
     X, _, _ = _xy()
     XT = np.ascontiguousarray(X.T)
     orderT = np.argsort(XT, axis=1).astype(np.int64)
-    K.presort_ties(XT, orderT)
+    orders.presort_ties(XT, orderT)
     p, n = XT.shape
-    K.presort_ranks(XT, orderT, np.empty((n, p), np.int32), np.empty((p, n), np.int32))
+    orders.presort_ranks(XT, orderT, np.empty((n, p), np.int32), np.empty((p, n), np.int32))
 
 
 def _greedy():
@@ -127,16 +133,16 @@ def _linear_leaves():
 
 def _ls_64bit():
     """The local search with 64-bit row words (fits on more than 65,536 rows), compiled on tiny data."""
-    from .heuristics import _kernels as K
-    saved = K.OG32_ROWS
-    K.OG32_ROWS = 0   # a plain Python constant read by search_arrays only (not a numba global)
+    from .heuristics.kernels import orders
+    saved = orders.OG32_ROWS
+    orders.OG32_ROWS = 0   # a plain Python constant read by search_arrays only (not a numba global)
     try:
         _ls_classification()
         _ls_hyperplane()
         _ls_regression()
         _ls_improve()
     finally:
-        K.OG32_ROWS = saved
+        orders.OG32_ROWS = saved
 
 
 def _dp():
@@ -208,7 +214,7 @@ def _prescriptive_improve():
 
 #: group -> (modules it compiles, [(task name, tiny fit)]), largest first (the scheduler's order)
 GROUPS = {
-    "heuristics": (("opttrees.heuristics._kernels", "opttrees.heuristics.linear_leaves"),
+    "heuristics": ((*HEURISTICS_KERNELS, "opttrees.heuristics.linear_leaves"),
                    [("presort", _presort), ("local search, classification", _ls_classification),
                     ("local search, regression", _ls_regression),
                     ("local search, hyperplanes", _ls_hyperplane), ("local search from a start", _ls_improve),
@@ -218,7 +224,7 @@ GROUPS = {
             ("Pareto-front dynamic program", _dp_pareto)]),
     "prescriptive": (("opttrees.prescriptive._kernels",),
                      [("prescriptive trees", _prescriptive), ("prescriptive search from a start", _prescriptive_improve)]),
-    "heuristics-64": (("opttrees.heuristics._kernels",), [("local search, >65,536 rows (64-bit words)", _ls_64bit)]),
+    "heuristics-64": (HEURISTICS_KERNELS, [("local search, >65,536 rows (64-bit words)", _ls_64bit)]),
 }
 
 #: group -> the group whose process it runs in, after it. The 64-bit local search shares every kernel that does not

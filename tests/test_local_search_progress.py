@@ -7,7 +7,7 @@ from sklearn.datasets import load_breast_cancer
 
 from opttrees import jit
 from opttrees.data import prepare
-from opttrees.heuristics import _kernels as K
+from opttrees.heuristics.kernels import restarts
 from opttrees.heuristics.local_search import local_search
 from opttrees.interrupt import Deadline
 
@@ -35,8 +35,8 @@ def test_cold_kernel_announces_its_compile_once(monkeypatch, caplog):
     monkeypatch.setattr(jit, "_announced", set())
     monkeypatch.setattr(jit, "is_cold", lambda d, *_: True)
     with caplog.at_level(logging.WARNING, logger="opttrees"):
-        assert jit.announce_compile("local-search", K.run_restarts, "about a minute")
-        assert not jit.announce_compile("local-search", K.run_restarts, "about a minute")
+        assert jit.announce_compile("local-search", restarts.run_restarts, "about a minute")
+        assert not jit.announce_compile("local-search", restarts.run_restarts, "about a minute")
     notes = [r.getMessage() for r in caplog.records if "compiling the local-search kernels" in r.getMessage()]
     assert len(notes) == 1 and "once per installation" in notes[0]
 
@@ -44,7 +44,7 @@ def test_cold_kernel_announces_its_compile_once(monkeypatch, caplog):
 def test_a_compiled_kernel_is_not_cold():
     X, y = load_breast_cancer(return_X_y=True)
     local_search(prepare(X[:50, :3], y[:50]), 1, n_restarts=1)
-    assert not jit.is_cold(K.run_restarts)
+    assert not jit.is_cold(restarts.run_restarts)
     # per word type: these rows take 32-bit order words; a type it was never compiled for is still cold
-    assert not jit.is_cold(K.run_restarts, "ogT", "uint32")
-    assert jit.is_cold(K.run_restarts, "ogT", "float32")
+    assert not jit.is_cold(restarts.run_restarts, "ogT", "uint32")
+    assert jit.is_cold(restarts.run_restarts, "ogT", "float32")

@@ -43,7 +43,7 @@ FIT = textwrap.dedent("""
 def test_every_kernel_module_is_listed():
     from opttrees.warmup import kernels
     names = [name for name, _ in kernels()]
-    for kernel in ("heuristics._kernels.run_restarts", "heuristics._kernels.grow", "dp.engine.search",
+    for kernel in ("heuristics.kernels.restarts.run_restarts", "heuristics.kernels.grow.grow", "dp.engine.search",
                    "prescriptive._kernels.run_restarts", "heuristics.linear_leaves._lasso_cd"):
         assert f"opttrees.{kernel}" in names
     # the modules opttrees.warmup compiles are every module with a cached kernel

@@ -17,7 +17,7 @@ from ..data import PreparedData
 from ..errors import InputError
 from ..jit import ABANDONED, announce_compile, is_cold, run_threads, warn_still_compiling
 from ..tree import Tree
-from . import _kernels as K
+from .kernels import grow, restarts, structs
 from .core import KIND, check_alpha, check_depth, empty_heap, heap_to_tree, make_problem
 
 #: split criteria that fit each loss (the regression losses split on the loss itself)
@@ -56,15 +56,15 @@ def greedy_tree(data: PreparedData, max_depth: int, min_samples_leaf: int = 1, a
 
     def run():   # numba's random generator is per thread: seeded in the thread that grows the tree
         if seed is not None:
-            K.seed_numba(seed)
-        K.grow(ntype, feat, thr, coef, prob.X, prob.Xs, prob.grp, prob.orderT, prob.grpT, prob.Z, prob.featok,
-               KIND[criterion], int(D), int(min_samples_leaf), int(mtry), 1e-12 * prob.baseline, False)
+            restarts.seed_numba(seed)
+        grow.grow(structs.HeapTree(ntype, feat, thr, coef), structs.problem(prob), KIND[criterion], int(D),
+                  int(min_samples_leaf), int(mtry), 1e-12 * prob.baseline, False)
 
     def compiling() -> bool:
-        return is_cold(K.grow) or (seed is not None and is_cold(K.seed_numba))
+        return is_cold(grow.grow) or (seed is not None and is_cold(restarts.seed_numba))
 
     if compiling():   # said at once; the compile runs in a worker thread, under the deadline and Ctrl-C
-        announce_compile("greedy", K.grow, "under a minute on 2 cores; counted in the time limit")
+        announce_compile("greedy", grow.grow, "under a minute on 2 cores; counted in the time limit")
         if run_threads([run], 1, np.zeros(1, np.int64), deadline, compiling) is ABANDONED:
             from .local_search import fallback_tree
             tree = fallback_tree(data, D, alpha, min_samples_leaf, prob.loss)

@@ -10,7 +10,7 @@ shared objective (losses / L̂ + alpha * complexity) until no node improves. Res
 
 Speed without changing any result (issue 17; every restart's tree is bit-identical to the plain search):
 all restarts and threads of a call share one lock-free table of node-visit outcomes keyed by (node's row
-set, subtree below it) (parallel splits only, see ``_kernels``); a node whose subtree loss already equals
+set, subtree below it) (parallel splits only, see :mod:`.kernels.movecache`); a node whose subtree loss already equals
 the least a new split could cost (e.g. a pure subtree) skips its split scan, and a node that has just taken
 a new split with its children fixed is not re-scanned until something below or above it changes (that scan
 could only find the same split); two-class and squared-loss scans keep the leaf statistics in registers.
@@ -25,7 +25,7 @@ class margin in one word; rows are kept in leaf order, so a node's rows are one 
 a node whose rows changed filters its parent's orders (which gives its sibling's in the same pass), after
 first rebuilding any stale orders on the path from its nearest valid ancestor, or takes a bitmap of its ranks
 when that is cheaper (O(n_node + n/64), the first two bits of each word read without a branch); orders are
-kept as 32-bit words (row and group rank) for up to 2^16 rows, 64-bit above (``_kernels.search_arrays``).
+kept as 32-bit words (row and group rank) for up to 2^16 rows, 64-bit above (``kernels.orders.search_arrays``).
 A node's points are routed only through the child subtree they are not in, node by node with one comparison
 per row and level, and after an accepted move they are re-placed from that routing instead of walking the
 tree again; start trees split each node's block of rows in place (two-class splits with their set-up done
@@ -69,7 +69,7 @@ from ..interrupt import STOP
 from ..jit import ABANDONED, announce_compile, is_cold, run_threads, warn_still_compiling
 from ..progress import ProgressLine
 from ..tree import Tree
-from . import _kernels as K
+from .kernels import movecache, orders, restarts, search, structs
 from .core import (KIND, check_alpha, check_depth, heap_to_tree, make_problem, objective,
                    tree_to_heap)
 
@@ -94,15 +94,15 @@ class LocalSearchResult:
     counters: dict = field(default_factory=dict)
 
 
-COUNTER_NAMES = {K.C_PASSES: "passes", K.C_VISITS: "node_visits", K.C_HITS: "cache_hits",
-                 K.C_SCANNED: "points_scanned", K.C_MOVES: "accepted_moves", K.C_ROWS: "rows_examined"}
+COUNTER_NAMES = {search.C_PASSES: "passes", search.C_VISITS: "node_visits", search.C_HITS: "cache_hits",
+                 search.C_SCANNED: "points_scanned", search.C_MOVES: "accepted_moves", search.C_ROWS: "rows_examined"}
 
 
 def new_move_cache(n_restarts: int = 1, T: int = 1):
     """An empty table of node-visit outcomes and start-tree split scans (see the move-cache note in
-    ``_kernels``), shared by all the worker threads of one call. One table per call: its entries are only
+    :mod:`.kernels.movecache`), shared by all the worker threads of one call. One table per call: its entries are only
     valid for that call's data and parameters."""
-    return K.move_cache(n_restarts, T)
+    return movecache.move_cache(n_restarts, T)
 
 
 def _check_common(min_samples_leaf, split_type, n_restarts, n_hyperplane_restarts):
@@ -154,7 +154,7 @@ def _run_stoppable(tasks, jobs: int, deadline, stop: np.ndarray, on_poll=None, c
 
 #: the kernels data preparation and the search's shared arrays call (compiled before the search can stop)
 def _setup_kernels():
-    return (K.ranks, K.og_words32, K.og_words, K.row_hashes, K.order_cache)
+    return (orders.ranks, orders.og_words32, orders.og_words, movecache.row_hashes, orders.order_cache)
 
 
 def _setup_cold() -> bool:
@@ -187,7 +187,7 @@ def _fallback(data, D, alpha, min_samples_leaf, loss, what="local-search"):
 
 class _Restarts:
     """The restarts' heap trees and kernel objectives, written by the worker threads into shared arrays
-    (:func:`~opttrees.heuristics._kernels.run_restarts`), ranked without building every tree: many restarts
+    (:func:`~opttrees.heuristics.kernels.restarts.run_restarts`), ranked without building every tree: many restarts
     reach the same heap tree, and building and scoring a Tree in Python costs about as much as a whole
     restart on small data. Only the trees that are needed are built, each distinct one once: the best ones
     (within ``_TIE`` of the best kernel objective, then ranked by the shared Python objective exactly as
@@ -200,8 +200,7 @@ class _Restarts:
         R = len(seeds)
         self.prob, self.alpha, self.seeds = prob, alpha, seeds
         self.progress, self.deadline = progress, deadline
-        self.out = (np.zeros((R, T), np.int8), np.zeros((R, T), np.int64), np.zeros((R, T)),
-                    np.zeros((R, T, prob.p if hyper else 0)), np.zeros(R), np.zeros(R, np.int64))
+        self.out = structs.restart_output(R, T, prob.p if hyper else 0)
         self.built: dict = {}   # distinct tree id -> Tree
         self.objs: dict = {}    # distinct tree id -> its objective (the shared Python one)
 
@@ -289,16 +288,16 @@ def local_search(data: PreparedData, max_depth: int, alpha: float = 0.0, min_sam
     T = 2 ** (D + 1) - 1
     jobs = min(_n_jobs(n_jobs), len(seeds))
     stop = np.zeros(1, np.int64)
-    big = data.X.shape[0] > K.OG32_ROWS
-    cold = _setup_cold() or is_cold(K.run_restarts, "ogT", "int64" if big else "uint32")
+    big = data.X.shape[0] > orders.OG32_ROWS
+    cold = _setup_cold() or is_cold(restarts.run_restarts, "ogT", "int64" if big else "uint32")
     if cold:   # said at once, before any compile (which then runs in a worker thread, see the module docstring)
-        announce_compile("local-search", K.run_restarts, "about a minute on 2 cores; counted in the time limit",
+        announce_compile("local-search", restarts.run_restarts, "about a minute on 2 cores; counted in the time limit",
                          "ogT", "int64" if big else "uint32")
 
     def setup():
         prob = make_problem(data, loss)
         # every restart shares the search arrays and one move cache (see new_move_cache)
-        return prob, K.search_arrays(prob.X, prob.orderT, prob.grpT), new_move_cache(len(seeds), T)
+        return prob, orders.search_arrays(prob.X, prob.orderT, prob.grpT), new_move_cache(len(seeds), T)
 
     prep = _run_stoppable([setup], 1, deadline, stop, compiling=_setup_cold if cold else None)
     if prep is ABANDONED:
@@ -309,27 +308,30 @@ def local_search(data: PreparedData, max_depth: int, alpha: float = 0.0, min_sam
     nok = int(prob.featok.sum())
     mtry = max(1, int(math.floor(math.sqrt(max(nok, 1)))))  # floor, as randomForest and sklearn
     start_kind = KIND["gini"] if prob.loss == "misclassification" else prob.kind
-    # every argument with one fixed type (int64 / float64 / bool), so the kernels compile once
-    args = (int(T), prob.X, prob.Xs, prob.grp, prob.orderT, prob.grpT, prob.Z, prob.featok, int(prob.kind),
-            int(start_kind), int(D), int(min_samples_leaf), float(alpha * prob.baseline), split_type == "hyperplane",
-            int(n_hyperplane_restarts), float(1e-9 * prob.baseline), int(mtry),
-            2**62 if max_moves is None else int(max_moves), float(random_starts))
+    # every setting with one fixed type (int64 / float64 / bool, structs.settings), so the kernels compile once
+    cfg = structs.settings(T, prob.kind, D, min_samples_leaf, alpha * prob.baseline, 1e-9 * prob.baseline,
+                           start_kind=start_kind, hyper=split_type == "hyperplane", H=n_hyperplane_restarts,
+                           mtry=mtry, max_moves=2**62 if max_moves is None else max_moves, random_frac=random_starts)
+    kprob = structs.problem(prob)
+    rankT, ogT, XT, rh = shared
+    arrays = structs.SearchArrays(rankT, XT, rh)
     # each worker thread runs one kernel call that takes restarts one at a time from a shared counter
     # (restart times vary a lot; a Python call per chunk of restarts cost about 0.1 ms each); each restart
     # seeds itself, so which thread runs it never changes results. Restart 0 always completes, even when
     # stopped before it starts.
     nxt = np.zeros(1, np.int64)
-    counters = np.zeros((jobs, K.N_COUNTERS), np.int64)
+    counters = np.zeros((jobs, search.N_COUNTERS), np.int64)
     left = deadline.remaining() if deadline is not None else None
     ogt = str(shared[1].dtype)
 
     def compiling() -> bool:
-        return is_cold(K.run_restarts, "ogT", ogt)
+        return is_cold(restarts.run_restarts, "ogT", ogt)
 
     with ProgressLine("local search", enabled=bool(verbose), time_limit=left) as line:
         line.update(restarts=f"0/{len(seeds)}")
         runs = _Restarts(prob, alpha, seeds, T, split_type == "hyperplane", line if verbose else None, deadline)
-        tasks = [lambda k=k: K.run_restarts(seeds, *args, stop, nxt, moves, counters[k], *shared, *runs.out)
+        tasks = [lambda k=k: restarts.run_restarts(seeds, kprob, cfg, ogT, arrays, stop, nxt, moves, counters[k],
+                                                   runs.out)
                  for k in range(jobs)]
         out = _run_stoppable(tasks, jobs, deadline, stop, on_poll=runs.poll, compiling=compiling if cold else None)
         if out is ABANDONED:
@@ -376,24 +378,24 @@ def improve_tree(data: PreparedData, tree: Tree, max_depth: int, alpha: float = 
     stop = np.zeros(1, np.int64)
 
     hyper = split_type == "hyperplane"
-    rankT, ogT, XT, rh = K.search_arrays(prob.X, prob.orderT, prob.grpT)  # the word size the restarts use
-    ordc = K.order_cache(prob.Z, int(prob.kind), hyper, int(D), prob.p, ogT)
+    rankT, ogT, XT, rh = orders.search_arrays(prob.X, prob.orderT, prob.grpT)  # the word size the restarts use
+    ordc = orders.order_cache(prob.Z, int(prob.kind), hyper, int(D), prob.p, ogT)
 
     def run():  # in a worker thread (see the module docstring); numba's generator is per thread: seed it there
-        K.seed_numba(seed)
-        return K.local_search_ranked(ntype, feat, thr, coef, prob.X, prob.Xs, prob.grp, prob.orderT, prob.grpT, rankT,
-                                     ogT, XT, rh, ordc, prob.Z, prob.featok, int(prob.kind), int(D),
-                                     int(min_samples_leaf), float(alpha * prob.baseline), hyper,
-                                     int(n_hyperplane_restarts), float(1e-9 * prob.baseline), mm, trace, stop,
-                                     new_move_cache(), np.zeros(K.N_COUNTERS, np.int64))
+        restarts.seed_numba(seed)
+        cfg = structs.settings(len(ntype), prob.kind, D, min_samples_leaf, alpha * prob.baseline,
+                               1e-9 * prob.baseline, hyper=hyper, H=n_hyperplane_restarts, max_moves=mm)
+        return search.local_search_ranked(structs.HeapTree(ntype, feat, thr, coef), structs.problem(prob), cfg, ogT,
+                                          structs.SearchArrays(rankT, XT, rh), ordc, trace, stop, new_move_cache(),
+                                          np.zeros(search.N_COUNTERS, np.int64))
 
     ogt = str(ogT.dtype)
-    cold = is_cold(K.local_search_ranked, "ogT", ogt)
+    cold = is_cold(search.local_search_ranked, "ogT", ogt)
     if cold:
-        announce_compile("local-search", K.local_search_ranked, "about a minute on 2 cores; counted in the time limit",
+        announce_compile("local-search", search.local_search_ranked, "about a minute on 2 cores; counted in the time limit",
                          "ogT", ogt)
     res = _run_stoppable([run], 1, deadline, stop,
-                         compiling=(lambda: is_cold(K.local_search_ranked, "ogT", ogt)) if cold else None)
+                         compiling=(lambda: is_cold(search.local_search_ranked, "ogT", ogt)) if cold else None)
     if res is ABANDONED:   # the start tree, unchanged: the search never ran
         warn_still_compiling("local-search", "the start tree unchanged")
         return (tree, np.zeros(0)) if return_trace else tree

@@ -1,7 +1,7 @@
 """Numba kernels of the prescriptive local search and greedy trees (thesis §6, Algorithms 2.1-2.3 with (6.5)/(6.9)).
 
 Why numba: Dunn's split scan moves one row at a time from the upper to the lower subtree and updates the
-two leaves it touches; that loop is sequential. Why separate from :mod:`opttrees.heuristics._kernels`: the
+two leaves it touches; that loop is sequential. Why separate from :mod:`opttrees.heuristics.kernels`: the
 leaf cost here is a function of *per-(leaf, treatment)* statistics (a minimum over eligible treatments plus
 a prediction error), which the classification/regression kernels do not have.
 
@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
+
+from ..heuristics.kernels.routing import node_depth, route_parallel
 
 KIND_OPT, KIND_POLICY, KIND_LINEAR = 0, 1, 2
 ABSENT, LEAF, SPLIT = 0, 1, 2
@@ -200,23 +202,8 @@ def leaf_cost(kind, v, ip, fp, beta, C):
 
 
 # ------------------------------------------------------------------------------------------ tree helpers
-@njit(cache=True, nogil=True)
-def node_depth(u):
-    d = 0
-    while u > 0:
-        u = (u - 1) // 2
-        d += 1
-    return d
-
-
-@njit(cache=True, nogil=True)
-def route_from(X, ntype, feat, thr, start, i):
-    u = start
-    while ntype[u] == SPLIT:
-        u = 2 * u + 1 if X[i, feat[u]] < thr[u] else 2 * u + 2
-    return u
-
-
+# node_depth and route_parallel (a row's leaf under parallel splits) are the heuristics' (same heap layout):
+# :mod:`opttrees.heuristics.kernels.routing`
 @njit(cache=True, nogil=True)
 def subtree_leaves(ntype, root, out):
     """Leaves of the subtree at ``root`` into ``out``; returns (number of leaves, number of splits)."""
@@ -308,7 +295,7 @@ def tree_cost(ntype, feat, thr, X, Z, kind, ip, fp, pen, beta, C, ST):
         for s in range(S):
             ST[u, s] = 0.0
     for i in range(X.shape[0]):
-        L = route_from(X, ntype, feat, thr, np.int64(0), i)
+        L = route_parallel(X, ntype, feat, thr, np.int64(0), i)
         for s in range(S):
             ST[L, s] += Z[i, s]
     tot = 0.0
@@ -506,8 +493,8 @@ def optimize_node(u, D, X, orderT, Z, zlo, zhi, featok, kind, ip, fp, pen, tol, 
         nup, su = subtree_leaves(ntype, up_root, ups)
         for r in range(nI):
             i = I[r]
-            low_d[i] = route_from(X, ntype, feat, thr, lo_root, i)
-            up_d[i] = route_from(X, ntype, feat, thr, up_root, i)
+            low_d[i] = route_parallel(X, ntype, feat, thr, lo_root, i)
+            up_d[i] = route_parallel(X, ntype, feat, thr, up_root, i)
     # the current cost of the subtree at u
     if is_leaf:
         for s in range(Z.shape[1]):
