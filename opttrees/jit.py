@@ -240,3 +240,53 @@ def warn_still_compiling(what: str, fallback: str, stacklevel: int = 3) -> None:
     msg = still_compiling_message(what, fallback)
     log.warning("%s", msg)
     warnings.warn(msg, RuntimeWarning, stacklevel=stacklevel)
+
+
+# --- a cache entry compiled from other files than its own -----------------------------------------------------
+
+def fresh_cache(modules, depends_on=()) -> int:
+    """Drop the numba cache of ``modules`` when any of their source files (or the files ``depends_on``) changed.
+
+    Why: numba's on-disk cache checks only the source file of the kernel it loads, not the files of the kernels
+    compiled into it. After an edit of one module, kernels of another that call it would load stale machine code
+    and run the old logic (silently: a benchmark timed old code once). A fingerprint of every file involved is
+    stamped next to the cache; when it differs, the cache files of ``modules`` are removed before any kernel runs,
+    so they compile afresh. Call it at import, after the modules' kernels are defined and before any is called.
+    Returns the number of cache files removed (0 when fresh, or when the cache cannot be located or written).
+    """
+    import glob
+    import hashlib
+
+    try:
+        files = [inspect.getsourcefile(m) for m in modules] + [os.fspath(f) for f in depends_on]
+        digest = hashlib.sha1()
+        for f in sorted(set(files)):
+            with open(f, "rb") as fh:
+                digest.update(fh.read())
+        dirs = {}
+        for m in modules:
+            disp = next((v for v in vars(m).values() if getattr(v, "_cache", None) is not None
+                         and hasattr(v._cache, "_cache_path")
+                         and getattr(getattr(v, "py_func", None), "__module__", None) == m.__name__), None)
+            if disp is not None:
+                dirs[m.__name__.rsplit(".", 1)[-1]] = disp._cache._cache_path
+        if not dirs:
+            return 0
+        first = next(iter(dirs.values()))
+        stamp = os.path.join(first, f"opttrees-{next(iter(dirs))}-{len(dirs)}.fingerprint")
+        want = digest.hexdigest()
+        if os.path.exists(stamp):
+            with open(stamp) as fh:
+                if fh.read().strip() == want:
+                    return 0
+        removed = 0
+        for base, d in dirs.items():
+            for path in glob.glob(os.path.join(d, f"{base}.*.nb[ic]")):
+                os.remove(path)
+                removed += 1
+        os.makedirs(first, exist_ok=True)
+        with open(stamp, "w") as fh:
+            fh.write(want)
+        return removed
+    except (OSError, TypeError, AttributeError):   # read-only install, numba internals moved: keep numba's behaviour
+        return 0

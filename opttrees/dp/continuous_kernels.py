@@ -819,3 +819,16 @@ def best_root_all(so, xs, m, f, lab, wt, K, M, pen, B, pos, out):
         if v < out[0]:
             out[0] = v
             out[1] = i
+
+
+def _guard_cache() -> None:
+    """Kernels here compile in functions of another module: drop their cache when either file changed."""
+    import sys
+
+    from ..jit import fresh_cache
+    from . import engine as _engine
+
+    fresh_cache([sys.modules[__name__]], depends_on=[_engine.__file__])
+
+
+_guard_cache()

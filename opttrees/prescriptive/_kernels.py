@@ -736,3 +736,16 @@ def improve(ntype, feat, thr, seed, X, orderT, Z, zlo, zhi, featok, kind, ip, fp
     beta = np.zeros((T, ip[0], p_lin + 1))
     return local_search(ntype, feat, thr, X, orderT, Z, zlo, zhi, featok, kind, ip, fp, pen, tol, D, beta, ws,
                         max_thr, max_moves, stop)
+
+
+def _guard_cache() -> None:
+    """Kernels here compile in functions of another module: drop their cache when either file changed."""
+    import sys
+
+    from ..jit import fresh_cache
+    from ..heuristics.kernels import routing as _routing
+
+    fresh_cache([sys.modules[__name__]], depends_on=[_routing.__file__])
+
+
+_guard_cache()
