@@ -40,9 +40,6 @@ ALLOWED = {
         "the prescriptive/policy DP reuses the prescriptive objective and heap decoding; prescriptive/ mixes a "
         "search layer (objective, kernels, search) with its MIO (mio.py). One DP driver with a task protocol "
         "(issue 29 item 3, the DP worker's) removes it",
-    ("opttrees.dp.bound", "opttrees.formulations"):
-        "dp/bound.py recognises formulations by qualified class name and reads their component names; the "
-        "Formulation contract should expose what the DP bound needs (issue 29 item 5, the formulations worker's)",
 }
 
 

@@ -21,7 +21,7 @@ from test_spo_mio import brute_objective as spo_brute_objective
 from test_spo_mio import tiny as spo_tiny
 from opttrees.binarized import BinarizedData
 from opttrees.data import prepare
-from opttrees.dp.bound import RELAXED, dp_bound, dp_for_formulation
+from opttrees.dp.bound import dp_bound, dp_for_formulation
 from opttrees.errors import InputError
 from opttrees.estimators.flow import BendersOCTClassifier, FlowOCTClassifier
 from opttrees.estimators.spo import SPOTree
@@ -334,12 +334,22 @@ def test_refusal_when_the_formulation_was_relaxed():
     assert solve(form, objective_bound=b, time_limit=60).has_solution
 
 
-def test_relaxed_names_are_the_real_classes():
-    import importlib
+def test_relations_are_declared_on_exact_classes():
+    """The DP bound reads dp_relation from the class's own dict: the four exact classes declare it, a subclass
+    that does not redeclare it gets no DP bound."""
+    from sklearn.datasets import load_iris
 
-    for name in RELAXED:
-        mod, cls = name.rsplit(".", 1)
-        assert getattr(importlib.import_module(mod), cls).__qualname__ == cls
+    from opttrees.dp.bound import relation_of
+
+    assert [vars(c).get("dp_relation") for c in (OCT, FlowOCT, BendersOCT, SPOTFormulation)] == \
+        ["oct", "flow", "flow", "spot"]
+
+    class MyOCT(OCT):
+        pass
+
+    X, y = load_iris(return_X_y=True)
+    with pytest.raises(InputError, match="no dynamic program relaxes a .*MyOCT"):
+        relation_of(MyOCT(prepare(X[::5], y[::5]), 1, 1, 0.0))
 
 
 # ------------------------------------------------------------------------------------------------ settle rules

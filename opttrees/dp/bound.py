@@ -24,8 +24,9 @@ the MIO optimum away from the bound. Removing or relaxing the formulation's own 
 records every row and variable domain of the model when it is made (make it before editing the model) and
 ``solve`` refuses it when one was deactivated, deleted, edited, unfixed or had its domain or bounds widened;
 independently of that record, a deactivated formulation row or a relaxed integer variable of the
-formulation is always refused. The formulation classes are recognised by their qualified names, so this
-module imports nothing from the layers above it.
+formulation is always refused. A formulation class says what this module needs through the Formulation
+contract (``dp_relation``, ``integer_components``, ``inactive_by_design``, declared on the exact class), so this
+module imports nothing from the layers above it and names no class.
 """
 from __future__ import annotations
 
@@ -45,22 +46,12 @@ from .api import MAX_DEPTH, solve_dp, solve_dp_columns
 from .spo import SPO_MAX_DEPTH, solve_dp_spo
 from .tasks import ClassificationTask, EngineData
 
-#: formulation classes (exact type, by qualified name) the DP relaxes, and which relation applies
-RELAXED = {
-    "opttrees.formulations.oct.OCT": "oct",
-    "opttrees.formulations.flow.FlowOCT": "flow",
-    "opttrees.formulations.benders.BendersOCT": "flow",
-    "opttrees.formulations.spot.SPOTFormulation": "spot",
-}
+#: the relations the DP knows; a formulation class declares its own (``Formulation.dp_relation``, exact class)
+RELATIONS = ("oct", "flow", "spot")
 
 #: DP tree objective and the formulation's own objective of that tree must agree this closely
 AGREE_TOL = 1e-7
 
-#: rows a formulation deactivates itself while building (the SPOT MILP replaces the unit-count leaf row)
-INACTIVE_BY_DESIGN = {"oct": (), "flow": (), "spot": ("tree.min_leaf",)}
-#: integer variables of each formulation: relaxing one (e.g. ``domain = Reals``) relaxes the MIO
-INTEGER_VARS = {"oct": ("tree.a", "tree.d", "tree.z", "tree.l", "c"), "flow": ("b", "p", "w"),
-                "spot": ("tree.a", "tree.d", "tree.z", "tree.l")}
 
 
 @dataclass
@@ -85,15 +76,16 @@ class DPRun:
 def relation_of(form) -> str:
     """"oct", "flow" or "spot": how the DP relaxes ``form``; an InputError for any other object."""
     cls = type(form)
-    name = f"{cls.__module__}.{cls.__qualname__}"
-    if name not in RELAXED:
+    relation = vars(cls).get("dp_relation")     # the class's own declaration: a subclass does not inherit it
+    if relation not in RELATIONS:
         raise InputError(f"objective_bound: no dynamic program relaxes a {cls.__qualname__} (the DP bound is "
-                         f"defined for {', '.join(sorted({k.rsplit('.', 1)[1] for k in RELAXED}))}, exact "
-                         "classes only: a subclass may change the objective or the split set)")
+                         "defined for the classes that declare dp_relation (OCT, FlowOCT, BendersOCT, "
+                         "SPOTFormulation), exact classes only: a subclass may change the objective or the split "
+                         "set)")
     if not getattr(form, "owns_model", True):
         raise InputError("objective_bound: the formulation was built on a block of a bigger model, whose objective "
                          "is not the formulation's; a DP bound holds only for a formulation that owns its model")
-    return RELAXED[name]
+    return str(relation)
 
 
 def dp_bound(form, time_limit: float | None = None) -> ObjectiveBound:
@@ -301,11 +293,10 @@ def _bound_now(form, value: float, sense: int, verify, details: dict) -> Objecti
         except (VerificationError, InputError) as exc:
             return None, str(exc)
 
-    kind = details["relaxation"]
     record = _record_model(form.model)
 
     def check_model(f):
-        return _intact(f.model, kind) or _unchanged(f.model, record)
+        return _intact(f.model, type(form)) or _unchanged(f.model, record)
 
     return ObjectiveBound(value=float(value), sense=sense, provenance="dp-bound", formulation=form,
                           objective_expr=form.model.objective_expr.expr, verify=check, details=dict(details),
@@ -324,13 +315,13 @@ def _record_model(m) -> tuple[list, list]:
     return rows, cols
 
 
-def _intact(m, kind: str) -> str:
+def _intact(m, cls) -> str:
     """Why the model lost a row or an integrality of the formulation (checked without a record), or ""."""
     active = {id(c) for c in _active_rows(m)}
     for c in m.component_data_objects(pyo.Constraint, active=None, descend_into=pyo.Block):
-        if id(c) not in active and c.parent_component().name not in INACTIVE_BY_DESIGN[kind]:
+        if id(c) not in active and c.parent_component().name not in cls.inactive_by_design:
             return f"the formulation's row {c.name} is not active"
-    for name in INTEGER_VARS[kind]:
+    for name in cls.integer_components:
         comp = m.find_component(name)
         if comp is None:
             return f"the formulation's variable {name} is gone"

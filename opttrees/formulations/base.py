@@ -74,6 +74,13 @@ class Formulation(ABC):
     sense: int = pyo.minimize
     separator: Separator | None = None
     last_result = None
+    #: how the dynamic program relaxes this class ("oct", "flow", "spot"; :mod:`opttrees.dp.bound`), or None:
+    #: read from the class's own ``__dict__`` only, since a subclass may change the objective or the split set
+    dp_relation: str | None = None
+    #: the integer variables (component names) the DP bound relies on staying integer
+    integer_components: tuple[str, ...] = ()
+    #: rows this formulation deactivates itself while building (not a user's edit)
+    inactive_by_design: tuple[str, ...] = ()
     #: ``extract()`` raises :class:`VerificationError` when the re-routed tree's objective differs from the
     #: solver's; by default (False) it warns, returns the tree with its own objective and marks the result
     #: "unverified" (not a proof): a solver tolerance effect must not cost the user the tree

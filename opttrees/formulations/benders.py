@@ -108,6 +108,9 @@ class BendersOCT(FlowOCT):
     ``objective_expr``.
     """
 
+    dp_relation = "flow"
+    integer_components = ('b', 'p', 'w')
+
     def __init__(self, data, max_depth: int = 2, regularization: float = 0.0, objective: str = "accuracy",
                  aggregate: bool = True, block=None):
         super().__init__(data, max_depth, regularization=regularization, objective=objective,

@@ -310,6 +310,9 @@ class FlowOCT(Formulation):
     (``aggregate=True``) without changing the optimum.
     """
 
+    dp_relation = "flow"
+    integer_components = ('b', 'p', 'w')
+
     def __init__(self, data: BinarizedData, max_depth: int = 2, regularization: float = 0.0,
                  objective: str = "accuracy", aggregate: bool = True, block=None):
         if not isinstance(data, BinarizedData):

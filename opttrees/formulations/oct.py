@@ -54,6 +54,9 @@ class OCT(Formulation):
     ``model.c``, ``model.L``, ``model.objective_expr`` (and ``model.objective`` on an owned model).
     """
 
+    dp_relation = "oct"
+    integer_components = ('tree.a', 'tree.d', 'tree.z', 'tree.l', 'c')
+
     def __init__(self, data: PreparedData, max_depth: int = 2, min_samples_leaf: int = 1, alpha: float = 0.0,
                  routing: str = "aggregated", loss: str = "tight", block=None):
         if loss not in ("thesis", "tight"):

@@ -74,6 +74,10 @@ class SPOTFormulation(Formulation):
     ``model.y``, ``model.cost_link``, ``model.cost_floor``, ``model.regret_nonneg``, ``model.objective_expr``.
     """
 
+    dp_relation = "spot"
+    integer_components = ('tree.a', 'tree.d', 'tree.z', 'tree.l')
+    inactive_by_design = ('tree.min_leaf',)
+
     def __init__(self, data: PreparedData, problem, max_depth: int = 2, min_samples_leaf: float = 1,
                  alpha: float = 1e-4, valid_inequality: bool = True, routing: str = "thesis", block=None):
         if not isinstance(data, PreparedData) or "costs" not in data.extra:
