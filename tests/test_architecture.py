@@ -13,7 +13,8 @@ table in docs/architecture.md ("## Layers"), so the page and this test cannot dr
 A lazy import inside a function is no loophole: it is checked like any other. The few exceptions are listed in
 :data:`ALLOWED` with their reason; an entry that no longer matches anything fails, so the list only shrinks.
 
-Also here: the docs and docstrings cite only files inside the repository, and every file they cite exists.
+Also here: the docs and docstrings cite only files inside the repository, and every file they cite exists; and
+no test module imports another (tests share oracles and data through ``tests/oracles/``).
 """
 from __future__ import annotations
 
@@ -309,3 +310,31 @@ def test_docs_and_docstrings_cite_only_files_inside_the_repository():
     assert not outside, "references to files outside the repository (move what they need into docs/):\n" + \
         "\n".join(outside)
     assert not missing, "citations of files that do not exist:\n" + "\n".join(missing)
+
+
+# --- tests share oracles through tests/oracles/, never by importing another test module ---------------------------
+
+def imported_modules(tree: ast.AST) -> list[tuple[str, int]]:
+    """Every module an ``import`` or ``from ... import`` names (anywhere in the file), with its line."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [(a.name, node.lineno) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = "." * node.level + (node.module or "")
+            out.append((base, node.lineno))
+            out += [(f"{base}.{a.name}".lstrip("."), node.lineno) for a in node.names]   # from . import test_x
+    return out
+
+
+def test_no_test_module_imports_another():
+    tests = ROOT / "tests"
+    files = sorted(p for p in tests.rglob("*.py") if "__pycache__" not in p.parts)
+    assert len([p for p in files if p.name.startswith("test_")]) > 40   # a guard against scanning nothing
+    bad = [f"{p.relative_to(ROOT)}:{line}: imports {name}"
+           for p in files for name, line in imported_modules(ast.parse(p.read_text(encoding="utf-8")))
+           if any(part.startswith("test_") for part in name.split("."))]
+    assert not bad, "test modules import other test modules (move shared oracles to tests/oracles/):\n" + \
+        "\n".join(bad)
+    assert sorted(imported_modules(ast.parse("def f():\n    from test_x import y\nfrom . import test_z\n"))) == [
+        (".", 3), ("test_x", 2), ("test_x.y", 2), ("test_z", 3)]

@@ -15,8 +15,8 @@ fresh seed each fit, as in scikit-learn).
 To add an estimator: derive from :class:`OptTreesEstimator` (and :class:`SolverMixin` if it solves a MIO),
 make ``__init__`` keyword-only and store the parameters unchanged (``random_state=DEFAULT_RANDOM_STATE`` if it
 has randomness), declare the rules of the parameters :data:`~opttrees.params.SHARED_RULES` does not cover, and
-call ``self._check_params()`` first in ``fit``; ``tests/test_params.py`` checks that every parameter has a rule
-and ``tests/test_spec_runs.py`` that every seed defaults to 0.
+call ``self._check_params()`` first in ``fit``; ``tests/estimators/test_params.py`` checks that every parameter has a rule
+and ``tests/cli/test_spec_runs.py`` that every seed defaults to 0.
 """
 from __future__ import annotations
 

@@ -272,7 +272,7 @@ def local_search(data: PreparedData, max_depth: int, alpha: float = 0.0, min_sam
     random_starts: fraction of restarts that start from a fully random tree (random feature and random
     feasible cut per split) instead of the thesis's RF-style tree. RF-style starts have almost no diversity
     when p is tiny (with p = 3 there are only a handful of distinct start trees), and on random tiny
-    instances the mix reaches the brute-force optimum far more often (tests/test_heuristics_local_search.py).
+    instances the mix reaches the brute-force optimum far more often (tests/heuristics/test_heuristics_local_search.py).
 
     deadline: an :class:`opttrees.interrupt.Deadline`; when it expires, or :data:`opttrees.interrupt.STOP`
     is set (the first Ctrl-C inside :func:`~opttrees.interrupt.stop_on_sigint`), the search stops within

@@ -1,0 +1,134 @@
+"""The continuous-feature DP (opttrees.dp.continuous): optimum == brute force over every midpoint, == the
+binary engine over every midpoint, the same tree for any n_jobs, anytime bounds, bad input."""
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from oracles.bruteforce import brute_force_cost
+from opttrees.dp import CostSensitiveTask, RegressionTask, solve_dp
+from opttrees.dp.continuous import solve_dp_continuous
+from opttrees.errors import InputError
+
+
+@st.composite
+def small_problem(draw):
+    n = draw(st.integers(3, 13))
+    p = draw(st.integers(1, 3))
+    style = draw(st.sampled_from(["ties", "near", "normal", "constant"]))
+    rng = np.random.default_rng(draw(st.integers(0, 10 ** 6)))
+    if style == "ties":
+        X = rng.integers(0, 3, (n, p)).astype(float)
+    elif style == "near":          # values 1e-12 apart: every one is still its own split
+        X = 0.3 + rng.integers(0, 4, (n, p)) * 1e-12 * rng.choice([1, 1e6], size=p)
+    elif style == "constant":
+        X = rng.normal(size=(n, p))
+        X[:, 0] = 7.0
+    else:
+        X = rng.normal(size=(n, p))
+    loss = draw(st.sampled_from(["mis", "mis3", "cost", "sq"]))
+    K = 3 if loss == "mis3" else 2
+    y = rng.integers(0, K, n) if loss != "sq" else rng.normal(size=n).round(2)
+    w = rng.integers(1, 4, n).astype(float) if draw(st.booleans()) else np.ones(n)
+    depth = draw(st.integers(1, 3))
+    nodes = draw(st.sampled_from([None, 1, 2, 3]))
+    minleaf = draw(st.sampled_from([1, 1, 2, 3]))
+    alpha = draw(st.sampled_from([0.0, 0.0, 0.1]))
+    return X, y, w, loss, depth, nodes, minleaf, alpha
+
+
+def _task(loss, y):
+    if loss == "sq":
+        return RegressionTask(), None
+    if loss == "cost":
+        M = np.array([[0.0, 1.0], [3.0, 0.0]])
+        return CostSensitiveTask(M, classes=[0, 1]), M
+    return None, None
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(small_problem())
+def test_optimum_equals_brute_force(prob):
+    X, y, w, loss, depth, nodes, minleaf, alpha = prob
+    if len(y) < minleaf:
+        return
+    task, M = _task(loss, y)
+    tree, res = solve_dp_continuous(X, y, task=task, max_depth=depth, max_num_nodes=nodes, min_samples_leaf=minleaf,
+                                    alpha=alpha, sample_weight=w)
+    base = res.dp_baseline
+    want = brute_force_cost(X, y, depth, nodes, alpha * base, minleaf, w, "sq" if loss == "sq" else
+                            "cost" if loss == "cost" else "mis", M)
+    assert res.status == "optimal"
+    assert res.objective * base == pytest.approx(want, rel=1e-9, abs=1e-9)
+    assert res.bound == pytest.approx(res.objective)
+    assert tree.n_splits <= (2 ** depth - 1 if nodes is None else nodes)
+    assert tree.depth <= depth
+
+
+def test_zero_weight_rows_are_absent():
+    X = np.array([[0.0], [1.0], [2.0], [3.0]])
+    y = np.array([0, 1, 0, 1])
+    w = np.array([1.0, 0.0, 1.0, 1.0])
+    tree, res = solve_dp_continuous(X, y, max_depth=1, sample_weight=w)
+    want = brute_force_cost(X[w > 0], y[w > 0], 1)
+    assert res.objective * res.dp_baseline == pytest.approx(want)
+
+
+@pytest.mark.parametrize("loss", ["mis", "sq"])
+@pytest.mark.parametrize("depth", [2, 3])
+def test_equals_binary_engine_over_every_midpoint(loss, depth):
+    rng = np.random.default_rng(depth)
+    X = rng.normal(size=(160, 4)).round(2)
+    if loss == "mis":
+        y, task = (X[:, 0] * X[:, 1] + 0.3 * rng.normal(size=160) > 0).astype(int), None
+    else:
+        y, task = X[:, 0] ** 2 + np.sin(3 * X[:, 2]) + 0.1 * rng.normal(size=160), RegressionTask()
+    _, exact = solve_dp(X, y, task=task, max_depth=depth, binarization="exact")
+    _, binary = solve_dp(X, y, task=task, max_depth=depth, binarization="midpoints")
+    assert exact.timings["engine"] == "continuous" and binary.timings["engine"] == "binary"
+    assert exact.status == binary.status == "optimal"
+    assert exact.objective == pytest.approx(binary.objective, rel=1e-9)
+
+
+def test_same_tree_for_any_n_jobs():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(600, 5)).round(1)        # many ties: many equally good trees
+    y = (X[:, 0] + X[:, 3] > 0.2).astype(int) ^ (rng.random(600) < 0.2)
+    trees = [solve_dp_continuous(X, y, max_depth=d, n_jobs=j)[0].to_json() for d in (2, 3) for j in (1, 2)]
+    assert trees[0] == trees[1] and trees[2] == trees[3]
+
+
+def test_auto_picks_the_continuous_search_on_many_midpoints():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    y = (X[:, 0] > 0).astype(int)
+    assert solve_dp(X, y, max_depth=2)[1].timings["engine"] == "continuous"
+    assert solve_dp(X.round(0), y, max_depth=2)[1].timings["engine"] == "binary"
+
+
+def test_time_limit_returns_a_tree_and_a_valid_bound():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(3000, 6))
+    y = ((X[:, 0] > 0) ^ (X[:, 1] * X[:, 2] > 0.1)).astype(int) ^ (rng.random(3000) < 0.1)
+    tree, res = solve_dp_continuous(X, y, max_depth=4, time_limit=1.0)
+    assert res.status == "time_limit"
+    assert 0.0 <= res.bound <= res.objective
+    assert tree.depth <= 4
+    assert res.objective == pytest.approx(float(np.average(tree.predict(X) != y)) * len(y) / res.dp_baseline)
+
+
+def test_bad_input():
+    X = np.zeros((4, 2))
+    y = np.array([0, 1, 0, 1])
+    with pytest.raises(InputError, match="n_jobs"):
+        solve_dp_continuous(X, y, n_jobs=0)
+    with pytest.raises(InputError, match="feature costs"):
+        solve_dp_continuous(X, y, task=CostSensitiveTask(1 - np.eye(2), feature_costs=[1.0, 1.0]))
+    with pytest.raises(InputError, match="binarization"):
+        solve_dp(X, y, binarization="exactly")
+    with pytest.raises(InputError, match="switch of the binary engine"):
+        solve_dp(X, y, binarization="exact", use_depth_two=False)
+    with pytest.raises(InputError, match="NaN"):
+        solve_dp_continuous(np.array([[np.nan], [1.0]]), [0, 1])
+    with pytest.raises(InputError, match="one entry per row"):
+        solve_dp_continuous(X, [0, 1])
