@@ -291,6 +291,8 @@ class _Search:
                     parts.append((FL.V[I] + FR.V[J], np.full(len(I), f), I, J))
                     size += len(I)
                     if size > limit:     # keep the node's running front small (and memory bounded)
+                        if self.deadline.stop():    # a large reduce takes up to a second: not past the deadline
+                            raise TimeoutError
                         G = self._assemble(parts, None, budget)
                         parts, size = [(G.V, G.feat, G.a, G.b)], len(G.feat)
                         limit = max(RUNNING_REDUCE, 2 * size)    # amortised: a large front is not re-sorted often
@@ -311,6 +313,31 @@ class _Search:
                                FEASIBILITY_TOL)
             if len(I):
                 yield I + i0, J
+
+    def _best_pair(self, FL: _Front, FR: _Front, budget: float) -> tuple[int, int]:
+        """The best pair of the two fronts within the limits (and, for an additive cost, the budget); (-1, -1)
+        when none. Additive: the cheapest, first found on ties; else the best score. In blocks of about
+        :data:`PAIR_BLOCK` pair checks, the deadline checked between blocks."""
+        bi, bj, bc = -1, -1, np.inf
+        if not self.additive:
+            for I, J in self._pairs(FL, FR, np.inf):
+                sc = self.task.score(FL.V[I] + FR.V[J])
+                k = int(np.argmin(sc))
+                if sc[k] < bc:
+                    bi, bj, bc = int(I[k]), int(J[k]), float(sc[k])
+            return bi, bj
+        step = max(1, PAIR_BLOCK // max(len(FR.cost), 1))
+        for i0 in range(0, len(FL.cost), step):
+            cap = min(budget, bc)
+            if FL.cost[i0] + FR.cost[0] > cap + FEASIBILITY_TOL or FL.cost[i0] + FR.cost[0] >= bc:
+                break           # fronts are sorted by cost: no later row is cheaper
+            if i0 and self.deadline.stop():
+                raise TimeoutError
+            i, j, c = best_pair(FL.V[i0:i0 + step], FL.cost[i0:i0 + step], FR.V, FR.cost, cap, self.lim,
+                                FEASIBILITY_TOL)
+            if i >= 0 and c < bc:
+                bi, bj, bc = i + i0, j, c
+        return bi, bj
 
     def _children(self, rows, d: int, budget: float):
         """(column, left front, right front) for every column that splits ``rows`` within the leaf minimum."""
@@ -344,18 +371,10 @@ class _Search:
             return
         budget = incumbent - task.cost_offset if self.additive else np.inf
         for f, FL, FR in self._children(rows, d, budget):
-            if self.additive:
-                i, j, c = best_pair(FL.V, FL.cost, FR.V, FR.cost, budget, self.lim, FEASIBILITY_TOL)
-                if i < 0:
-                    continue
-                s = float(task.score((FL.V[i] + FR.V[j])[None])[0])
-            else:
-                I, J = merge_pairs(FL.V, FL.cost, FR.V, FR.cost, np.inf, self.lim, FEASIBILITY_TOL)
-                if not len(I):
-                    continue
-                sc = task.score(FL.V[I] + FR.V[J])
-                k = int(np.argmin(sc))
-                i, j, s = int(I[k]), int(J[k]), float(sc[k])
+            i, j = self._best_pair(FL, FR, budget)
+            if i < 0:
+                continue
+            s = float(task.score((FL.V[i] + FR.V[j])[None])[0])
             if s < incumbent:
                 incumbent = s
                 found(s, ("split", f, FL, int(i), FR, int(j)))
