@@ -100,6 +100,17 @@ class SolverMixin:
         name, why = self._auto_solver()
         return {"solver": name, "solver_why": f"solver='auto': {why}"}
 
+    def _run_mio(self, ctl, job):
+        """:func:`~opttrees.estimators.pipeline.run_mio` with this estimator's solver settings; sets
+        ``solve_result_`` and returns the outcome (its tree, source, model and DP run)."""
+        from .pipeline import run_mio
+
+        job.plan = {**job.plan, **self._solver_plan()}
+        job.solver_options = job.solver_options or self._solver_options()
+        out = run_mio(job, ctl, type(self).__name__, verbose=self.verbose)
+        self.solve_result_ = out.result
+        return out
+
     def _solver_options(self) -> dict:
         """Keyword arguments for :meth:`FitControl.solve` (the time limit comes from the fit's deadline)."""
         return dict(solver=self._solver_name(), mip_gap=self.mip_gap, threads=self.threads,

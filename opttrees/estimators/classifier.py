@@ -6,6 +6,7 @@ dynamic program (:mod:`opttrees.dp`) on the prepared data under the fit's deadli
 from __future__ import annotations
 
 import os
+from functools import partial
 
 import numpy as np
 from sklearn.base import ClassifierMixin
@@ -24,7 +25,8 @@ from .. import constraints as C
 from .constrained import (CONSTRAINT_RULES, ConstrainedMixin, ConstraintContext, bind, dp_start_name, own_objective,
                           user_labels, verify)
 from .common import FittedTreeMixin, encode_categories, feature_names_in, finish_fit, record_display_bounds, root_leaf
-from .fitcontrol import controlled_fit, dp_plan, fit_mio, warn_time_limit
+from .fitcontrol import controlled_fit, dp_plan, warn_time_limit
+from .pipeline import MIO, DPUse, Start
 
 #: the hyperplane margin mu of OCT-H / ORT-H (``hyperplane_margin``), in min-max scaled units
 MARGIN_RULES = {"hyperplane_margin": [Interval("real", 0.0, 1.0, closed="right")]}
@@ -289,7 +291,7 @@ class OptimalTreeClassifier(ConstrainedMixin, FittedTreeMixin, ClassifierMixin, 
         Over every midpoint (``binarization="midpoints"``, when the DP bound is on) a finished run at
         ``max_depth`` is the optimum of the problem with those constraints only, a relaxation of the MIO (the
         constrained problem itself when they are all the constraints): its objective becomes
-        ``self._ctx.bound_value``, the bound fit_mio hands the solver. The fairness Pareto DP runs at the deepest
+        ``self._ctx.bound_value``, the bound the MIO pipeline hands the solver. The fairness Pareto DP runs at the deepest
         depth its work allows (:func:`opttrees.constrained_dp.fair_dp_depth`), over quantiles when every midpoint
         is too many columns for the full depth."""
         from ..encoding import Binarizer
@@ -327,35 +329,33 @@ class OptimalTreeClassifier(ConstrainedMixin, FittedTreeMixin, ClassifierMixin, 
     def _mio(self, data, depth, alpha, ctl):
         ws, db, plan = self._plan(data, depth, ctl)
         prob = make_problem(data)
-        start = None
+        starts = []
         if ws in ("greedy", "dp"):   # CART is cheap, and a DP start is kept only when it scores no worse
-            start = ctl.run("warm_start", cart_classifier_tree, data, depth, self.min_samples_leaf, alpha,
-                            self.random_state, fallback=lambda: self._root_tree(data, alpha), cheap=True)
+            starts.append(Start.of("greedy", ctl.run("warm_start", cart_classifier_tree, data, depth,
+                                                        self.min_samples_leaf, alpha, self.random_state,
+                                                        fallback=lambda: self._root_tree(data, alpha), cheap=True)))
         if ws == "local-search":
-            start = self._local_search(data, alpha, ctl, share=0.5)
-            plan["start"] = "local-search"
-        elif ws == "dp" and not db:   # with dp_bound, fit_mio's one DP run gives both
+            starts.append(Start.of("local-search", self._local_search(data, alpha, ctl, share=0.5)))
+        elif ws == "dp" and not db:   # with dp_bound, the pipeline's one DP run over the model gives both
             # same objective, splits and min_samples_leaf as OCT: a feasible start (the optimum with midpoints)
             binarization = "quantile" if plan.get("dp_binarization") == "quantile" else self.binarization
-            dp_tree, _ = fit_dp_tree(self, data, ctl, share=0.5, stage="warm_start", binarization=binarization)
-            if dp_tree is not None and (start is None or objective(dp_tree, prob, alpha) <= objective(start, prob, alpha)):
-                start, plan["start"] = dp_tree, "dp"
+            starts.append(Start.of("dp", fit_dp_tree(self, data, ctl, share=0.5, stage="warm_start",
+                                                        binarization=binarization)[0]))
+        late = []
         if self._ctx is not None and (ws == "dp" or db):
-            fair = self._dp_constrained_start(data, ctl, "midpoints" if db else "quantile")
-            if fair is not None and (start is None or not self._ctx.satisfied(start)
-                                     or self._ctx.score(fair) <= self._ctx.score(start)):
-                start, plan["start"] = fair, dp_start_name(self._ctx.cons)
+            late.append(lambda form, bound: Start.of(dp_start_name(self._ctx.cons), self._dp_constrained_start(
+                data, ctl, "midpoints" if db else "quantile")))
         if self.split_type == "hyperplane":
-            make, kwargs = OCTH, {"margin": float(self.hyperplane_margin)}
+            make = partial(OCTH, margin=float(self.hyperplane_margin))
         else:
-            make, kwargs = OCT, {}
-        kwargs.update(routing=self.routing, loss=self.loss_rows)
+            make = partial(OCT)
+        build = partial(make, data, depth, self.min_samples_leaf, alpha, routing=self.routing, loss=self.loss_rows)
         # stopped before any tree existed: the CART tree (or, if that is cut short too, the root)
         fallback = lambda: ctl.run("fallback", cart_classifier_tree, data, depth, self.min_samples_leaf,  # noqa: E731
                                    alpha, self.random_state, fallback=lambda: self._root_tree(data, alpha), cheap=True)
-        return fit_mio(self, ctl, make, (data, depth, self.min_samples_leaf, alpha), kwargs, start,
-                       lambda tree: objective(tree, prob, alpha), fallback, dp=(ws == "dp" and db, db), plan=plan,
-                       constraints=self._ctx)
+        return self._run_mio(ctl, MIO(build, lambda tree: objective(tree, prob, alpha), starts,
+                                      dp=DPUse(ws == "dp" and db, db, self.binarization, int(self.n_thresholds)),
+                                      late_starts=late, fallback=fallback, constraints=self._ctx, plan=plan)).tree
 
     def fit(self, X, y, sample_weight=None):
         self._check_params()

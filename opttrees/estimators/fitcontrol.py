@@ -141,8 +141,8 @@ def _in_daemon_thread(fn, args, kwargs, should_stop) -> tuple[bool, object]:
 class FitControl:
     """The deadline, stage timings and stop reason of one ``fit`` (see the module docstring)."""
 
-    def __init__(self, time_limit: float | None):
-        self.deadline = Deadline(time_limit)
+    def __init__(self, time_limit: float | None, deadline: Deadline | None = None):
+        self.deadline = deadline if deadline is not None else Deadline(time_limit)
         self.timings: dict[str, float] = {}
         self.aborted: str | None = None      # the first stage cut short (e.g. "build"), if any
         self.cut_short = False               # some stage ended early because of Ctrl-C or the deadline
@@ -305,78 +305,6 @@ def stopped_result(status: str, solver: str, message: str):
                        has_solution=False, message=message)
 
 
-def fit_mio(est, ctl: FitControl, make, args: tuple, kwargs: dict, start, score, fallback=None, dp=(False, False),
-            plan: dict | None = None, constraints=None):
-    """The MIO path of an estimator's ``fit``: build ``make(*args, **kwargs)``, solve it from ``start`` under the
-    fit's deadline, and return the extracted (re-verified) tree; sets ``est.solve_result_``.
-
-    Without a solution: the start (with a warning unless Ctrl-C), ``fallback()`` when the fit stopped before
-    any start existed, else a SolverError. With one: the start instead when ``score`` (the shared objective)
-    rates it strictly better. That happens when the formulation had to change the start to make it feasible
-    (OCT-H's margin excludes splits closer than mu) and the solver found nothing better within its model;
-    the warning says so and ``solve_result_`` still describes the solve.
-
-    ``dp = (use_start, use_bound)``: one dynamic-programming run over the built formulation's own split set
-    (:func:`dp_start_and_bound`) gives the start (when it scores no worse than ``start``) and the objective
-    bound the solver is handed (a proof from it says ``proof == "dp-bound"``).
-
-    ``plan``: what the estimator chose ({"start": source of ``start``, "why": ...}); recorded on the result
-    as :attr:`SolveResult.plan` with the start actually used and the bound.
-
-    ``constraints``: a :class:`~opttrees.estimators.constrained.ConstraintContext` (side constraints). Their rows
-    are added in the build; every start (the estimator's, the DP's, a fallback) is repaired to feasibility or
-    dropped, never handed to the solver as if feasible; the DP's bound stays (it relaxes the constrained MIO);
-    a model the solver proves infeasible is a clear SolverError.
-    """
-    from ..errors import SolverError
-
-    ctx = constraints if constraints else None
-    if ctx is not None:
-        score = ctx.score   # leaves charged their own labels / values (a constrained tree's need not be the best)
-        make = ctx.make(make)
-        start = ctx.repair(start, "the warm start")
-        if fallback is not None:
-            plain_fallback = fallback
-            fallback = lambda: ctx.repair(plain_fallback(), "the fallback tree")  # noqa: E731
-    form = ctl.build(make, *args, **kwargs)
-    plan = {**(plan or {}), **est._solver_plan()}
-    plan.setdefault("start", None if start is None else "greedy")
-    dp_tree, bound = dp_start_and_bound(est, form, ctl, *dp)
-    if ctx is not None:
-        dp_tree = ctx.repair(dp_tree, "the DP start")
-        bound = ctx.tighten(bound)
-    # a tie keeps a constrained start (the constrained DP's optimum) over the repaired unconstrained DP tree
-    if dp_tree is not None and (start is None or score(dp_tree) < score(start)
-                                or (ctx is None and score(dp_tree) <= score(start))):
-        start, plan["start"] = dp_tree, "dp"
-    plan["bound"] = None if bound is None else bound.provenance
-    res = ctl.solve(form, start, objective_bound=bound, **est._solver_options())
-    res.plan = plan
-    est.solve_result_ = res
-    if ctx is not None:
-        ctx.infeasible(res)
-    if form is not None and res.has_solution:
-        with ctl.stage("extract"):
-            tree = form.extract()
-        if start is not None and score(start) < score(tree) - 1e-9:
-            why = "; ".join(getattr(form, "start_notes", [])) or "see solve_result_"
-            warnings.warn(f"{type(est).__name__}: the warm-start tree (objective {score(start):.6g}) beats the MIO's "
-                          f"tree ({score(tree):.6g}): {why}; keeping the warm-start tree", stacklevel=3)
-            res.replaced(score(start), 1, f"the warm-start tree ({score(start):.9g}) beats the solver's tree "
-                                          f"({score(tree):.9g}) and is returned")
-            return start
-        return tree
-    if start is None and ctl.stop() and fallback is not None:
-        start = fallback()
-    if start is not None:
-        if ctl.reason() != "interrupted":
-            warnings.warn(f"the solver returned no solution ({res.status}{'; ' + res.message if res.message else ''}); "
-                          "using the warm-start tree", stacklevel=3)
-        return start
-    raise SolverError(f"the solver found no feasible tree ({res.status}) within time_limit={est.time_limit}; "
-                      "raise time_limit or use a warm start")
-
-
 #: share of the time left that the dynamic program may use for the start / bound (the solver gets the rest)
 DP_SHARE = 0.5
 #: seconds per (binary column^depth x row) of the DP, measured on this machine (wine depth 2 over every midpoint:
@@ -469,29 +397,3 @@ def run_dp(form, who: str, binarization: str, n_thresholds: int, left: float | N
     except InputError as exc:
         warnings.warn(f"{who}: no dynamic-programming start or bound ({exc})", stacklevel=4)
         return None
-
-
-def dp_start_and_bound(est, form, ctl, use_start: bool, use_bound: bool):
-    """The DP over ``form``'s own split set under the fit's deadline -> (start tree or None, ObjectiveBound or None).
-
-    One run serves both: its tree is a feasible start with the same objective in the MIO, and when the DP
-    problem relaxes the MIO (:mod:`opttrees.dp.bound`) its optimum bounds it. Flow models: the DP runs over
-    their own binary columns; continuous-split models (OCT): over ``est.binarization``, or every midpoint
-    when a bound is wanted. A DP that cannot run here (e.g. too many binary columns for its depth-two solver)
-    costs a warning, not the fit.
-    """
-    if form is None or not (use_start or use_bound) or ctl.stop():
-        return None, None
-    own = getattr(est, "binarization", "midpoints")
-    # "auto" / "exact" are every midpoint too (dp_for_formulation picks the continuous search when it suits)
-    binarization = "midpoints" if use_bound or own in ("auto", "exact") else own
-    with ctl.stage("dp"):
-        run = run_dp(form, type(est).__name__, binarization, getattr(est, "n_thresholds", 10), ctl.remaining(),
-                     use_bound, verbose=getattr(est, "verbose", False))
-    if run is None:
-        return None, None
-    start = run.tree if use_start and run.start_feasible else None
-    if use_bound and run.bound is None:
-        warnings.warn(f"{type(est).__name__}: dp_bound=True but {run.why_no_bound}; solving without it",
-                      stacklevel=3)
-    return start, run.bound if use_bound else None

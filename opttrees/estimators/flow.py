@@ -4,6 +4,7 @@ helpers (model-size estimate and warning, start-tree fallback warning) that the 
 from __future__ import annotations
 
 import warnings
+from functools import partial
 
 import numpy as np
 from sklearn.base import ClassifierMixin
@@ -15,11 +16,12 @@ from ..formulations.benders import BendersOCT
 from ..formulations.flow import FlowOCT, FlowStructure, check_depth, greedy_incumbent
 from ..params import BOOLEAN, Interval, Options
 from .base import OptTreesEstimator, SolverMixin, warm_start_rules
-from ..errors import InputError, SolverError
+from ..errors import InputError
 from .constrained import (CONSTRAINT_RULES, ConstrainedMixin, ConstraintContext, bind, dp_start_name,
                           own_objective, verify)
 from .common import FittedTreeMixin, encode_categories, finish_fit, record_display_bounds, root_leaf
-from .fitcontrol import controlled_fit, dp_fits, dp_start_and_bound, dp_statistics
+from .fitcontrol import controlled_fit, dp_fits, dp_statistics
+from .pipeline import MIO, DPUse, Start
 
 #: a model above either size gets a warning before it is built (minutes of Pyomo build, GBs in SCIP)
 HUGE_NONZEROS = 5_000_000
@@ -67,12 +69,6 @@ def _cart_splits(data, depth: int):
                                                                    sample_weight=data.sample_weight).tree_
     inner = t.children_left >= 0
     return t.feature[inner], t.threshold[inner]
-
-
-def _fallback_warning(est, res) -> None:
-    msg = f"; {res.message}" if res.message else ""
-    warnings.warn(f"{type(est).__name__}: the solver returned no solution ({res.status}{msg}); using the "
-                  "greedy (CART) start tree", stacklevel=4)
 
 
 class _TreeClassifierMixin(FittedTreeMixin, ClassifierMixin):
@@ -256,48 +252,25 @@ class FlowOCTClassifier(ConstrainedMixin, _TreeClassifierMixin, SolverMixin, Opt
             warn_if_huge(type(self).__name__, size,
                          f"{Z.shape[1]:,} binary columns from binarization={self.binarization!r}; "
                          "binarization='quantile' with a small n_thresholds keeps it small")
-            if ctx is not None:
-                warm = ctx.repair(warm, "the greedy start")
-            form = ctl.build(ctx.make(self._formulation) if ctx is not None else self._formulation, bdata, depth,
-                             regularization=self.regularization, objective=self.objective)
-            ws, db, plan = self.warm_start, self.dp_bound, self._solver_plan()
+            ws, db, plan = self.warm_start, self.dp_bound, {}
             if ws == "auto" or db == "auto":
                 ok, plan["why"] = dp_fits(data.n, Z.shape[1], depth, dp_statistics(data), ctl.remaining(),
                                           "the DP over the model's binary columns")
                 ws = ("dp" if ok else "greedy") if ws == "auto" else ws
                 db = ok if db == "auto" else db
-            dp_tree, bound = dp_start_and_bound(self, form, ctl, ws == "dp", bool(db))
-            if ctx is not None:
-                dp_tree = ctx.repair(dp_tree, "the DP start")
-            plan["start"] = "greedy" if ws in ("greedy", "dp") and warm is not None else None
-            if dp_tree is not None and (warm is None or form.tree_objective(dp_tree) >= form.tree_objective(warm)):
-                warm = dp_tree      # the DP's tree (the optimum, unless cut short) is the start and the fallback
-                plan["start"] = "dp" if ws in ("greedy", "dp") else None
-            if ctx is not None and form is not None and ws == "dp":
-                fair = self._fair_start(data, ctl, ctx, form, exact=bound is not None)
-                if fair is not None and (warm is None or form.tree_objective(fair) >= form.tree_objective(warm)):
-                    warm, plan["start"] = fair, dp_start_name(ctx.cons)
-                bound = ctx.tighten(bound)
-            plan["bound"] = None if bound is None else bound.provenance
-            start = warm if ws in ("greedy", "dp") else None
-            res = ctl.solve(form, start, objective_bound=bound, **self._solver_options())
-            res.plan = plan
-            res.timings.setdefault("estimated_size", size)
-            self.formulation_ = form
-            self.solve_result_ = res
-            if ctx is not None:
-                ctx.infeasible(res)
-            if form is not None and res.has_solution:
-                with ctl.stage("extract"):
-                    self.tree_ = form.extract()
-            else:
-                if warm is None:
-                    raise SolverError(f"{type(self).__name__}: the solver returned no solution ({res.status}) and "
-                                      "no start tree satisfies the constraints; raise time_limit")
-                if ctl.reason() != "interrupted":
-                    _fallback_warning(self, res)
-                self.tree_ = warm
-            self.tree_ = finish_flow_fit(self, self.tree_, data, form, encoding, ctx)
+            late = []
+            if ctx is not None and ws == "dp":
+                late.append(lambda form, bound: Start.of(dp_start_name(ctx.cons), self._fair_start(
+                    data, ctl, ctx, form, exact=bound is not None)))
+            build = partial(self._formulation, bdata, depth, regularization=self.regularization,
+                            objective=self.objective)
+            # the greedy tree is the fallback even when the solver starts from nothing
+            out = self._run_mio(ctl, MIO(build, starts=[Start.of("greedy", warm)], hand_start=ws in ("greedy", "dp"),
+                                         dp=DPUse(ws == "dp", bool(db), self.binarization, int(self.n_thresholds)),
+                                         late_starts=late, constraints=ctx, plan=plan))
+            out.result.timings.setdefault("estimated_size", size)
+            self.formulation_, self.tree_ = out.form, out.tree
+            self.tree_ = finish_flow_fit(self, self.tree_, data, out.form, encoding, ctx)
             verify(self, self.tree_, ctx)
             self.classes_ = data.codec.classes
             self.n_features_in_ = data.p

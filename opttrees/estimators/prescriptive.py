@@ -9,6 +9,8 @@ are documented in :mod:`opttrees.prescriptive.objective`.
 """
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
@@ -448,17 +450,17 @@ def _fit_mio(est, prob, ctl):
     better tree (or is stopped before it starts)."""
     from ..prescriptive.mio import OPTFormulation
     from .common import solver_seed
+    from .pipeline import MIO, Start, run_mio
 
+    alpha = float(est.alpha)
     with ctl.stage("local_search"):
-        start = local_search_prescriptive(prob, est.max_depth, float(est.alpha), est.n_restarts, est.random_state,
+        start = local_search_prescriptive(prob, est.max_depth, alpha, est.n_restarts, est.random_state,
                                           est.n_jobs, est.max_cuts, deadline=ctl.deadline).tree
-    form = ctl.build(OPTFormulation, prob, est.max_depth, float(est.alpha))
-    est.solve_result_ = ctl.solve(form, warm_start=start, solver="scip", mip_gap=est.mip_gap, threads=1,
-                                  seed=solver_seed(est.random_state), verbose=est.verbose)
+    job = MIO(partial(OPTFormulation, prob, est.max_depth, alpha), lambda tree: tree_objective(tree, prob, alpha),
+              [Start.of("local-search", start)], plan={"solver": "scip"},
+              solver_options=dict(solver="scip", mip_gap=est.mip_gap, threads=1, seed=solver_seed(est.random_state),
+                                  verbose=est.verbose))
+    out = run_mio(job, ctl, type(est).__name__, verbose=est.verbose)
+    est.solve_result_ = out.result
     warn_time_limit(est, ctl, "the MIO (best tree found)")
-    if form is None or not est.solve_result_.has_solution:
-        return start
-    with ctl.stage("extract"):
-        tree = form.extract()
-    return tree if tree_objective(tree, prob, float(est.alpha)) <= tree_objective(start, prob, float(est.alpha)) \
-        else start
+    return out.tree

@@ -3,6 +3,7 @@ and ORT-L / ORT-LH trees with lasso (linear) leaves, by local search or MIO."""
 from __future__ import annotations
 
 import math
+from functools import partial
 import warnings
 
 import numpy as np
@@ -20,7 +21,8 @@ from .. import constraints as C
 from .constrained import CONSTRAINT_RULES, ConstrainedMixin, ConstraintContext, bind, own_objective, verify
 from .common import check_X_fitted, encode_categories, finish_fit, record_display_bounds, root_leaf
 from .classifier import DP_RULES, MARGIN_RULES, fit_dp_tree
-from .fitcontrol import controlled_fit, fit_mio, warn_time_limit
+from .fitcontrol import controlled_fit, warn_time_limit
+from .pipeline import MIO, Start
 from ..heuristics import greedy_tree, local_search
 from ..heuristics.core import make_problem, objective, refit_leaves
 from ..heuristics.linear_leaves import check_leaf_penalty, linear_leaf_tree, linear_local_search, linear_tree_objective
@@ -355,16 +357,16 @@ class OptimalTreeRegressor(ConstrainedMixin, RegressorMixin, SolverMixin, OptTre
 
         start = None
         if self.warm_start == "local-search":
-            start = self._linear_local_search(data, ctl, ctl.share(0.5))
+            start = Start.of("local-search", self._linear_local_search(data, ctl, ctl.share(0.5)))
         elif self.warm_start == "greedy":
-            start = greedy("warm_start")
+            start = Start.of("greedy", greedy("warm_start"))
         score = self._linear_objective(data)
         # any feasible tree's objective bounds the coefficients (ORTLinear); the slack keeps the start feasible
-        kwargs = {"leaf_penalty": lam, "penalty": self.leaf_penalty_type, "loss": self.loss,
-                  "split_type": self.split_type, "margin": float(self.hyperplane_margin), "coef_bound": self.coef_bound,
-                  "upper_bound": 1.0 if start is None else min(1.0, score(start) * (1 + 1e-6) + 1e-9)}
-        return fit_mio(self, ctl, ORTLinear, (data, self.max_depth, self.min_samples_leaf, self.alpha), kwargs, start,
-                       score, lambda: greedy("fallback"))
+        build = partial(ORTLinear, data, self.max_depth, self.min_samples_leaf, self.alpha, leaf_penalty=lam,
+                        penalty=self.leaf_penalty_type, loss=self.loss, split_type=self.split_type,
+                        margin=float(self.hyperplane_margin), coef_bound=self.coef_bound,
+                        upper_bound=1.0 if start is None else min(1.0, score(start.tree) * (1 + 1e-6) + 1e-9))
+        return self._run_mio(ctl, MIO(build, score, [start], fallback=lambda: greedy("fallback"))).tree
 
     def _local_search(self, data, ctl, deadline):
         with ctl.stage("local_search"):
@@ -383,14 +385,14 @@ class OptimalTreeRegressor(ConstrainedMixin, RegressorMixin, SolverMixin, OptTre
 
         start = None
         if self.warm_start == "local-search":
-            start = self._local_search(data, ctl, ctl.share(0.5))
+            start = Start.of("local-search", self._local_search(data, ctl, ctl.share(0.5)))
         elif self.warm_start == "greedy":
-            start = greedy("warm_start")
+            start = Start.of("greedy", greedy("warm_start"))
         prob = make_problem(data, self.loss)
-        kwargs = {"loss": self.loss, "split_type": self.split_type, "margin": float(self.hyperplane_margin)}
-        return fit_mio(self, ctl, ORT, (data, self.max_depth, self.min_samples_leaf, self.alpha), kwargs, start,
-                       lambda tree: objective(tree, prob, float(self.alpha)), lambda: greedy("fallback"),
-                       constraints=self._ctx)
+        build = partial(ORT, data, self.max_depth, self.min_samples_leaf, self.alpha, loss=self.loss,
+                        split_type=self.split_type, margin=float(self.hyperplane_margin))
+        return self._run_mio(ctl, MIO(build, lambda tree: objective(tree, prob, float(self.alpha)), [start],
+                                      fallback=lambda: greedy("fallback"), constraints=self._ctx)).tree
 
     def predict(self, X):
         check_is_fitted(self, "tree_")

@@ -5,6 +5,8 @@ and ``lam``), and solves RobustOCT by cut generation; evaluation helpers score a
 """
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
@@ -21,7 +23,8 @@ from ..robust.shift import shifted_accuracy
 from .base import OptTreesEstimator, SolverMixin, warm_start_rules
 from .common import check_X_fitted, encode_categories, record_display_bounds
 from .fitcontrol import controlled_fit
-from .flow import _fallback_warning, _TreeClassifierMixin, finish_flow_fit, model_size, warn_if_huge
+from .pipeline import MIO, Start
+from .flow import _TreeClassifierMixin, finish_flow_fit, model_size, warn_if_huge
 
 _LISTS = (list, tuple, np.ndarray)
 
@@ -208,24 +211,16 @@ class RobustTreeClassifier(_TreeClassifierMixin, SolverMixin, OptTreesEstimator)
             warn_if_huge(type(self).__name__, size,
                          f"{len(cols):,} integer thresholds from encoding={self.encoding!r} (mode "
                          f"{enc.mode_!r}); encoding='quantile' with a small n_thresholds keeps it small")
-            form = ctl.build(RobustOCT, tdata, self.max_depth, S, regularization=self.regularization)
-            res = ctl.solve(form, warm if self.warm_start == "greedy" else None, **self._solver_options())
-            res.timings.setdefault("estimated_size", size)
-            self.encoder_ = enc
-            self.shift_set_ = S
-            self.formulation_ = form
-            res.plan = {**self._solver_plan(), "start": "greedy" if self.warm_start == "greedy" else None,
-                        "bound": None}
-            self.solve_result_ = res
-            if form is not None and res.has_solution:
-                with ctl.stage("extract"):
-                    self.tree_ = form.extract()
+            out = self._run_mio(ctl, MIO(partial(RobustOCT, tdata, self.max_depth, S,
+                                                 regularization=self.regularization),
+                                         starts=[Start.of("greedy", warm)], hand_start=self.warm_start == "greedy"))
+            out.result.timings.setdefault("estimated_size", size)
+            self.encoder_, self.shift_set_ = enc, S
+            form = self.formulation_ = out.form
+            self.tree_ = out.tree
+            if out.source == "mio":
                 self.worst_case_train_accuracy_ = form.worst_case_correct / data.n
-            else:
-                if ctl.reason() != "interrupted":
-                    _fallback_warning(self, res)
-                self.tree_ = warm
-                # the start tree's exact worst case, in the encoded units the set is defined in
+            else:   # the start tree's exact worst case, in the encoded units the set is defined in
                 t_int = struct.to_tree(inc, tdata.integer_split_of_col, Xi, data.y, data.n_classes)
                 self.worst_case_train_accuracy_ = worst_case_accuracy(t_int, Xi, data.y, S).worst_case_correct / data.n
             before = self.tree_

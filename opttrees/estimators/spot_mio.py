@@ -6,19 +6,18 @@ model (issue 12).
 """
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
 
-from ..errors import InputError, VerificationError
+from ..errors import InputError
 from ..formulations.spot import SPOTFormulation, prepare_costs
 from ..interrupt import Deadline
-from ..solvers import solve
 from ..spo.greedy import check_costs_fit, grow_spo_tree
 from ..spo.objective import spot_norm, spot_objective
 from ..spo.pruning import prune_alpha, refit_nodes
-from .fitcontrol import SPO_DP_SECONDS_PER_CELL, dp_fits, run_dp
+from .fitcontrol import SPO_DP_SECONDS_PER_CELL, FitControl, dp_fits
+from .pipeline import MIO, DPUse, Start, run_mio
 
 
 def round_features(X, decimals: int | None) -> np.ndarray:
@@ -88,22 +87,20 @@ def fit_spot_mio(problem, X, C, w=None, depth: int = 2, min_samples_leaf: float 
         dp_bound = ok if dp_bound == "auto" else dp_bound
         binarization = "midpoints" if ok else binarization
     dp_bound = bool(dp_bound)
-    start = greedy_r if warm_start in (True, "greedy", "dp") else None
-    info["start_source"] = "greedy" if start is not None else None
-    bound = None
-    if warm_start == "dp" or dp_bound:
-        run = run_dp(form, "SPOT MILP", "midpoints" if dp_bound else binarization, n_thresholds, deadline.remaining(), dp_bound)
-        if run is not None:
-            info.update(dp_result=run.result, dp_objective=run.objective, dp_tree=run.tree)
-            bound = run.bound if dp_bound else None
-            if (warm_start == "dp" and run.start_feasible
-                    and run.objective <= form.tree_objective(refit_nodes(greedy_r, problem, Xr, C, w))):
-                start, info["start_source"] = run.tree, "dp"
-    res = solve(form, solver=solver, time_limit=deadline.remaining(), mip_gap=mip_gap, warm_start=start,
-                verbose=verbose, objective_bound=bound)
-    res.plan = {"solver": solver, "start": info["start_source"], "bound": None if bound is None else bound.provenance}
-    if "plan_why" in info:
-        res.plan["why"] = info["plan_why"]
+    ctl = FitControl(None, deadline=deadline)
+    # the MILP's own objective on its rounded features, leaves refitted (what the DP start is compared on)
+    score = lambda tree: form.tree_objective(refit_nodes(tree, problem, Xr, C, w))  # noqa: E731
+    job = MIO(lambda: form, score, [Start.of("greedy", greedy_r)], hand_start=warm_start in (True, "greedy", "dp"),
+              dp=DPUse(warm_start == "dp", dp_bound, binarization, int(n_thresholds)),
+              plan={"solver": solver, **({"why": info["plan_why"]} if "plan_why" in info else {})},
+              solver_options=dict(solver=solver, mip_gap=mip_gap, verbose=verbose))
+    out = run_mio(job, ctl, "SPOT MILP", verbose=verbose)
+    res = out.result
+    info["start_source"] = out.start.source if out.start is not None else None
+    run = out.dp_run
+    if run is not None:
+        info.update(dp_result=run.result, dp_objective=run.objective, dp_tree=run.tree)
+    start = out.start
     info["start_objective"] = getattr(form, "start_objective", None) if start is not None else None
 
     def raw_objective(tree):
@@ -118,16 +115,14 @@ def fit_spot_mio(problem, X, C, w=None, depth: int = 2, min_samples_leaf: float 
         dp_obj, dp_raw = raw_objective(info["dp_tree"])
         info["dp_objective_raw"] = dp_obj
         cands.append((dp_obj, "dp", dp_raw))
-    if res.has_solution:
-        try:
-            mio = prune_alpha(form.extract(), alpha, norm)
-            info["mio_objective_rounded"] = form.tree_objective(mio)
-            m_obj, mio = raw_objective(mio)
-            info["mio_objective"] = m_obj
-            cands.append((m_obj, "mio", mio))
-        except VerificationError as exc:
-            warnings.warn(f"{exc}; keeping the greedy tree", stacklevel=2)
-            info["verification_error"] = str(exc)
+    if out.source == "mio":
+        mio = prune_alpha(out.tree, alpha, norm)
+        info["mio_objective_rounded"] = form.tree_objective(mio)
+        m_obj, mio = raw_objective(mio)
+        info["mio_objective"] = m_obj
+        cands.append((m_obj, "mio", mio))
+    elif out.notes:
+        info["verification_error"] = out.notes[0]
     obj, source, tree = min(cands, key=lambda c: (c[0] - (1e-12 if c[1] == "mio" else 0.0)))
     info["source"], info["objective"] = source, obj
     if x_precision is not None and res.proven_optimal and not np.array_equal(Xr, X):

@@ -1,0 +1,226 @@
+"""One MIO pipeline for every MIO model: build -> start and bound -> solve -> extract -> compare -> fallback.
+
+Why one: OCT, OCT-H, ORT, ORT-L, FlowOCT, BendersOCT, RobustOCT, the SPOT MILP and the OPT MIO differ only in
+*what* they build, where their start comes from and whether a dynamic program bounds them. How a fit runs a
+MIO (the deadline, the DP start and bound, side constraints, the solver hand-off, re-verification, "never return
+a tree worse than the start", the fallback when the solver finds nothing) is the same, so it lives here once.
+An estimator describes its model as an :class:`MIO` and calls :func:`run_mio`; adding a model is a formulation,
+a registry line and an ``MIO(...)`` (docs/architecture.md, "Adding an MIO model").
+"""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from ..errors import SolverError, VerificationError
+from ..solvers.result import ObjectiveBound, SolveResult
+from ..tree import Tree
+from .fitcontrol import FitControl, run_dp
+
+#: the bound a start source may hand the solver: computed outside it, with its provenance
+Bound = ObjectiveBound
+
+
+@dataclass(frozen=True)
+class Start:
+    """A warm-start tree and where it came from ("greedy", "local-search", "dp", "fairness-dp", ...)."""
+
+    tree: Tree
+    source: str
+
+    @classmethod
+    def of(cls, source: str, tree: Tree | None) -> Start | None:
+        """A start from a source that may have produced nothing (cut short, or no feasible tree)."""
+        return None if tree is None else cls(tree, source)
+
+
+@dataclass(frozen=True)
+class DPUse:
+    """The dynamic program over the built formulation's own split set (:mod:`opttrees.dp.bound`).
+
+    One run serves both uses: its tree is a feasible start with the same objective in the MIO (``start``), and
+    when the DP problem relaxes the MIO its optimum bounds it (``bound``). ``binarization`` picks the split set
+    for continuous-split models; a bound always needs every midpoint (the MIO's own splits).
+    """
+
+    start: bool = False
+    bound: bool = False
+    binarization: str = "midpoints"
+    n_thresholds: int = 10
+
+    def split_set(self) -> str:
+        own = self.binarization
+        return "midpoints" if self.bound or own in ("auto", "exact") else own
+
+
+#: a start that needs the built model (and the DP's bound): e.g. the constrained DP over the model's columns
+LateStart = Callable[[Any, "ObjectiveBound | None"], "Start | None"]
+
+
+@dataclass
+class MIO:
+    """What a MIO fit runs: the model, its start and bound sources, and how trees are compared.
+
+    ``build``: the formulation factory (``functools.partial(OCT, data, depth, ...)``), run under the fit's
+    deadline. ``score``: the objective candidate trees are compared on, lower is better; None compares on the
+    built formulation's own objective (``tree_objective`` with its sense). ``starts``: trees computed before the
+    build; the best (a later one winning ties) is handed to the solver, or with ``hand_start=False`` kept only
+    as the fallback while the solver starts from nothing. ``dp``: the DP over the built model's own split set.
+    ``late_starts``: start sources that need the built model and the DP's bound (the constrained DP); they come
+    after the others, so a constrained start wins a tie against a repaired unconstrained one. ``fallback``: the
+    tree when the solver finds nothing and there is no start (e.g. the fit stopped first). ``constraints``: side
+    constraints (:class:`~opttrees.estimators.constrained.ConstraintContext`): rows added in the build, every
+    start repaired to feasibility or dropped, the bound tightened by the constrained DP. ``plan``: what the
+    estimator chose and why (:attr:`SolveResult.plan`). ``solver_options``: for :func:`opttrees.solvers.solve`.
+    """
+
+    build: Callable[[], Any]
+    score: Callable[[Tree], float] | None = None
+    starts: Sequence[Start | None] = ()
+    hand_start: bool = True
+    dp: DPUse = field(default_factory=DPUse)
+    late_starts: Sequence[LateStart] = ()
+    fallback: Callable[[], Tree | None] | None = None
+    constraints: Any = None
+    plan: dict = field(default_factory=dict)
+    solver_options: dict = field(default_factory=dict)
+
+
+@dataclass
+class MIOOutcome:
+    """The tree a MIO fit returns, where it came from ("mio", a start's source, or "fallback"), the model (None
+    when its build was abandoned), the solve result, the start handed to the solver and the DP run (if any)."""
+
+    tree: Tree
+    source: str
+    form: Any
+    result: SolveResult
+    start: Start | None = None
+    dp_run: Any = None
+    notes: list[str] = field(default_factory=list)
+
+
+def run_mio(job: MIO, ctl: FitControl, who: str, verbose=False) -> MIOOutcome:
+    """Run ``job`` under the fit control ``ctl``; ``who`` names the estimator in warnings and errors.
+
+    The returned tree is the extracted (re-verified) MIO tree, unless a start scores strictly better on
+    ``job.score`` (a start the formulation had to change to make it feasible, e.g. OCT-H's margin, and the
+    solver found nothing better): then that start, with a warning, and the result says so
+    (:meth:`SolveResult.replaced`). Without a solution: the start, else ``job.fallback()``, with a warning
+    (none after Ctrl-C); a SolverError only when neither exists.
+    """
+    ctx = job.constraints if job.constraints else None
+    build = ctx.make(job.build) if ctx is not None else job.build
+    starts = [_repaired(ctx, s, f"the {s.source} start") for s in job.starts if s is not None]
+    form = ctl.build(build)
+    score = _scorer(job, form, ctx)
+    dp_run, bound = _dp_step(who, ctl, form, job.dp, verbose)
+    candidates = list(starts)
+    if dp_run is not None and job.dp.start and dp_run.start_feasible:
+        candidates.append(_repaired(ctx, Start(dp_run.tree, "dp"), "the DP start"))
+    if form is not None and not ctl.stop():
+        candidates += [_repaired(ctx, late(form, bound), "a late start") for late in job.late_starts]
+    start = _best_start(candidates, score)
+    if ctx is not None:
+        bound = ctx.tighten(bound)
+    plan = {**job.plan, "start": start.source if start is not None and job.hand_start else None,
+            "bound": None if bound is None else bound.provenance}
+    handed = start if job.hand_start else None
+    res = ctl.solve(form, None if handed is None else handed.tree, objective_bound=bound, **job.solver_options)
+    res.plan = plan
+    if ctx is not None:
+        ctx.infeasible(res)
+    out = MIOOutcome(tree=None, source="", form=form, result=res, start=handed, dp_run=dp_run)  # type: ignore[arg-type]
+    if form is not None and res.has_solution:
+        tree = _extract(who, ctl, form, out)
+        if tree is not None:
+            return _compare(who, out, tree, handed, score)
+    return _without_solution(who, ctl, job, out, start, ctx)
+
+
+def _repaired(ctx, start: Start | None, what: str) -> Start | None:
+    """``start`` made feasible for the side constraints (the best feasible pruning), or None."""
+    if ctx is None or start is None:
+        return start
+    tree = ctx.repair(start.tree, what)
+    return None if tree is None else Start(tree, start.source)
+
+
+def _scorer(job: MIO, form, ctx) -> Callable[[Tree], float]:
+    """Lower is better: the job's score (with side constraints: the context's, which charges each leaf its own
+    label, since a constrained tree's need not be the best), else the built model's own objective."""
+    if job.score is not None:
+        return ctx.score if ctx is not None else job.score
+    if form is None:
+        return lambda tree: 0.0     # no model to score on: the last start is kept
+    sense = int(form.sense)
+    return lambda tree: sense * float(form.tree_objective(tree))
+
+
+def _best_start(candidates: Sequence[Start | None], score) -> Start | None:
+    """The best-scoring start; a later candidate wins ties (it is at least as informed: the DP after greedy)."""
+    best: Start | None = None
+    for cand in candidates:
+        if cand is not None and (best is None or score(cand.tree) <= score(best.tree)):
+            best = cand
+    return best
+
+
+def _dp_step(who: str, ctl: FitControl, form, use: DPUse, verbose):
+    """One DP run over the built model under the fit's deadline -> (DPRun or None, bound or None)."""
+    if form is None or not (use.start or use.bound) or ctl.stop():
+        return None, None
+    with ctl.stage("dp"):
+        run = run_dp(form, who, use.split_set(), use.n_thresholds, ctl.remaining(), use.bound, verbose=verbose)
+    if run is None:
+        return None, None
+    if use.bound and run.bound is None:
+        warnings.warn(f"{who}: dp_bound=True but {run.why_no_bound}; solving without it", stacklevel=4)
+    return run, run.bound if use.bound else None
+
+
+def _extract(who: str, ctl: FitControl, form, out: MIOOutcome) -> Tree | None:
+    """The solver's tree, re-verified; None (with a warning) when a strict formulation refuses it."""
+    try:
+        with ctl.stage("extract"):
+            return form.extract()
+    except VerificationError as exc:
+        warnings.warn(f"{who}: {exc}; keeping the start tree", stacklevel=4)
+        out.notes.append(str(exc))
+        return None
+
+
+def _compare(who: str, out: MIOOutcome, tree: Tree, start: Start | None, score) -> MIOOutcome:
+    """The MIO's tree, or the start when it scores strictly better (then the result says so)."""
+    out.tree, out.source = tree, "mio"
+    if start is not None and score(start.tree) < score(tree) - 1e-9:
+        why = "; ".join(getattr(out.form, "start_notes", [])) or "see solve_result_"
+        own, mio = score(start.tree), score(tree)
+        warnings.warn(f"{who}: the warm-start tree (objective {own:.6g}) beats the MIO's tree ({mio:.6g}): {why}; "
+                      "keeping the warm-start tree", stacklevel=4)
+        # the result speaks the model's units (its objective and bound), whatever ``score`` compares on
+        form = out.form
+        out.result.replaced(float(form.tree_objective(start.tree)), int(form.sense),
+                            f"the warm-start tree ({own:.9g}) beats the solver's tree ({mio:.9g}) and is returned")
+        out.tree, out.source = start.tree, start.source
+    return out
+
+
+def _without_solution(who: str, ctl: FitControl, job: MIO, out: MIOOutcome, start: Start | None,
+                      ctx) -> MIOOutcome:
+    """No MIO tree: the start, else the fallback; a SolverError when there is neither."""
+    res = out.result
+    if start is None and job.fallback is not None:
+        tree = job.fallback()
+        tree = ctx.repair(tree, "the fallback tree") if ctx is not None else tree
+        start = None if tree is None else Start(tree, "fallback")
+    if start is None:
+        what = " satisfying the constraints" if ctx is not None else ""
+        raise SolverError(f"{who}: the solver found no feasible tree ({res.status}) and there is no start tree{what} "
+                          f"within time_limit={ctl.deadline.time_limit}; raise time_limit or use a warm start")
+    if ctl.reason() != "interrupted":
+        warnings.warn(f"{who}: the solver returned no solution ({res.status}"
+                      f"{'; ' + res.message if res.message else ''}); using the {start.source} tree", stacklevel=4)
+    out.tree, out.source = start.tree, start.source
+    return out
