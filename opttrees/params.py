@@ -14,6 +14,8 @@ Rules: :class:`Interval` (integers or reals between bounds), :class:`Options` (a
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import Callable
 import numbers
 
 import numpy as np
@@ -219,6 +221,50 @@ def check_params(params: dict, rules: dict, owner: str = "") -> None:
     for name, value in params.items():
         if name in rules:
             check_param(name, value, rules[name], owner)
+
+
+# --------------------------------------------------------------------- rules of one method
+@dataclass(frozen=True)
+class Needs:
+    """Under a method, parameter ``param`` must satisfy one of ``rules`` (when ``when(params)`` holds), because
+    ``why``: e.g. the DP builds parallel splits only, so ``split_type`` must be "parallel" with it."""
+
+    param: str
+    rules: tuple
+    why: str
+    when: Callable[[dict], bool] | None = None
+
+
+@dataclass(frozen=True)
+class Method:
+    """One way an estimator fits (``method="dp"``, ...) and the parameter values it accepts.
+
+    Why data: which parameters apply depends on the method; declared here, one checker
+    (:func:`check_method`) names the parameter, the method and the reason, instead of hand-written ``if``s in
+    every ``fit``.
+    """
+
+    name: str
+    needs: tuple[Needs, ...] = ()
+
+
+def methods(*items: Method) -> dict[str, Method]:
+    """A method table keyed by name (an estimator's ``_methods``)."""
+    return {m.name: m for m in items}
+
+
+def check_method(params: dict, table: dict[str, Method], owner: str = "") -> None:
+    """Check the parameters the chosen ``params["method"]`` restricts (after :func:`check_params`)."""
+    method = table.get(params.get("method"))   # type: ignore[arg-type]
+    if method is None:
+        return
+    for need in method.needs:
+        if need.when is not None and not need.when(params):
+            continue
+        value = params.get(need.param)
+        if not any(rule.accepts(value) for rule in need.rules):
+            who = f" for {owner}" if owner else ""
+            raise InputError(f"{need.param}={value!r} is not valid with method={method.name!r}{who}: {need.why}")
 
 
 # --------------------------------------------------------------------- helpers for the layers below

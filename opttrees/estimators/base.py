@@ -24,7 +24,7 @@ import inspect
 
 from sklearn.base import BaseEstimator
 
-from ..params import FALSE, NONE, SHARED_RULES, Options, check_params, time_limit_seconds
+from ..params import FALSE, NONE, SHARED_RULES, Options, check_method, check_params, time_limit_seconds
 from .common import solver_seed
 
 #: the seed of every estimator with randomness unless told otherwise (and of every spec run)
@@ -59,9 +59,19 @@ class OptTreesEstimator(BaseEstimator):
     def parameter_rules(cls) -> dict:
         return parameter_rules(cls)
 
+    #: the estimator's methods and the parameter values each accepts (:class:`~opttrees.params.Method`), if it
+    #: has a ``method`` parameter
+    _methods: dict = {}
+
     def _check_params(self) -> None:
-        """The one check of every parameter at ``fit`` (InputError naming the parameter)."""
+        """The one check of every parameter at ``fit`` (InputError naming the parameter): each value against its
+        rules (what a spec file checks too), then the values the chosen ``method`` restricts."""
         check_params(self.get_params(deep=False), self.parameter_rules(), type(self).__name__)
+
+    def _check_method(self) -> None:
+        """The values the chosen ``method`` restricts (its :class:`~opttrees.params.Method` in ``_methods``),
+        after :meth:`_check_params`."""
+        check_method(self.get_params(deep=False), self._methods, type(self).__name__)
 
     def _time_limit(self) -> float | None:
         """``time_limit`` for the fit's deadline: None when there is none (None or inf)."""

@@ -18,7 +18,7 @@ from ..formulations.octh import OCTH
 from ..heuristics import local_search
 from ..heuristics.cart import cart_classifier_tree
 from ..heuristics.core import make_problem, objective, refit_leaves
-from ..params import BOOLEAN, NONE, Interval, Options
+from ..params import BOOLEAN, FALSE, NONE, Interval, Method, Needs, Options, methods
 from .base import OptTreesEstimator, SolverMixin, warm_start_rules
 from .. import constrained_dp as CDP
 from .. import constraints as C
@@ -38,6 +38,15 @@ DP_RULES = {
     "n_thresholds": [Interval("int", 1)],
     "max_num_nodes": [Interval("int", 0), NONE],
 }
+
+
+#: what the methods other than "mio" / "local-search" (and the DP) cannot take (shared with the regressor)
+PARALLEL_ONLY = Needs("split_type", (Options("parallel"),), "it builds parallel splits only (split_type='hyperplane' "
+                      "needs method='mio' or 'local-search')")
+NO_NODE_BUDGET = Needs("max_num_nodes", (NONE,), "a split budget needs method='dp' (the other methods bound the tree "
+                       "by max_depth and alpha only)")
+NO_DP_BOUND = Needs("dp_bound", (FALSE, Options("auto")), "dp_bound=True needs method='mio' with parallel splits "
+                    "(the DP relaxes the OCT MIO only)")
 
 
 def _threads(n_jobs) -> int:
@@ -206,6 +215,14 @@ class OptimalTreeClassifier(ConstrainedMixin, FittedTreeMixin, ClassifierMixin, 
         **CONSTRAINT_RULES,
     }
 
+    _methods = methods(
+        Method("mio", (NO_NODE_BUDGET, Needs("dp_bound", (FALSE, Options("auto")), "the DP relaxes the OCT MIO with "
+                                             "parallel splits only", when=lambda p: p["split_type"] != "parallel"))),
+        Method("local-search", (NO_NODE_BUDGET, NO_DP_BOUND)),
+        Method("greedy", (PARALLEL_ONLY, NO_NODE_BUDGET, NO_DP_BOUND)),
+        Method("dp", (PARALLEL_ONLY, NO_DP_BOUND)),
+    )
+
     def __init__(self, *, max_depth=2, min_samples_leaf=1, alpha=0.0, method="mio", solver="auto", time_limit=60,
                  warm_start="auto", mip_gap=1e-6, threads=1, n_restarts=100, split_type="parallel",
                  n_hyperplane_restarts=5, hyperplane_margin=0.005, n_jobs=1, binarization="auto", dp_bound="auto",
@@ -359,16 +376,7 @@ class OptimalTreeClassifier(ConstrainedMixin, FittedTreeMixin, ClassifierMixin, 
 
     def fit(self, X, y, sample_weight=None):
         self._check_params()
-        if self.split_type != "parallel" and self.method not in ("mio", "local-search"):
-            raise InputError(f"split_type={self.split_type!r} needs method='mio' or 'local-search': "
-                             f"method={self.method!r} builds parallel-split trees")
-        if self.dp_bound is not False and self.dp_bound != "auto" and (self.method != "mio"
-                                                                         or self.split_type != "parallel"):
-            raise InputError(f"dp_bound=True needs method='mio' with parallel splits (the DP relaxes the OCT MIO "
-                             f"only): method={self.method!r}, split_type={self.split_type!r}")
-        if self.max_num_nodes is not None and self.method != "dp":
-            raise InputError(f"max_num_nodes={self.max_num_nodes!r} needs method='dp' (the other methods bound the "
-                             "tree by max_depth and alpha only)")
+        self._check_method()
         depth, alpha = int(self.max_depth), float(self.alpha)
         self.solve_result_ = None
         with controlled_fit(self, self._time_limit()) as ctl:

@@ -16,7 +16,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..dp.prescriptive import PRESCRIPTIVE_MAX_DEPTH, solve_dp_prescriptive
 from ..errors import InputError
-from ..params import NONE, SHARED_RULES, Interval, Options, Satisfies
+from ..params import NONE, SHARED_RULES, Interval, Method, Needs, Options, Satisfies, methods
 from ..prescriptive import teacher as tch
 from ..prescriptive.data import as_vector, check_n_treatment, check_outcome, prepare_prescriptive, split_target
 from ..prescriptive.objective import (KIND_LINEAR, KIND_OPT, KIND_POLICY, fill_payload, make_problem, outcomes,
@@ -42,6 +42,13 @@ COMMON_RULES = {
     "n_thresholds": [Interval("int", 1)],
 }
 
+
+#: the dynamic program searches up to this depth
+DP_DEPTH = Needs("max_depth", (Interval("int", 0, PRESCRIPTIVE_MAX_DEPTH),), f"the dynamic program searches trees of "
+                 f"depth <= {PRESCRIPTIVE_MAX_DEPTH}; use method='local-search'")
+#: OPT-L's linear counterfactuals are fitted by the heuristics only
+CONSTANT_COUNTERFACTUALS = Needs("counterfactuals", (Options("constant"),), "counterfactuals='linear' (OPT-L) is "
+                                 "fitted by method='local-search' or 'greedy'; this method solves constant ones")
 
 class _PrescriptiveTreeBase(OptTreesEstimator):
     """predict / predict_outcomes / apply / score for estimators whose model is one prescription Tree."""
@@ -204,6 +211,15 @@ class OptimalPrescriptiveTree(_PrescriptiveTreeBase):
         **COMMON_RULES,
     }
 
+    _methods = methods(
+        Method("mio", (CONSTANT_COUNTERFACTUALS, Needs("solver", (Options("scip", "auto", ignore_case=True),),
+                                                       "the OPT MIO's objective is quadratic with integer variables, "
+                                                       "which HiGHS does not support; use solver='scip'"),
+                       Needs("max_depth", (Interval("int", 0, MIO_MAX_DEPTH),), f"the OPT MIO has n * 2^depth "
+                             f"binaries; above depth {MIO_MAX_DEPTH} use method='dp' or 'local-search'"))),
+        Method("dp", (CONSTANT_COUNTERFACTUALS, DP_DEPTH)),
+    )
+
     def __init__(self, *, max_depth=2, min_samples_leaf=1, alpha=0.0, mu=0.5, n_treatment=1,
                  counterfactuals="constant", lasso_lambda=0.01, method="local-search", sense="min", treatments=None,
                  n_restarts=100, max_cuts="auto", binarization="quantile", n_thresholds=10, solver="scip",
@@ -232,19 +248,8 @@ class OptimalPrescriptiveTree(_PrescriptiveTreeBase):
     def fit(self, X, treatment, outcome=None):
         """Fit on features X, observed treatments and outcomes (or one two-column target [treatment, outcome])."""
         self._check_params()
+        self._check_method()
         linear = self.counterfactuals == "linear"
-        if linear and self.method in ("dp", "mio"):
-            raise InputError(f"counterfactuals='linear' (OPT-L) is fitted by method='local-search' or 'greedy'; "
-                             f"method={self.method!r} solves constant counterfactuals")
-        if self.method == "mio" and self.solver.lower() not in ("scip", "auto"):
-            raise InputError(f"solver={self.solver!r} cannot solve the OPT MIO: its objective is quadratic with integer "
-                             "variables, which HiGHS does not support; use solver='scip'")
-        if self.method == "mio" and self.max_depth > MIO_MAX_DEPTH:
-            raise InputError(f"max_depth={self.max_depth} is above {MIO_MAX_DEPTH} for method='mio' (n * 2^depth "
-                             "binaries); use method='dp' or 'local-search'")
-        if self.method == "dp" and self.max_depth > PRESCRIPTIVE_MAX_DEPTH:
-            raise InputError(f"max_depth={self.max_depth} is above {PRESCRIPTIVE_MAX_DEPTH}, the deepest tree "
-                             "method='dp' searches; use method='local-search'")
         treatment, outcome = split_target(treatment, outcome)
         self.solve_result_ = None
         with controlled_fit(self, self._time_limit()) as ctl:
@@ -356,6 +361,8 @@ class PolicyTree(_PrescriptiveTreeBase):
         **COMMON_RULES,
     }
 
+    _methods = methods(Method("dp", (DP_DEPTH,)))
+
     def __init__(self, *, max_depth=2, min_samples_leaf=1, alpha=0.0, teacher="dr", outcome_model=None,
                  propensity_model=None, n_folds=5, propensity_clip=0.01, n_treatment=0, method="dp", sense="min",
                  treatments=None, n_restarts=100, max_cuts="auto", binarization="quantile", n_thresholds=10,
@@ -386,9 +393,7 @@ class PolicyTree(_PrescriptiveTreeBase):
         matrix), used instead of the propensity model; ``outcome_estimates``: an (n, m) matrix of outcome
         predictions per treatment, used instead of the outcome model."""
         self._check_params()
-        if self.method == "dp" and self.max_depth > PRESCRIPTIVE_MAX_DEPTH:
-            raise InputError(f"max_depth={self.max_depth} is above {PRESCRIPTIVE_MAX_DEPTH}, the deepest tree "
-                             "method='dp' searches; use method='local-search'")
+        self._check_method()
         treatment, outcome = split_target(treatment, outcome)
         self.solve_result_ = None
         with controlled_fit(self, self._time_limit()) as ctl:

@@ -14,13 +14,13 @@ from ..data import prepare
 from ..errors import InputError
 from ..formulations.ort import ORT
 from ..formulations.ort_linear import ORTLinear
-from ..params import NONE, Interval, Options
+from ..params import NONE, Interval, Method, Needs, Options, methods
 from .base import OptTreesEstimator, SolverMixin, warm_start_rules
 from .. import constrained_dp as CDP
 from .. import constraints as C
 from .constrained import CONSTRAINT_RULES, ConstrainedMixin, ConstraintContext, bind, own_objective, verify
 from .common import check_X_fitted, encode_categories, finish_fit, record_display_bounds, root_leaf
-from .classifier import DP_RULES, MARGIN_RULES, fit_dp_tree
+from .classifier import DP_RULES, MARGIN_RULES, NO_NODE_BUDGET, PARALLEL_ONLY, fit_dp_tree
 from .fitcontrol import controlled_fit, warn_time_limit
 from .pipeline import MIO, Start
 from ..heuristics import greedy_tree, local_search
@@ -28,6 +28,25 @@ from ..heuristics.core import make_problem, objective, refit_leaves
 from ..heuristics.linear_leaves import check_leaf_penalty, linear_leaf_tree, linear_local_search, linear_tree_objective
 from ..progress import fmt
 
+
+
+def _linear(params) -> bool:
+    return params["leaf_model"] == "linear"
+
+
+#: what linear leaves need beyond the MIO: the local search fits lasso leaves (squared loss, l1, unbounded)
+CONSTANT_LEAVES = Needs("leaf_model", (Options("constant"),), "leaf_model='linear' needs method='local-search' or "
+                        "'mio'")
+LINEAR_BY_LASSO = (
+    Needs("loss", (Options("squared"),), "lasso leaves fit squared loss; use loss='squared', or method='mio' for "
+          "absolute loss", when=_linear),
+    Needs("leaf_penalty_type", (Options("l1"),), "the local search fits lasso leaves (leaf_penalty_type='l1'); "
+          "l0 needs method='mio'", when=_linear),
+    Needs("coef_bound", (NONE,), "the local search's lasso leaves are unbounded; coef_bound needs method='mio'"),
+)
+#: coef_bound bounds the MIO's linear leaves only
+COEF_BOUND_LINEAR = Needs("coef_bound", (NONE,), "coef_bound needs leaf_model='linear' and method='mio'",
+                          when=lambda p: not _linear(p))
 
 class OptimalTreeRegressor(ConstrainedMixin, RegressorMixin, SolverMixin, OptTreesEstimator):
     """Regression tree (ORT / ORT-H) minimising loss / L̂ + alpha * complexity (thesis ch. 4), with constant
@@ -171,6 +190,15 @@ class OptimalTreeRegressor(ConstrainedMixin, RegressorMixin, SolverMixin, OptTre
         **CONSTRAINT_RULES,
     }
 
+    _methods = methods(
+        Method("mio", (NO_NODE_BUDGET, COEF_BOUND_LINEAR)),
+        Method("local-search", (NO_NODE_BUDGET, *LINEAR_BY_LASSO)),
+        Method("greedy", (PARALLEL_ONLY, NO_NODE_BUDGET, CONSTANT_LEAVES, COEF_BOUND_LINEAR)),
+        Method("dp", (PARALLEL_ONLY, CONSTANT_LEAVES, Needs("loss", (Options("squared"),), "the dynamic program "
+                      "solves squared loss; use loss='squared', or method='local-search' for absolute loss"),
+                      COEF_BOUND_LINEAR)),
+    )
+
     def __init__(self, *, max_depth=2, min_samples_leaf=1, alpha=0.0, method="local-search", n_restarts=100,
                  split_type="parallel", n_hyperplane_restarts=5, loss="squared", hyperplane_margin=0.005,
                  solver="auto", warm_start="local-search", mip_gap=1e-6, threads=1, random_state=0, n_jobs=1,
@@ -211,19 +239,10 @@ class OptimalTreeRegressor(ConstrainedMixin, RegressorMixin, SolverMixin, OptTre
 
     def fit(self, X, y, sample_weight=None):
         self._check_params()
-        if self.method == "greedy" and self.split_type != "parallel":
-            raise InputError("method='greedy' builds parallel splits only; use method='local-search' for hyperplanes")
-        if self.method == "dp" and self.split_type != "parallel":
-            raise InputError("method='dp' builds parallel splits only; use method='local-search' for hyperplanes")
-        if self.method == "dp" and self.loss != "squared":
-            raise InputError(f"loss={self.loss!r} is not available with method='dp' (the dynamic program solves "
-                             "squared loss); use loss='squared', or method='local-search' for absolute loss")
-        if self.max_num_nodes is not None and self.method != "dp":
-            raise InputError(f"max_num_nodes={self.max_num_nodes!r} needs method='dp'")
+        self._check_method()
         if self.method == "mio" and self.loss == "squared" and self._solver_name() == "highs":
             raise InputError("loss='squared' with method='mio' is a quadratic MIO, which HiGHS cannot solve "
                              "(integers plus a quadratic objective): use solver='scip', or loss='absolute'")
-        self._check_leaf_model()
         linear = self.leaf_model == "linear"
         self.solve_result_ = None
         with controlled_fit(self, self._time_limit()) as ctl:
@@ -296,26 +315,6 @@ class OptimalTreeRegressor(ConstrainedMixin, RegressorMixin, SolverMixin, OptTre
             print(f"OptimalTreeRegressor: objective {fmt(self.objective_)}, depth {tree.depth}, "
                   f"{tree.n_splits} splits")
         return self
-
-    def _check_leaf_model(self):
-        """The combinations the parameter rules cannot see: linear leaves need the local search or the MIO."""
-        if self.leaf_model == "constant":
-            if self.coef_bound is not None:
-                raise InputError(f"coef_bound={self.coef_bound!r} needs leaf_model='linear' and method='mio'")
-            return
-        if self.method in ("greedy", "dp"):
-            raise InputError(f"leaf_model='linear' needs method='local-search' or 'mio', not method={self.method!r}")
-        if self.method == "local-search":
-            if self.loss != "squared":
-                raise InputError(f"loss={self.loss!r} is not available with leaf_model='linear' and "
-                                 "method='local-search' (lasso leaves fit squared loss); use loss='squared', or "
-                                 "method='mio' for absolute loss")
-            if self.leaf_penalty_type != "l1":
-                raise InputError(f"leaf_penalty_type={self.leaf_penalty_type!r} needs method='mio' (the local "
-                                 "search fits lasso leaves: leaf_penalty_type='l1')")
-            if self.coef_bound is not None:
-                raise InputError(f"coef_bound={self.coef_bound!r} needs method='mio' (the local search's lasso "
-                                 "leaves are unbounded)")
 
     def _penalty(self, data) -> float:
         """The penalty the search and the MIO see: per unit of coefficient (y's units), so ``leaf_penalty`` / s_y

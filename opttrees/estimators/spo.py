@@ -13,7 +13,8 @@ from sklearn.exceptions import NotFittedError
 from ..data import check_sample_weight
 from ..errors import InputError
 from ..oracles.registry import make_decision_problem
-from ..params import BOOLEAN, DEPTH, NONE, InstanceOf, Interval, Options, Satisfies, describe
+from ..dp.spo import SPO_MAX_DEPTH
+from ..params import BOOLEAN, DEPTH, NONE, InstanceOf, Interval, Method, Needs, Options, Satisfies, describe, methods
 from ..spo.forest import fit_forest, forest_mean_cost
 from ..spo.greedy import check_costs_fit, grow_spo_tree
 from ..spo.loss import decision_regret, normalized_extra_cost
@@ -23,6 +24,9 @@ from .base import OptTreesEstimator, SolverMixin, warm_start_rules
 from .common import check_X_fitted, encode_categories, finish_fit, record_display_bounds, root_leaf
 from .fitcontrol import controlled_fit
 
+
+#: the exact methods optimise the SPO loss itself
+SPO_CRITERION = Needs("criterion", (Options("spo"),), "this method optimises the SPO loss; use criterion='spo'")
 
 class SPONotFittedError(NotFittedError, InputError):
     """sklearn's NotFittedError that is also an opttrees InputError (either ``except`` catches it)."""
@@ -193,6 +197,12 @@ class SPOTree(SolverMixin, _SPOBase):
         "random_state": [Interval("int", 0), InstanceOf(np.random.Generator, "a numpy Generator"), NONE],
     }
 
+    _methods = methods(
+        Method("mio", (SPO_CRITERION, Needs("max_depth", (DEPTH,), "the MILP has a fixed depth: an integer max_depth"))),
+        Method("dp", (SPO_CRITERION, Needs("max_depth", (Interval("int", 0, SPO_MAX_DEPTH),), f"expected an integer "
+                      f"in [0, {SPO_MAX_DEPTH}] (the SPO dynamic program searches a fixed depth)"))),
+    )
+
     def __init__(self, decision_problem=None, *, max_depth=None, min_samples_leaf=20, method="greedy",
                  criterion="spo", quantile_step=0.01, binarization="quantile", n_thresholds=10, prune=True,
                  validation_fraction=0.0, alpha=1e-4, solver="highs", time_limit=60.0, mip_gap=1e-6, x_precision=None,
@@ -225,6 +235,7 @@ class SPOTree(SolverMixin, _SPOBase):
         Ctrl-C raises KeyboardInterrupt at once.
         """
         self._check_params()
+        self._check_method()
         with controlled_fit(self, self._time_limit() if self.method in ("mio", "dp") else None) as ctl:
             return self._fit(ctl, X, C, sample_weight, X_val, C_val, sample_weight_val)
 
@@ -233,8 +244,6 @@ class SPOTree(SolverMixin, _SPOBase):
         if self.decision_problem is None:
             raise InputError("SPOTree needs decision_problem=<a DecisionProblem>, e.g. GridShortestPath(4, 4)")
         pr = self.problem_ = make_decision_problem(self.decision_problem)
-        if self.method in ("mio", "dp") and self.criterion != "spo":
-            raise InputError(f"method={self.method!r} optimises the SPO loss; use criterion='spo'")
         X, encoding = encode_categories(X)
         feature_names = list(map(str, X.columns)) if hasattr(X, "columns") else None
         X, C, w = check_costs_fit(pr, X, C, sample_weight)
@@ -281,8 +290,6 @@ class SPOTree(SolverMixin, _SPOBase):
 
     def _fit_mio(self, X, C, w, feature_names, ctl):
         from .spot_mio import fit_spot_mio
-        if self.max_depth is None:
-            raise InputError("method='mio' needs an integer max_depth (the MILP has a fixed depth)")
         with ctl.stage("mio"):
             tree, info = fit_spot_mio(self.problem_, X, C, w, depth=int(self.max_depth),
                                       min_samples_leaf=self.min_samples_leaf, alpha=self.alpha, solver=self._solver_name(),
@@ -300,10 +307,6 @@ class SPOTree(SolverMixin, _SPOBase):
 
     def _fit_dp(self, X, C, w, feature_names, ctl):
         from ..dp import solve_dp_spo
-        from ..dp.spo import SPO_MAX_DEPTH
-        if self.max_depth is None or self.max_depth > SPO_MAX_DEPTH:
-            raise InputError(f"max_depth={self.max_depth!r} is not valid with method='dp': expected an integer "
-                             f"in [0, {SPO_MAX_DEPTH}] (the SPO dynamic program searches a fixed depth)")
         with ctl.stage("dp"):
             tree, res = solve_dp_spo(X, C, self.problem_, max_depth=int(self.max_depth), alpha=self.alpha,
                                      min_samples_leaf=max(int(np.ceil(self.min_samples_leaf)), 1), sample_weight=w,

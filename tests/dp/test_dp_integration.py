@@ -146,9 +146,10 @@ def test_ctrl_c_keeps_the_best_dp_tree():
 
 
 @pytest.mark.parametrize("est, fit_y, msg", [
-    (OptimalTreeRegressor(method="dp", loss="absolute"), "reg", "loss='absolute' is not available with method='dp'"),
-    (OptimalTreeRegressor(method="dp", split_type="hyperplane"), "reg", "method='dp' builds parallel splits"),
-    (OptimalTreeClassifier(method="mio", max_num_nodes=2), "clf", "max_num_nodes=2 needs method='dp'"),
+    (OptimalTreeRegressor(method="dp", loss="absolute"), "reg", "loss='absolute' is not valid with method='dp'.*squared loss"),
+    (OptimalTreeRegressor(method="dp", split_type="hyperplane"), "reg",
+     "split_type='hyperplane' is not valid with method='dp'.*parallel splits only"),
+    (OptimalTreeClassifier(method="mio", max_num_nodes=2), "clf", "max_num_nodes=2 is not valid with method='mio'.*needs method='dp'"),
     (OptimalTreeClassifier(method="dp", max_depth=13), "clf", "max_depth"),
     (OptimalTreeClassifier(method="dp", binarization="deciles"), "clf", "binarization='deciles' is not valid"),
     (OptimalTreeClassifier(method="dp", n_thresholds=0), "clf", "n_thresholds=0 is not valid"),

@@ -288,8 +288,9 @@ def test_mio_reaches_the_dp_optimum_on_tiny_data():
     (lambda X, t, y: (X, t, y, {"n_treatment": 0}), "n_treatment=0 is not valid"),
     (lambda X, t, y: (X, t, y, {"mu": 1.5}), "mu=1.5 is not valid"),
     (lambda X, t, y: (X, t, y, {"counterfactuals": "linear", "method": "dp"}), "counterfactuals='linear'"),
-    (lambda X, t, y: (X, t, y, {"method": "dp", "max_depth": 6}), "max_depth=6 is above 4"),
-    (lambda X, t, y: (X, t, y, {"method": "mio", "solver": "highs"}), "solver='highs' cannot solve the OPT MIO"),
+    (lambda X, t, y: (X, t, y, {"method": "dp", "max_depth": 6}), "max_depth=6 is not valid with method='dp'.*depth <= 4"),
+    (lambda X, t, y: (X, t, y, {"method": "mio", "solver": "highs"}),
+     "solver='highs' is not valid with method='mio'.*HiGHS does not support"),
 ])
 def test_bad_input_names_the_problem(make, match):
     X, t, y, _ = tiny(0, n=20)
