@@ -22,7 +22,7 @@ from ..params import BOOLEAN, FALSE, NONE, Interval, Method, Needs, Options, met
 from .base import OptTreesEstimator, SolverMixin, warm_start_rules
 from .. import constrained_dp as CDP
 from .. import constraints as C
-from .constrained import (CONSTRAINT_RULES, ConstrainedMixin, ConstraintContext, bind, dp_start_name, own_objective,
+from .constrained import (CONSTRAINT_RULES, ConstrainedMixin, ConstraintContext, bind, constrained_dp_start, own_objective,
                           user_labels, verify)
 from .common import FittedTreeMixin, encode_categories, feature_names_in, finish_fit, record_display_bounds, root_leaf
 from .fitcontrol import controlled_fit, dp_plan, warn_time_limit
@@ -300,49 +300,6 @@ class OptimalTreeClassifier(ConstrainedMixin, FittedTreeMixin, ClassifierMixin, 
             ctl.mark_cut_short("dp")
         return tree, res
 
-    def _dp_constrained_start(self, data, ctl, binarization: str):
-        """The constrained DP's tree under the constraints among ``constraints`` it can solve (group fairness,
-        feature budgets; at most half the time left, 120 s without a limit): a start for the constrained MIO
-        (pruned to feasibility when other constraints remain), None when it finds none in time.
-
-        Over every midpoint (``binarization="midpoints"``, when the DP bound is on) a finished run at
-        ``max_depth`` is the optimum of the problem with those constraints only, a relaxation of the MIO (the
-        constrained problem itself when they are all the constraints): its objective becomes
-        ``self._ctx.bound_value``, the bound the MIO pipeline hands the solver. The fairness Pareto DP runs at the deepest
-        depth its work allows (:func:`opttrees.constrained_dp.fair_dp_depth`), over quantiles when every midpoint
-        is too many columns for the full depth."""
-        from ..encoding import Binarizer
-        from .fitcontrol import DP_AUTO_MAX_SECONDS, DP_SHARE
-
-        part = CDP.dp_part(self._ctx.cons)
-        if not part:
-            return None
-        left = ctl.remaining()
-        seconds = DP_AUTO_MAX_SECONDS if left is None else DP_SHARE * left
-        depth = int(self.max_depth)
-        try:
-            with ctl.stage("warm_start"):
-                if any(isinstance(c, C.FAIRNESS) for c in part):
-                    binarizer = Binarizer(binarization, int(self.n_thresholds)).fit(data.X)
-                    depth = CDP.fair_dp_depth(data, binarizer, int(self.max_depth), seconds)
-                    if binarization == "midpoints" and depth < int(self.max_depth):   # too many columns: fewer
-                        quantiles = Binarizer("quantile", int(self.n_thresholds)).fit(data.X)
-                        if CDP.fair_dp_depth(data, quantiles, int(self.max_depth), seconds) > depth:
-                            binarization = "quantile"
-                            depth = CDP.fair_dp_depth(data, quantiles, int(self.max_depth), seconds)
-                    if depth == 0:
-                        return None
-                tree, res = CDP.solve_dp_constrained(part, data.X, user_labels(data), depth,
-                                                     int(self.min_samples_leaf), float(self.alpha), data.sample_weight,
-                                                     seconds, data.feature_names, binarization=binarization,
-                                                     n_thresholds=int(self.n_thresholds))
-        except InputError:
-            return None
-        if binarization == "midpoints" and res.status == "optimal" and depth == int(self.max_depth):
-            self._ctx.bound_value = float(self._ctx.score(tree))
-            self._ctx.bound_exact = len(part) == len(self._ctx.cons)
-        return self._ctx.repair(tree, "the constrained-DP start")
-
     def _mio(self, data, depth, alpha, ctl):
         ws, db, plan = self._plan(data, depth, ctl)
         prob = make_problem(data)
@@ -360,8 +317,12 @@ class OptimalTreeClassifier(ConstrainedMixin, FittedTreeMixin, ClassifierMixin, 
                                                         binarization=binarization)[0]))
         late = []
         if self._ctx is not None and (ws == "dp" or db):
-            late.append(lambda form, bound: Start.of(dp_start_name(self._ctx.cons), self._dp_constrained_start(
-                data, ctl, "midpoints" if db else "quantile")))
+            # over every midpoint (with the DP bound on) a finished run bounds the constrained MIO
+            ctx = self._ctx
+            late.append(lambda form, bound: constrained_dp_start(
+                ctx, ctl, depth, min_samples_leaf=self.min_samples_leaf, alpha=alpha,
+                binarization="midpoints" if db else "quantile", n_thresholds=self.n_thresholds,
+                bound_of=ctx.score if db else None))
         if self.split_type == "hyperplane":
             make = partial(OCTH, margin=float(self.hyperplane_margin))
         else:

@@ -213,6 +213,52 @@ def _with_names(Xm: np.ndarray, est):
     return pd.DataFrame(Xm, columns=[str(c) for c in names])
 
 
+def constrained_dp_start(ctx: ConstraintContext, ctl, depth: int, *, min_samples_leaf: int = 1,
+                         alpha: float = 0.0, binarizer=None, binarization: str = "quantile", n_thresholds: int = 10,
+                         bound_of=None):
+    """The constrained DP's tree under the constraints among ``ctx.cons`` it solves (group fairness by the Pareto
+    DP, feature budgets by maximal feature sets; at most half the time left): a start for the constrained MIO,
+    repaired when other constraints remain, None when it finds none in time.
+
+    The split set is ``binarizer`` (the model's own binary columns) or ``binarization``. The fairness DP runs at
+    the deepest depth its work allows (:func:`opttrees.constrained_dp.fair_dp_depth`), over quantiles when every
+    midpoint is too many columns for the full depth. ``bound_of``: given when a finished run over the MIO's own
+    split set at the full ``depth`` solves a relaxation of the MIO (the constrained problem itself when it
+    solves every constraint); ``bound_of(tree)`` then becomes ``ctx.bound_value`` (:meth:`ConstraintContext.tighten`).
+    """
+    from ..encoding import Binarizer
+    from .fitcontrol import dp_seconds
+    from .pipeline import Start
+
+    part = CDP.dp_part(ctx.cons)
+    if not part:
+        return None
+    seconds = dp_seconds(ctl.remaining())
+    run_depth = int(depth)
+    if any(isinstance(c, C.FAIRNESS) for c in part):
+        columns = binarizer or Binarizer(binarization, int(n_thresholds)).fit(ctx.data.X)
+        run_depth = CDP.fair_dp_depth(ctx.data, columns, int(depth), seconds)
+        if binarizer is None and binarization == "midpoints" and run_depth < depth:   # too many columns: fewer
+            quantiles = Binarizer("quantile", int(n_thresholds)).fit(ctx.data.X)
+            if CDP.fair_dp_depth(ctx.data, quantiles, int(depth), seconds) > run_depth:
+                binarization, bound_of = "quantile", None
+                run_depth = CDP.fair_dp_depth(ctx.data, quantiles, int(depth), seconds)
+    if run_depth == 0:
+        return None
+    data = ctx.data
+    try:
+        with ctl.stage("warm_start"):
+            tree, res = CDP.solve_dp_constrained(part, data.X, ctx.y, run_depth, int(min_samples_leaf), float(alpha),
+                                                 data.sample_weight, seconds, data.feature_names, binarizer=binarizer,
+                                                 binarization=binarization, n_thresholds=int(n_thresholds))
+    except InputError:
+        return None
+    if bound_of is not None and res.status == "optimal" and run_depth == int(depth):
+        ctx.bound_value = float(bound_of(tree))
+        ctx.bound_exact = len(part) == len(ctx.cons)
+    return Start.of(dp_start_name(ctx.cons), ctx.repair(tree, "the constrained-DP start"))
+
+
 def dp_start_name(cons) -> str:
     """The plan's name for a constrained-DP start: "fairness-dp" (the Pareto DP) or "feature-set-dp"."""
     return "fairness-dp" if any(isinstance(c, C.FAIRNESS) for c in CDP.dp_part(cons)) else "feature-set-dp"

@@ -319,6 +319,12 @@ DP_AUTO_MAX_SECONDS = 120.0
 SPO_DP_SECONDS_PER_CELL = 4e-7
 
 
+def dp_seconds(left: float | None) -> float:
+    """What a DP run may use: :data:`DP_SHARE` of the ``left`` seconds, or :data:`DP_AUTO_MAX_SECONDS` without a
+    limit."""
+    return DP_AUTO_MAX_SECONDS if left is None else DP_SHARE * left
+
+
 def dp_fits(n: int, m: int, depth: int, n_stats: int, left: float | None, what: str,
             seconds_per_cell: float = DP_SECONDS_PER_CELL) -> tuple[bool, str]:
     """Whether a DP run on ``n`` rows and ``m`` binary columns fits :data:`DP_SHARE` of the ``left`` seconds
@@ -327,7 +333,7 @@ def dp_fits(n: int, m: int, depth: int, n_stats: int, left: float | None, what: 
     from ..dp.api import MAX_COUNT_BYTES
     from ..dp.memory import counts_bytes, default_limit, estimate_bytes, fmt_bytes
 
-    budget = DP_AUTO_MAX_SECONDS if left is None else DP_SHARE * left
+    budget = dp_seconds(left)
     seconds = seconds_per_cell * float(max(m, 1)) ** max(depth, 1) * n
     memory = estimate_bytes(n, m, n_stats, depth)
     counts = counts_bytes(m, n_stats) if depth >= 2 else 0
@@ -369,7 +375,7 @@ def dp_plan(data, depth: int, left: float | None, n_thresholds: int = 10) -> tup
     reasons = []
     p = sum(len(v) > 1 for v in values)
     seconds = continuous_seconds(data.n, p, depth)
-    budget = DP_AUTO_MAX_SECONDS if left is None else DP_SHARE * left
+    budget = dp_seconds(left)
     if seconds <= budget:      # the continuous search: O(n p) memory, every midpoint
         return "midpoints", (f"the continuous DP over every midpoint ({data.n} rows x {p} features, predicted "
                              f"{seconds:.2g} s) gives the start and the bound")

@@ -16,8 +16,7 @@ from ..formulations.benders import BendersOCT
 from ..formulations.flow import FlowOCT, FlowStructure, check_depth, greedy_incumbent
 from ..params import BOOLEAN, Interval, Options
 from .base import OptTreesEstimator, SolverMixin, warm_start_rules
-from ..errors import InputError
-from .constrained import (CONSTRAINT_RULES, ConstrainedMixin, ConstraintContext, bind, dp_start_name,
+from .constrained import (CONSTRAINT_RULES, ConstrainedMixin, ConstraintContext, bind, constrained_dp_start,
                           own_objective, verify)
 from .common import FittedTreeMixin, encode_categories, finish_fit, record_display_bounds, root_leaf
 from .fitcontrol import controlled_fit, dp_fits, dp_statistics
@@ -191,38 +190,6 @@ class FlowOCTClassifier(ConstrainedMixin, _TreeClassifierMixin, SolverMixin, Opt
     def _constraint_context(self, data):
         return _constraint_context_for(self, data)
 
-    def _fair_start(self, data, ctl, ctx, form, exact: bool):
-        """The constrained DP's tree over the model's own binary columns under the constraints among
-        ``constraints`` it solves (group fairness, feature budgets; half the time left): a start (pruned when
-        other constraints remain); with ``exact`` and plain accuracy (``regularization=0``,
-        ``objective="accuracy"``) a finished run's objective also bounds the model (a relaxation;
-        :meth:`ConstraintContext.tighten`)."""
-        from .. import constrained_dp as CDP
-        from .. import constraints as C
-        from .constrained import user_labels
-        from .fitcontrol import DP_AUTO_MAX_SECONDS, DP_SHARE
-
-        part = CDP.dp_part(ctx.cons)
-        left = ctl.remaining()
-        seconds = DP_AUTO_MAX_SECONDS if left is None else DP_SHARE * left
-        depth = int(self.max_depth)
-        if any(isinstance(c, C.FAIRNESS) for c in part):
-            depth = CDP.fair_dp_depth(data, self.binarizer_, depth, seconds)
-        if not part or depth == 0:
-            return None
-        try:
-            with ctl.stage("warm_start"):
-                tree, res = CDP.solve_dp_constrained(part, data.X, user_labels(data), depth, 1, 0.0,
-                                                     data.sample_weight, seconds, data.feature_names,
-                                                     binarizer=self.binarizer_)
-        except InputError:
-            return None
-        if (exact and res.status == "optimal" and float(self.regularization) == 0.0 and self.objective == "accuracy"
-                and depth == int(self.max_depth)):
-            ctx.bound_value = float(form.tree_objective(tree))
-            ctx.bound_exact = len(part) == len(ctx.cons)
-        return ctx.repair(tree, "the constrained-DP start")
-
     def fit(self, X, y, sample_weight=None):
         self._check_params()
         self.solve_result_ = None
@@ -260,8 +227,11 @@ class FlowOCTClassifier(ConstrainedMixin, _TreeClassifierMixin, SolverMixin, Opt
                 db = ok if db == "auto" else db
             late = []
             if ctx is not None and ws == "dp":
-                late.append(lambda form, bound: Start.of(dp_start_name(ctx.cons), self._fair_start(
-                    data, ctl, ctx, form, exact=bound is not None)))
+                # over the model's own columns, with plain accuracy, a finished run bounds the constrained MIO
+                plain = float(self.regularization) == 0.0 and self.objective == "accuracy"
+                late.append(lambda form, bound: constrained_dp_start(
+                    ctx, ctl, depth, binarizer=self.binarizer_,
+                    bound_of=form.tree_objective if plain and bound is not None else None))
             build = partial(self._formulation, bdata, depth, regularization=self.regularization,
                             objective=self.objective)
             # the greedy tree is the fallback even when the solver starts from nothing
