@@ -87,12 +87,24 @@ def raise_on_sigint():
         _raise_now[0] -= 1
 
 
-class Deadline:
-    """A wall-clock budget started once and shared by every stage of a fit (``None`` = no limit)."""
+class Budget:
+    """The one time argument of every layer: a wall-clock budget started once and shared by every stage of a fit
+    (``None`` = no limit), plus Ctrl-C (:data:`STOP`).
 
-    def __init__(self, time_limit: float | None):
-        self.time_limit = None if time_limit is None or math.isinf(time_limit) else float(time_limit)
-        self.t0 = time.perf_counter()
+    Heuristics take it as ``deadline=``; the DP, :func:`opttrees.solvers.solve` and the estimators' stages take
+    it as ``time_limit=``, where a float still means "this many seconds from now". ``Budget(budget)`` shares
+    the given budget's clock (it does not restart it), so a stage handed a Budget stops when the fit's time is
+    up; :meth:`share` gives a stage a fraction of what is left.
+    """
+
+    def __init__(self, time_limit: float | Budget | None):
+        self.time_limit: float | None
+        self.t0: float
+        if isinstance(time_limit, Budget):
+            self.time_limit, self.t0 = time_limit.time_limit, time_limit.t0
+        else:
+            self.time_limit = None if time_limit is None or math.isinf(time_limit) else float(time_limit)
+            self.t0 = time.perf_counter()
 
     def elapsed(self) -> float:
         return time.perf_counter() - self.t0
@@ -109,3 +121,20 @@ class Deadline:
     def stop(self) -> bool:
         """True when the budget is spent or the user pressed Ctrl-C: the question every loop asks."""
         return self.expired() or STOP.is_set()
+
+    def share(self, fraction: float) -> Budget:
+        """A new budget of ``fraction`` of the time left, starting now (no limit when this one has none): a warm
+        start that leaves the rest to the solver. Ctrl-C still stops it."""
+        left = self.remaining()
+        return Budget(None if left is None else fraction * left)
+
+
+def seconds(time_limit: float | Budget | None) -> float | None:
+    """A time argument as seconds from now (None: no limit): what a solver's own time limit wants."""
+    if isinstance(time_limit, Budget):
+        return time_limit.remaining()
+    return time_limit
+
+
+#: the name the layers used before :class:`Budget` (the same class)
+Deadline = Budget

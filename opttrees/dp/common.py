@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InputError
+from ..interrupt import Budget
 from ..tree import Tree
 from .tasks import ClassificationTask, EngineData
 
@@ -58,7 +59,7 @@ def _common_checks(max_depth, max_num_nodes, min_samples_leaf, alpha, time_limit
     nn = _check_int("max_num_nodes", max_num_nodes, 0, none_ok=True)
     ml = _check_int("min_samples_leaf", min_samples_leaf, 1)
     a = _check_alpha(alpha)
-    if time_limit is not None:
+    if time_limit is not None and not isinstance(time_limit, Budget):   # a running Budget is shared as it is
         try:
             tl = float(time_limit)
         except (TypeError, ValueError):

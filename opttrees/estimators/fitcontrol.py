@@ -4,7 +4,7 @@ The contract (docs/solvers.md, "Stopping a fit"):
 
 - ``time_limit`` is the wall time of the **whole** fit: input checks and encoding, warm start / heuristics,
   the Pyomo model build, the hand-off to the solver, the solve and the extraction of the tree. A
-  :class:`~opttrees.interrupt.Deadline` is started when ``fit`` starts and every stage asks it for the
+  :class:`~opttrees.interrupt.Budget` is started when ``fit`` starts and every stage asks it for the
   time that is left; the solver gets ``deadline.remaining()``.
 - The first Ctrl-C during ``fit`` stops it within about a second and ``fit`` **returns** normally with the
   best tree found so far: ``fit_status_ == "interrupted"``, ``solve_result_.status == "interrupted"`` for
@@ -32,7 +32,7 @@ import warnings
 import numpy as np
 
 from ..errors import InputError
-from ..interrupt import STOP, Deadline, raise_on_sigint, stop_on_sigint
+from ..interrupt import STOP, Budget, raise_on_sigint, stop_on_sigint
 
 #: values of ``fit_status_``
 FIT_STATUSES = {
@@ -60,7 +60,7 @@ class _DeadlinePassed(BaseException):
 
 
 @contextlib.contextmanager
-def _alarm_at(deadline: Deadline):
+def _alarm_at(deadline: Budget):
     """Raise :class:`_DeadlinePassed` in the main thread when ``deadline`` expires (for stages that poll
     nothing). A no-op without a time limit, off the main thread, or without ``setitimer`` (Windows)."""
     if (deadline.time_limit is None or threading.current_thread() is not threading.main_thread()
@@ -141,8 +141,8 @@ def _in_daemon_thread(fn, args, kwargs, should_stop) -> tuple[bool, object]:
 class FitControl:
     """The deadline, stage timings and stop reason of one ``fit`` (see the module docstring)."""
 
-    def __init__(self, time_limit: float | None, deadline: Deadline | None = None):
-        self.deadline = deadline if deadline is not None else Deadline(time_limit)
+    def __init__(self, time_limit: float | None, deadline: Budget | None = None):
+        self.deadline = deadline if deadline is not None else Budget(time_limit)
         self.timings: dict[str, float] = {}
         self.aborted: str | None = None      # the first stage cut short (e.g. "build"), if any
         self.cut_short = False               # some stage ended early because of Ctrl-C or the deadline
@@ -236,11 +236,10 @@ class FitControl:
             res.timings["build"] = build
         return res
 
-    def share(self, fraction: float) -> Deadline:
-        """A deadline for a stage that may use ``fraction`` of the time left (a warm start leaving the rest to the
+    def share(self, fraction: float) -> Budget:
+        """A budget for a stage that may use ``fraction`` of the time left (a warm start leaving the rest to the
         solver); no limit when the fit has none. Ctrl-C still stops it (every stage polls ``STOP``)."""
-        left = self.remaining()
-        return Deadline(None if left is None else fraction * left)
+        return self.deadline.share(fraction)
 
     def reason(self) -> str:
         """Why the fit is stopping now: "interrupted" (Ctrl-C wins), "time_limit", or "completed"."""

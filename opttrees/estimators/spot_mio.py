@@ -12,7 +12,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..formulations.spot import SPOTFormulation, prepare_costs
-from ..interrupt import Deadline
+from ..interrupt import Budget
 from ..spo.greedy import check_costs_fit, grow_spo_tree
 from ..spo.objective import spot_norm, spot_objective
 from ..spo.pruning import prune_alpha, refit_nodes
@@ -37,7 +37,7 @@ def fit_spot_mio(problem, X, C, w=None, depth: int = 2, min_samples_leaf: float 
                  solver: str = "highs", time_limit: float | None = 60.0, mip_gap: float = 1e-6,
                  quantile_step: float | None = 0.01, x_precision: int | None = None, verbose=False,
                  feature_names=None, warm_start="greedy", dp_bound: bool = False, binarization: str = "quantile",
-                 n_thresholds: int = 10, deadline: Deadline | None = None):
+                 n_thresholds: int = 10, deadline: Budget | None = None):
     """Greedy SPOT, then the SPOT MILP warm-started; returns (tree, info). Never worse than greedy or its start.
 
     Every candidate is compared on the SPOT objective F = training normalised SPO loss + alpha · splits
@@ -54,7 +54,7 @@ def fit_spot_mio(problem, X, C, w=None, depth: int = 2, min_samples_leaf: float 
     of its features as an objective bound (``solve(..., objective_bound=...)``; the DP then runs over all
     midpoints, which is slow on large n); the fit is proven optimal with ``proof == "dp-bound"`` when the
     MILP's tree reaches it. The DP may use half of the time left. ``time_limit`` (or ``deadline``, a running
-    :class:`~opttrees.interrupt.Deadline`) covers the whole call.
+    :class:`~opttrees.interrupt.Budget`) covers the whole call.
 
     ``info`` holds the greedy tree, the SolveResult, the objectives, ``norm`` (N = Σ ω |z*|), ``source``
     ("mio", "dp" or "greedy"), ``start_source`` / ``start_objective`` (the start on the MILP's objective) and,
@@ -63,7 +63,7 @@ def fit_spot_mio(problem, X, C, w=None, depth: int = 2, min_samples_leaf: float 
     """
     if warm_start not in (True, False, None, "greedy", "dp", "auto"):
         raise InputError(f"warm_start must be 'auto', 'greedy', 'dp' or None; got {warm_start!r}")
-    deadline = deadline if deadline is not None else Deadline(time_limit)
+    deadline = deadline if deadline is not None else Budget(time_limit)
     X, C, w = check_costs_fit(problem, X, C, w)
     Xr = round_features(X, x_precision)
     Cm = problem.sign * C

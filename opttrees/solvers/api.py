@@ -10,7 +10,7 @@ import pyomo.environ as pyo
 
 from ..params import Satisfies, check_param
 from ..errors import InputError, SolverError
-from ..interrupt import STOP, stop_on_sigint
+from ..interrupt import STOP, Budget, seconds, stop_on_sigint
 from .adapter import adapter_names, get_adapter, installed
 from .checks import model_feasible, violated_cuts
 from .compile import CompileStopped, compile_model, fixed_vars
@@ -46,12 +46,13 @@ def _check_options(time_limit, mip_gap, threads):
     check_param("threads", threads, owner="solve()")
 
 
-def solve(formulation, solver: str = "highs", time_limit: float | None = None, mip_gap: float = 1e-6,
+def solve(formulation, solver: str = "highs", time_limit: float | Budget | None = None, mip_gap: float = 1e-6,
           threads: int = 1, seed: int = 0, warm_start=None, verbose: int | bool = False,
           callbacks=None, objective_bound=None, bound_row: bool = True) -> SolveResult:
     """Solve a formulation (or a bare Pyomo model) and load the solution into its Pyomo variables.
 
-    ``time_limit`` is the wall time of this call: compiling the model and handing it to the solver count.
+    ``time_limit`` is the wall time of this call (seconds, or a running :class:`~opttrees.interrupt.Budget`: what
+    is left of it): compiling the model and handing it to the solver count.
     The first Ctrl-C stops the solver and returns the best solution so far with status "interrupted" (a
     second one raises ``KeyboardInterrupt``).
 
@@ -78,6 +79,7 @@ def _solve(formulation, solver, time_limit, mip_gap, threads, seed, warm_start, 
            objective_bound=None, bound_row=True):
     t0 = time.perf_counter()
     s = check_solver(solver)
+    time_limit = seconds(time_limit)
     _check_options(time_limit, mip_gap, threads)
     check_param("bound_row", bound_row, [_BOOL], owner="solve()")
     if time_limit is not None and math.isinf(time_limit):

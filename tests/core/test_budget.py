@@ -1,0 +1,48 @@
+"""Budget: the one time argument of every layer (a running clock shared, not restarted, by the stages)."""
+import time
+
+import numpy as np
+import pytest
+
+from opttrees.dp import solve_dp
+from opttrees.interrupt import Budget, Deadline, seconds
+
+
+def test_a_budget_handed_on_shares_the_clock_and_a_share_is_a_fraction_of_what_is_left():
+    b = Budget(10.0)
+    time.sleep(0.05)
+    same = Budget(b)
+    assert same.t0 == b.t0 and same.time_limit == 10.0
+    assert same.remaining() == pytest.approx(b.remaining(), abs=0.01) and same.remaining() < 9.96
+    part = b.share(0.5)
+    assert part.remaining() == pytest.approx(0.5 * b.remaining(), abs=0.02)
+    assert Budget(None).share(0.5).time_limit is None and Budget(float("inf")).time_limit is None
+    assert seconds(None) is None and seconds(3.0) == 3.0 and seconds(Budget(None)) is None
+    assert Deadline is Budget
+
+
+def test_an_expired_budget_stops_the_dp_at_once_and_says_so():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 6))
+    y = (X[:, 0] + X[:, 1] * X[:, 2] > 0).astype(int)
+    spent = Budget(0.01)
+    time.sleep(0.05)
+    assert spent.expired()
+    t0 = time.perf_counter()
+    tree, res = solve_dp(X, y, max_depth=3, time_limit=spent)
+    assert time.perf_counter() - t0 < 5.0
+    assert res.status in ("time_limit", "interrupted") and not res.proven_optimal
+    assert tree.predict(X).shape == (400,)
+
+
+def test_solve_takes_a_budget():
+    from opttrees.data import prepare
+    from opttrees.formulations.oct import OCT
+    from opttrees.solvers import solve
+
+    rng = np.random.default_rng(1)
+    X = np.round(rng.uniform(size=(30, 2)), 1)
+    y = (X[:, 0] > 0.5).astype(int)
+    form = OCT(prepare(X, y), 1)
+    res = solve(form, time_limit=Budget(30.0))
+    assert res.proven_optimal and res.objective == pytest.approx(0.0)
