@@ -94,15 +94,29 @@ def register() -> None:
                    "OCT with at most max_splits splits (examples/split_budget_oct.py)")
 
 
-if __name__ == "__main__":
+def main(argv=None) -> None:
+    import argparse
+
     from sklearn.datasets import load_iris
 
     from opttrees import OptimalTreeClassifier
 
+    ap = argparse.ArgumentParser(description="Fit SplitBudgetOCT on iris (every third row) for several budgets "
+                                             "and compare with the DP under the same split budget.")
+    ap.add_argument("--max-depth", type=int, default=2, help="depth of the tree the MIO chooses from (default 2)")
+    ap.add_argument("--budgets", type=int, nargs="+", default=[1, 2, 3],
+                    help="the max_splits values to fit, one MIO and one DP each (default 1 2 3)")
+    ap.add_argument("--time-limit", type=float, default=60.0,
+                    help="seconds for each MIO fit, including the model build (default 60)")
+    args = ap.parse_args(argv)
     X, y = load_iris(return_X_y=True)
     X, y = X[::3], y[::3]
-    for k in (1, 2, 3):
-        mio = SplitBudgetTreeClassifier(max_depth=2, max_splits=k, time_limit=60).fit(X, y)
-        dp = OptimalTreeClassifier(max_depth=2, method="dp", max_num_nodes=k).fit(X, y)
+    for k in args.budgets:
+        mio = SplitBudgetTreeClassifier(max_depth=args.max_depth, max_splits=k, time_limit=args.time_limit).fit(X, y)
+        dp = OptimalTreeClassifier(max_depth=args.max_depth, method="dp", max_num_nodes=k).fit(X, y)
         print(f"max_splits={k}: MIO {mio.solve_result_.status}, objective {mio.solve_result_.objective:.6f}, "
               f"{mio.tree_.n_splits} splits; DP objective {dp.objective_:.6f}")
+
+
+if __name__ == "__main__":
+    main()

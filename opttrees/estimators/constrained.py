@@ -162,10 +162,7 @@ def verify(est, tree, ctx: ConstraintContext | None) -> None:
                       "a solver tolerance effect or an interrupted fit — the result is not a proof",
                       VerificationWarning, stacklevel=3)
         if res is not None:
-            res.proven_optimal = False
-            res.proof = None
-            if res.status in ("optimal", "gap_limit", "time_limit", "interrupted", "limit"):
-                res.status = "unverified"
+            res.unproven("the returned tree breaks a constraint on the training data", unverified=True)
 
 
 class ConstrainedMixin:

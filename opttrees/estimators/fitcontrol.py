@@ -259,10 +259,8 @@ class FitControl:
             status = "time_limit"
         else:
             status = "completed"
-        if solve_result is not None and status == "interrupted" and solve_result.status not in (
-                "infeasible", "unbounded", "error"):
-            solve_result.status = "interrupted"
-            solve_result.proven_optimal = False
+        if solve_result is not None and status == "interrupted":
+            solve_result.interrupted()
         self.status = status
         self.timings["total"] = self.deadline.elapsed()
         est.fit_status_ = status
@@ -295,13 +293,10 @@ def controlled_fit(est, time_limit: float | None):
 
 def stopped_result(status: str, solver: str, message: str):
     """A SolveResult for a MIO that was never (or only partly) run because the fit was stopping."""
-    import math
+    from ..solvers.result import finish
 
-    from ..solvers.result import SolveResult
-
-    return SolveResult(status=status if status != "completed" else "interrupted", objective=None, bound=None,
-                       gap=math.inf, runtime=0.0, node_count=0, proven_optimal=False, solver=str(solver),
-                       has_solution=False, message=message)
+    return finish(str(solver), "", status if status != "completed" else "interrupted", None, None, 0.0, 0, [],
+                  message=message)
 
 
 #: share of the time left that the dynamic program may use for the start / bound (the solver gets the rest)

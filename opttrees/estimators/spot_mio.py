@@ -13,6 +13,7 @@ import numpy as np
 from ..errors import InputError
 from ..formulations.spot import SPOTFormulation, prepare_costs
 from ..interrupt import Budget
+from ..solvers.result import TerminationCondition
 from ..spo.greedy import check_costs_fit, grow_spo_tree
 from ..spo.objective import spot_norm, spot_objective
 from ..spo.pruning import prune_alpha, refit_nodes
@@ -127,9 +128,8 @@ def fit_spot_mio(problem, X, C, w=None, depth: int = 2, min_samples_leaf: float 
     info["source"], info["objective"] = source, obj
     if x_precision is not None and res.proven_optimal and not np.array_equal(Xr, X):
         # the proof is about the rounded features: rounding merged values the raw data keeps apart
-        res.proven_optimal, res.proof, res.status = False, None, "limit"
-        res.message = (res.message + "; " if res.message else "") + \
-            f"proven optimal on features rounded to x_precision={x_precision} decimals, not on the raw features"
+        res.unproven(f"proven optimal on features rounded to x_precision={x_precision} decimals, not on the raw "
+                     "features", termination=TerminationCondition.LIMIT)
     return tree, info
 
 

@@ -211,8 +211,6 @@ def mismatch(form, what: str) -> None:
         raise VerificationError(text + "; a formulation bug or a solver tolerance effect — please report it")
     warnings.warn(text + "; returning the tree with its own objective, not a proof (the solver's tolerances let "
                   "its point differ from the tree the data follows)", VerificationWarning, stacklevel=4)
-    if form.last_result is not None:
-        form.last_result.proven_optimal = False
-        form.last_result.proof = None
-        if form.last_result.status in ("optimal", "gap_limit"):
-            form.last_result.status = "unverified"
+    res = form.last_result
+    if res is not None:
+        res.unproven("", unverified=res.claims_optimality)

@@ -92,6 +92,7 @@ class SolutionStatus(str, Enum):
 
     OPTIMAL = "optimal"            # feasible and proven optimal
     FEASIBLE = "feasible"
+    UNVERIFIED = "unverified"      # feasible, but the solver's own figures (objective, proof) do not hold for it
     INFEASIBLE = "infeasible"      # the model has no solution
     NO_SOLUTION = "no_solution"
 
@@ -159,25 +160,36 @@ class ObjectiveBound:
         return {"value": self.value, "sense": self.sense, "provenance": self.provenance, **self.details}
 
 
-@dataclass
+#: the fields that hold a result's state: set by :func:`finish` and changed only by the result's own transitions
+#: (:meth:`SolveResult.reconcile`, ``refit``, ``replaced``, ``unproven``, ``interrupted``, :func:`settle_with_bound`)
+_STATE = frozenset({"termination", "solution_status", "objective", "bound", "proof", "external_bound"})
+
+
+@dataclass(eq=False)
 class SolveResult:
-    status: str
+    """What a solve (or a DP) returned: two enums (why it stopped, what came back), the objective of the returned
+    point, the bound, and where a proof came from.
+
+    ``status``, ``proven_optimal``, ``has_solution`` and ``gap`` are derived from that state, never stored, so
+    they cannot disagree. The state is sealed after construction: only the named transitions below change it,
+    each keeping the project's rules (the objective is the returned tree's own, a proof never coexists with a
+    better known tree, a bound never passes a feasible objective). Annotations (``message``, ``plan``,
+    ``timings``) may be added by the layers above.
+    """
+
+    termination: TerminationCondition
+    solution_status: SolutionStatus
     objective: float | None
     bound: float | None
-    gap: float
     runtime: float
     node_count: int
-    proven_optimal: bool
     solver: str
-    has_solution: bool = False
     n_lazy_cuts: int = 0
     n_rounds: int = 1
     trace: list[Incumbent] = field(default_factory=list)
     message: str = ""
     timings: dict = field(default_factory=dict)
     start_objective: float | None = None
-    termination: TerminationCondition = TerminationCondition.ERROR
-    solution_status: SolutionStatus = SolutionStatus.NO_SOLUTION
     solver_version: str = ""
     #: where the proof came from: "solver" (the solver's own bound), "dp-bound" (it relies on an
     #: :class:`ObjectiveBound` from the dynamic program), or None when nothing is proven
@@ -189,6 +201,79 @@ class SolveResult:
     plan: dict = field(default_factory=dict)
     #: a DP's normalisation (its baseline loss L̂), so a bound in its units can be rescaled (DP results only)
     dp_baseline: float | None = None
+
+    def __post_init__(self):
+        object.__setattr__(self, "_sealed", True)
+
+    def __setattr__(self, name, value):
+        if name in _STATE and getattr(self, "_sealed", False):
+            raise AttributeError(f"SolveResult.{name} is set by finish() and changed only by the result's "
+                                 "transitions (reconcile, refit, replaced, unproven, interrupted, settle_with_bound)")
+        object.__setattr__(self, name, value)
+
+    def _set(self, **state) -> None:
+        """The one way a transition changes the state."""
+        for name, value in state.items():
+            object.__setattr__(self, name, value)
+
+    # ------------------------------------------------------------------------------------ derived
+    @property
+    def status(self) -> str:
+        """One word for the two enums (:data:`STATUSES`)."""
+        sol, term = self.solution_status, self.termination
+        if sol is SolutionStatus.OPTIMAL:
+            return "optimal"
+        if sol is SolutionStatus.UNVERIFIED:
+            return "unverified"
+        if sol is SolutionStatus.FEASIBLE:
+            return "gap_limit" if term is TerminationCondition.OPTIMAL else term.value
+        if sol is SolutionStatus.INFEASIBLE:
+            return "infeasible"
+        if term in (TerminationCondition.INTERRUPTED, TerminationCondition.INFEASIBLE,
+                    TerminationCondition.UNBOUNDED, TerminationCondition.ERROR):
+            return term.value
+        return "no_solution"
+
+    @property
+    def proven_optimal(self) -> bool:
+        return self.solution_status is SolutionStatus.OPTIMAL
+
+    @property
+    def has_solution(self) -> bool:
+        return self.solution_status in (SolutionStatus.OPTIMAL, SolutionStatus.FEASIBLE, SolutionStatus.UNVERIFIED)
+
+    @property
+    def gap(self) -> float:
+        """``|P - D| / max(|P|, 1e-10)`` (module docstring): the same definition for every solver."""
+        return relative_gap(self.objective, self.bound)
+
+    def _note(self, text: str) -> None:
+        self.message = (self.message + "; " if self.message else "") + text
+
+    # ------------------------------------------------------------------------------------ transitions
+    def unproven(self, why: str, unverified: bool = False, termination: TerminationCondition | None = None) -> None:
+        """Nothing is proven any more (``why`` says so): the solution stays, "unverified" when its figures do not
+        hold (``unverified``), else feasible under ``termination`` (default: the solver's own)."""
+        if not self.has_solution:
+            return
+        sol = SolutionStatus.UNVERIFIED if unverified else SolutionStatus.FEASIBLE
+        self._set(solution_status=sol, proof=None, termination=termination or self.termination)
+        if why:
+            self._note(why)
+
+    @property
+    def claims_optimality(self) -> bool:
+        """The solver said it closed the gap (proven, or to the requested mip_gap): what a mismatch makes
+        "unverified" rather than merely unproven (and one that is unverified stays so)."""
+        return self.status in ("optimal", "gap_limit", "unverified")
+
+    def interrupted(self) -> None:
+        """Ctrl-C stopped the fit this solve belongs to: whatever was proven, the fit's answer is its best so far
+        (a model proven infeasible or unbounded, or a failure, keeps its word)."""
+        if self.status in ("infeasible", "unbounded", "error"):
+            return
+        sol = SolutionStatus.FEASIBLE if self.has_solution else SolutionStatus.NO_SOLUTION
+        self._set(termination=TerminationCondition.INTERRUPTED, solution_status=sol, proof=None)
 
     def reconcile(self, tree_objective: float, atol: float = 1e-5, rtol: float = 1e-6) -> None:
         """Make the reported objective the returned tree's own (recomputed by routing the data).
@@ -203,26 +288,20 @@ class SolveResult:
         if self.objective is not None and abs(own - self.objective) > atol + rtol * abs(self.objective):
             log.warning("%s reported objective %.9g but the returned tree scores %.9g; reporting the tree's "
                         "objective, not a proof", self.solver, self.objective, own)
-            self.message = (self.message + "; " if self.message else "") + \
-                f"solver objective {self.objective:.9g} differs from the tree's {own:.9g}"
-            if self.status in ("optimal", "gap_limit"):
-                self.status = "unverified"
-            self.proven_optimal = False
-            self.proof = None
+            self.unproven(f"solver objective {self.objective:.9g} differs from the tree's {own:.9g}",
+                          unverified=self.claims_optimality)
         elif (self.proof is not None and self.external_bound is not None
               and self.external_bound.get("proved") == "reached"
               and not is_proven_optimal(own, self.external_bound["value"])):
             # the tree's own objective no longer reaches the external bound: its proof is gone
-            self.message = (self.message + "; " if self.message else "") + \
-                f"the tree's objective {own:.9g} does not reach the {self.external_bound['provenance']} " \
-                f"{self.external_bound['value']:.9g}"
-            self.status = self.external_bound.get("solver_status", "limit")
-            self.proven_optimal = False
-            self.proof = None
-        self.solution_status = SolutionStatus.OPTIMAL if self.proven_optimal else SolutionStatus.FEASIBLE
-        self.objective = own
-        self.has_solution = True
-        self.gap = relative_gap(own, self.bound)
+            solver_status = self.external_bound.get("solver_status", "limit")
+            term = (TerminationCondition(solver_status) if solver_status in TerminationCondition._value2member_map_
+                    else TerminationCondition.LIMIT)
+            self.unproven(f"the tree's objective {own:.9g} does not reach the {self.external_bound['provenance']} "
+                          f"{self.external_bound['value']:.9g}", termination=term)
+        if not self.has_solution:
+            self._set(solution_status=SolutionStatus.FEASIBLE)
+        self._set(objective=own)
 
     def refit(self, tree_objective: float, sense: int = 1) -> None:
         """The returned tree's leaf values were refit on the solver's partition (ORT's leaf means or medians, ORT-L's
@@ -239,28 +318,26 @@ class SolveResult:
         if self.objective is not None and sense * (own - self.objective) > 1e-9 * max(1.0, abs(self.objective)):
             log.warning("the refit tree scores %.9g, worse than the solver's point %.9g (please report this)",
                         own, self.objective)
-        self.objective = own
-        self.has_solution = True
-        if self.bound is not None and math.isfinite(self.bound) and sense * (self.bound - own) > 0:
-            self.bound = own
-        self.gap = relative_gap(own, self.bound)
+        bound = self.bound
+        if bound is not None and math.isfinite(bound) and sense * (bound - own) > 0:
+            bound = own
+        self._set(objective=own, bound=bound)
+        if not self.has_solution:
+            self._set(solution_status=SolutionStatus.FEASIBLE)
 
     def replaced(self, objective: float, sense: int, why: str) -> None:
         """The fit returns a strictly better tree than the solver's (its warm start, or the single leaf): a
         proof never coexists with a better known tree. The objective becomes that tree's, nothing is proven
         (status "unverified"), and a bound the new objective passes (the model's bound, which did not hold for
         a tree the model could not express) is dropped."""
-        self.message = (self.message + "; " if self.message else "") + why
         own = float(objective)
-        if (self.bound is not None and math.isfinite(self.bound)
-                and sense * (self.bound - own) > 1e-9 * max(1.0, abs(own))):
-            self.bound = None
-        self.objective = own
-        self.proven_optimal, self.proof = False, None
-        if self.status in ("optimal", "gap_limit"):
-            self.status = "unverified"
-        self.solution_status = SolutionStatus.FEASIBLE
-        self.gap = relative_gap(own, self.bound)
+        bound = self.bound
+        if bound is not None and math.isfinite(bound) and sense * (bound - own) > 1e-9 * max(1.0, abs(own)):
+            bound = None
+        if not self.has_solution:
+            self._set(solution_status=SolutionStatus.FEASIBLE)
+        self.unproven(why, unverified=self.claims_optimality)
+        self._set(objective=own, bound=bound)
 
     def summary(self) -> str:
         proof = f" (proven optimal{' by the DP bound' if self.proof == 'dp-bound' else ''})"
@@ -313,27 +390,22 @@ def finish(solver: str, version: str, termination: str, objective: float | None,
     """The one place a SolveResult is settled, for every adapter.
 
     ``termination`` is why the solver stopped; ``objective`` the returned point's own objective (None without
-    one). Settles proof (:func:`settle_status`), the gap, "no_solution" when a limit came before any solution,
-    and both enums.
+    one). Settles the proof (:func:`is_proven_optimal`: reaching a user's mip_gap is not one), and so both enums;
+    the status, "no_solution" when a limit came before any solution, follows from them.
     """
     term = TerminationCondition(termination)
-    has = objective is not None
-    status = termination
-    if status in ("time_limit", "limit", "interrupted") and not has:
-        status = "no_solution"
-    status, proven = settle_status(status, objective, bound)
-    if proven:
+    if objective is not None and is_proven_optimal(objective, bound) and term in (
+            TerminationCondition.OPTIMAL, TerminationCondition.GAP_LIMIT):
         sol = SolutionStatus.OPTIMAL
-    elif has:
+    elif objective is not None and term not in (TerminationCondition.INFEASIBLE, TerminationCondition.UNBOUNDED):
         sol = SolutionStatus.FEASIBLE
     elif term is TerminationCondition.INFEASIBLE:
         sol = SolutionStatus.INFEASIBLE
     else:
         sol = SolutionStatus.NO_SOLUTION
-    return SolveResult(status=status, objective=objective, bound=bound, gap=relative_gap(objective, bound),
-                       runtime=runtime, node_count=node_count, proven_optimal=proven, solver=solver,
-                       has_solution=has, trace=trace, termination=term, solution_status=sol,
-                       solver_version=version, proof="solver" if proven else None, **extra)
+    return SolveResult(termination=term, solution_status=sol, objective=objective, bound=bound, runtime=runtime,
+                       node_count=node_count, solver=solver, trace=trace, solver_version=version,
+                       proof="solver" if sol is SolutionStatus.OPTIMAL else None, **extra)
 
 
 #: statuses whose returned point is a feasible solution the external bound may prove optimal
@@ -357,19 +429,11 @@ def settle_with_bound(res: SolveResult, bound: ObjectiveBound, verified: float |
       the user removed): the bound is dropped, with a message (and a warning when the point was verified).
     """
     rec = {**bound.record(), "row": bool(as_row), "solver_status": res.status}
-    res.external_bound = rec
+    res._set(external_bound=rec)
     obj = res.objective
 
-    def note(text):
-        res.message = (res.message + "; " if res.message else "") + text
-
     def revoke(text):
-        res.proven_optimal, res.proof = False, None
-        if res.status == "optimal":
-            res.status = "limit"
-        if res.has_solution:
-            res.solution_status = SolutionStatus.FEASIBLE
-        note(text)
+        res.unproven(text, termination=TerminationCondition.LIMIT if res.status == "optimal" else None)
 
     beyond = next((v for v in (verified, obj) if v is not None and bound.violated_by(v)), None)
     if beyond is not None:
@@ -377,17 +441,18 @@ def settle_with_bound(res: SolveResult, bound: ObjectiveBound, verified: float |
             log.warning("%s %.9g is beyond a verified feasible objective %.9g; ignoring it (please report this)",
                         bound.provenance, bound.value, beyond)
         rec["rejected"] = True
-        note(f"{bound.provenance} {bound.value:.9g} not used: the model reached {beyond:.9g} beyond it"
-             f"{' (' + reason + ')' if reason else ''}")
+        res._note(f"{bound.provenance} {bound.value:.9g} not used: the model reached {beyond:.9g} beyond it"
+                  f"{' (' + reason + ')' if reason else ''}")
         if as_row:   # the solver saw a row that does not hold for this model: nothing it proved can be trusted
             revoke("a proof from a model holding that row is not trusted")
         return res
-    if res.bound is None or not math.isfinite(res.bound) or bound.sense * (bound.value - res.bound) > 0:
-        res.bound = bound.value
+    value = res.bound
+    if value is None or not math.isfinite(value) or bound.sense * (bound.value - value) > 0:
+        value = bound.value
         rec["tighter_than_solver"] = True
-    if obj is not None and bound.sense * (res.bound - obj) > 0:
-        res.bound = obj         # round-off: a bound never passes a feasible objective
-    res.gap = relative_gap(obj, res.bound)
+    if obj is not None and bound.sense * (value - obj) > 0:
+        value = obj         # round-off: a bound never passes a feasible objective
+    res._set(bound=value)
     if not res.has_solution or obj is None or res.status not in _BOUNDABLE:
         return res
     if verified is None:
@@ -401,15 +466,13 @@ def settle_with_bound(res: SolveResult, bound: ObjectiveBound, verified: float |
             if why:
                 revoke(f"the solver's proof used the {bound.provenance} row but {why}")
             else:
-                res.proof, rec["proved"] = bound.provenance, "solver-with-row"
+                res._set(proof=bound.provenance)
+                rec["proved"] = "solver-with-row"
         return res
     if why:
-        note(f"not proven by the {bound.provenance}: {why}")
+        res._note(f"not proven by the {bound.provenance}: {why}")
         return res
     if bound.meets(verified):
-        res.objective = verified
-        res.status, res.proven_optimal, res.proof = "optimal", True, bound.provenance
+        res._set(objective=verified, solution_status=SolutionStatus.OPTIMAL, proof=bound.provenance)
         rec["proved"] = "reached"
-        res.solution_status = SolutionStatus.OPTIMAL
-        res.gap = relative_gap(verified, res.bound)
     return res

@@ -249,14 +249,13 @@ def test_dp_bound_is_kept_as_a_relaxation():
 def test_violation_is_a_warning_and_unverified():
     from opttrees.estimators.constrained import ConstraintContext, verify
     from opttrees.heuristics.cart import cart_classifier_tree
-    from opttrees.solvers.result import SolveResult
+    from opttrees.solvers.result import finish
 
     X, y = tiny_classification(6, n=30)
     data = prepare(X, y)
     tree = cart_classifier_tree(data, 3, 1, 0.0, 0)
     est = OptimalTreeClassifier()
-    est.solve_result_ = SolveResult(status="optimal", objective=0.0, bound=0.0, gap=0.0, runtime=0.0, node_count=0,
-                                    proven_optimal=True, solver="highs")
+    est.solve_result_ = finish("highs", "", "optimal", 0.0, 0.0, 0.0, 0, [])
     ctx = ConstraintContext(est, [C.MaxFeatures(1).validate(data)], data, None, None)
     with pytest.warns(VerificationWarning, match="breaks constraint"):
         verify(est, tree, ctx)

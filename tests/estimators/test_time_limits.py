@@ -113,8 +113,9 @@ def test_a_build_longer_than_the_limit_is_abandoned_for_the_start_tree():
         est = FlowOCTClassifier(max_depth=2, binarization="midpoints", time_limit=1.0).fit(X, y)
     wall = time.perf_counter() - t0
     assert wall <= 1.0 + 2.0, est.fit_timings_
-    assert est.fit_status_ == "time_limit" and est.solve_result_.status == "time_limit"
-    assert not est.solve_result_.has_solution and est.tree_.n_splits >= 1      # the CART start tree
+    res = est.solve_result_
+    assert est.fit_status_ == "time_limit" and res.termination == "time_limit" and res.status == "no_solution"
+    assert not res.has_solution and est.tree_.n_splits >= 1      # the CART start tree
     assert "during the model build" in est.solve_result_.message
 
 

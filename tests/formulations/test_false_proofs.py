@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from opttrees.estimators import BendersOCTClassifier, FlowOCTClassifier, RobustTreeClassifier
-from opttrees.solvers.result import SolveResult
+from opttrees.solvers.result import finish
 from oracles.flow import brute_force as flow_brute_force
 
 SOLVERS = ["highs", "scip"]
@@ -91,14 +91,12 @@ def test_flow_oct_agrees_with_brute_force_on_the_same_instances():
 
 def test_reconcile_turns_a_mismatched_claim_into_no_proof(caplog):
     """The shared invariant: a solver figure the tree does not reach is replaced and loses its proof."""
-    r = SolveResult(status="optimal", objective=20.0, bound=20.0, gap=0.0, runtime=0.1, node_count=0,
-                    proven_optimal=True, solver="highs", has_solution=True)
+    r = finish("highs", "", "optimal", 20.0, 20.0, 0.1, 0, [])
     with caplog.at_level(logging.WARNING):
         r.reconcile(17.0)
     assert (r.objective, r.proven_optimal, r.status) == (17.0, False, "unverified")
     assert r.gap == pytest.approx(3 / 17)
     assert "not a proof" in caplog.text and "differs" in r.message
-    ok = SolveResult(status="optimal", objective=18.0000000001, bound=18.0, gap=0.0, runtime=0.1, node_count=0,
-                     proven_optimal=True, solver="scip", has_solution=True)
+    ok = finish("scip", "", "optimal", 18.0000000001, 18.0, 0.1, 0, [])
     ok.reconcile(18.0)
     assert ok.proven_optimal and ok.status == "optimal" and ok.objective == 18.0
