@@ -164,7 +164,7 @@ def _compiled_search(Xb, sp, pen, D, deadline, counters, on_depth, line):
             np.array([sp.a, sp.b, pen], np.float64))
     state: dict = {}
 
-    def prepare():
+    def prepare() -> None:
         """The kernels' arrays and cache by row set, made in the worker: kernels (even cached ones) wait for
         numba's compiler lock while another compiles, and a cold compile must count in the time limit."""
         rowptr, rowcols = SK.row_columns(Xb)
