@@ -6,7 +6,8 @@ STAMP := $(VENV)/.installed
 # numba kernels compiled once after install (opttrees warmup); redone when a kernel module changes
 WARM := $(VENV)/.warm
 KERNELS := $(wildcard opttrees/heuristics/kernels/*.py opttrees/heuristics/linear_leaves.py opttrees/dp/engine.py \
-                      opttrees/dp/continuous_kernels.py opttrees/dp/pareto_kernels.py opttrees/prescriptive/_kernels.py)
+                      opttrees/dp/continuous_kernels.py opttrees/dp/pareto_kernels.py opttrees/dp/stats_kernels.py \
+                      opttrees/prescriptive/_kernels.py)
 
 .PHONY: demo warmup test test-slow lint bench clean
 

@@ -1,39 +1,91 @@
-"""SPO, OPT and policy-tree DP times (best of 3) and objectives, to compare two checkouts of the shared recursion.
+"""SPO, OPT and policy-tree DP times (best of 3) and objectives; the OPT and policy DPs in Python and compiled.
 
-Why: issue 29 replaced the SPO and prescriptive DPs' own recursions by ``opttrees.dp.recursion``; the trees must
-not change and the time must not grow. Run it once per checkout, e.g. against a ``git worktree`` of the commit
-before a change::
+Why: issue 29 replaced the SPO and prescriptive DPs' own recursions by ``opttrees.dp.recursion`` (trees unchanged,
+time not grown), then compiled the prescriptive/policy search (``opttrees.dp.stats_kernels``). Each prescriptive
+case runs both engines in the same process (``_engine="python"``: the recursion of ``opttrees.dp.recursion`` with
+numpy leaf costs; ``"numba"``: the compiled search), best of 3 each after one untimed call (kernel loading), and
+checks that the objectives agree. The SPO DP stays in Python (its leaf cost calls a decision oracle). To compare
+two checkouts, run it once per checkout, e.g. against a ``git worktree`` of the commit before a change::
 
     PYTHONPATH=/path/to/other/checkout python benchmarks/bench_dp_recursion.py
     python benchmarks/bench_dp_recursion.py
+
+``--quick`` skips the largest cases.
 """
+import sys
 import time
+
 import numpy as np
-from opttrees.dp.spo import solve_dp_spo
+
 from opttrees.dp.prescriptive import solve_dp_prescriptive
+from opttrees.dp.spo import solve_dp_spo
 from opttrees.oracles import GridShortestPath
 from opttrees.prescriptive.data import prepare_prescriptive
 from opttrees.prescriptive.objective import KIND_OPT, KIND_POLICY, make_problem
 
-rng = np.random.default_rng(0)
-prob = GridShortestPath(3, 3)
-X = rng.normal(size=(400, 5))
-B = rng.normal(size=(5, prob.n_decisions))
-C = np.exp(X @ B / 3) + rng.random((400, prob.n_decisions))
-Xp = np.round(rng.normal(size=(1000, 5)), 2)
-t = rng.integers(0, 3, 1000)
-y = Xp[:, 0] * (t == 1) - Xp[:, 1] * (t == 2) + rng.normal(0, 0.5, 1000)
-pp = make_problem(prepare_prescriptive(Xp, t, y), KIND_OPT, mu=0.5, n_treatment=5)
-gamma = rng.normal(size=(1000, 3))
-pol = make_problem(prepare_prescriptive(Xp, t, y), KIND_POLICY, mu=1.0, n_treatment=1, gamma=gamma)
-cases = {
-    "spo d2 (400 rows, 3x3 grid)": lambda: solve_dp_spo(X, C, prob, max_depth=2),
-    "spo d3": lambda: solve_dp_spo(X, C, prob, max_depth=3, n_thresholds=6),
-    "opt d3 (1000 rows)": lambda: solve_dp_prescriptive(pp, max_depth=3),
-    "policy d3 (1000 rows)": lambda: solve_dp_prescriptive(pol, max_depth=3),
-}
-for name, f in cases.items():
-    ts, obj = [], None
-    for _ in range(3):
-        t0 = time.perf_counter(); _, res = f(); ts.append(time.perf_counter() - t0); obj = res.objective
-    print(f"{name:32s} {min(ts):7.3f} s  objective {obj:.9f}  {res.status}")
+
+def prescriptive_problems(n, seed):
+    rng = np.random.default_rng(seed)
+    Xp = np.round(rng.normal(size=(n, 5)), 2)
+    t = rng.integers(0, 3, n)
+    y = Xp[:, 0] * (t == 1) - Xp[:, 1] * (t == 2) + rng.normal(0, 0.5, n)
+    opt = make_problem(prepare_prescriptive(Xp, t, y), KIND_OPT, mu=0.5, n_treatment=5)
+    gamma = rng.normal(size=(n, 3))
+    pol = make_problem(prepare_prescriptive(Xp, t, y), KIND_POLICY, mu=1.0, n_treatment=1, gamma=gamma)
+    return opt, pol
+
+
+def best_of(f, k=3):
+    ts, res = [], None
+    for _ in range(k):
+        t0 = time.perf_counter()
+        _, res = f()
+        ts.append(time.perf_counter() - t0)
+    return min(ts), res
+
+
+def main(quick=False):
+    rng = np.random.default_rng(0)
+    prob = GridShortestPath(3, 3)
+    X = rng.normal(size=(400, 5))
+    B = rng.normal(size=(5, prob.n_decisions))
+    C = np.exp(X @ B / 3) + rng.random((400, prob.n_decisions))
+    spo = {
+        "spo d2 (400 rows, 3x3 grid)": lambda: solve_dp_spo(X, C, prob, max_depth=2),
+        "spo d3": lambda: solve_dp_spo(X, C, prob, max_depth=3, n_thresholds=6),
+    }
+    for name, f in spo.items():
+        t, res = best_of(f)
+        print(f"{name:44s} {t:8.3f} s  objective {res.objective:.9f}  {res.status}")
+
+    # the 1,000-row problems as the first version of this script drew them (same stream of ``rng``)
+    Xp = np.round(rng.normal(size=(1000, 5)), 2)
+    t = rng.integers(0, 3, 1000)
+    y = Xp[:, 0] * (t == 1) - Xp[:, 1] * (t == 2) + rng.normal(0, 0.5, 1000)
+    pp = make_problem(prepare_prescriptive(Xp, t, y), KIND_OPT, mu=0.5, n_treatment=5)
+    pol = make_problem(prepare_prescriptive(Xp, t, y), KIND_POLICY, mu=1.0, n_treatment=1,
+                       gamma=rng.normal(size=(1000, 3)))
+    pp5, pol5 = prescriptive_problems(5000, seed=1)
+    cases = {
+        "opt d3 (1000 rows)": (pp, dict(max_depth=3)),
+        "policy d3 (1000 rows)": (pol, dict(max_depth=3)),
+        "opt d2 (5000 rows)": (pp5, dict(max_depth=2)),
+        "opt d3 (5000 rows)": (pp5, dict(max_depth=3)),
+        "policy d3 (5000 rows)": (pol5, dict(max_depth=3)),
+        "opt d3 (1000 rows, 20 thresholds)": (pp, dict(max_depth=3, n_thresholds=20)),
+    }
+    if not quick:
+        cases["opt d4 (1000 rows, 5 thresholds)"] = (pp, dict(max_depth=4, n_thresholds=5))
+        cases["policy d4 (1000 rows, 5 thresholds)"] = (pol, dict(max_depth=4, n_thresholds=5))
+    print(f"{'case':44s} {'python':>9s} {'compiled':>9s} {'speed-up':>8s}  objective (both)")
+    for name, (p, kw) in cases.items():
+        solve_dp_prescriptive(p, max_depth=1)          # load the kernels (not timed)
+        tp, rp = best_of(lambda: solve_dp_prescriptive(p, _engine="python", **kw))
+        tc, rc = best_of(lambda: solve_dp_prescriptive(p, **kw))
+        same = "same" if abs(rp.objective - rc.objective) <= 1e-9 else f"DIFFERENT ({rp.objective:.12g})"
+        print(f"{name:44s} {tp:8.3f}s {tc:8.3f}s {tp / tc:7.1f}x  {rc.objective:.9f} {same}  {rc.status}, "
+              f"{rc.timings['binary_columns']} columns", flush=True)
+
+
+if __name__ == "__main__":
+    main(quick="--quick" in sys.argv)

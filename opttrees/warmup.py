@@ -34,7 +34,7 @@ HEURISTICS_KERNELS = ("opttrees.heuristics.kernels.losses", "opttrees.heuristics
                       "opttrees.heuristics.kernels.grow", "opttrees.heuristics.kernels.search",
                       "opttrees.heuristics.kernels.restarts")
 KERNEL_MODULES = (*HEURISTICS_KERNELS, "opttrees.heuristics.linear_leaves", "opttrees.dp.engine",
-                  "opttrees.dp.continuous_kernels", "opttrees.dp.pareto_kernels",
+                  "opttrees.dp.continuous_kernels", "opttrees.dp.pareto_kernels", "opttrees.dp.stats_kernels",
                   "opttrees.prescriptive._kernels")
 
 #: kernels compiled again for another array type: (dispatcher path, argument, dtype of each variant, large only)
@@ -203,6 +203,15 @@ def _prescriptive():
         X, t, yy, outcome_estimates=np.column_stack([yy, yy + X[:, 0]]))
 
 
+def _prescriptive_dp():
+    import numpy as np
+
+    from .estimators import OptimalPrescriptiveTree, PolicyTree
+    X, t, yy = _prescriptive_data()
+    OptimalPrescriptiveTree(max_depth=3, method="dp").fit(X, t, yy)
+    PolicyTree(max_depth=3, method="dp", teacher="dm").fit(X, t, yy, outcome_estimates=np.column_stack([yy, yy + X[:, 0]]))
+
+
 def _prescriptive_improve():
     from .prescriptive.data import prepare_prescriptive
     from .prescriptive.objective import make_problem
@@ -222,8 +231,9 @@ GROUPS = {
     "dp": (("opttrees.dp.engine", "opttrees.dp.continuous_kernels", "opttrees.dp.pareto_kernels"),
            [("dynamic program", _dp), ("continuous dynamic program", _dp_continuous),
             ("Pareto-front dynamic program", _dp_pareto)]),
-    "prescriptive": (("opttrees.prescriptive._kernels",),
-                     [("prescriptive trees", _prescriptive), ("prescriptive search from a start", _prescriptive_improve)]),
+    "prescriptive": (("opttrees.prescriptive._kernels", "opttrees.dp.stats_kernels"),
+                     [("prescriptive trees", _prescriptive), ("prescriptive search from a start", _prescriptive_improve),
+                      ("prescriptive and policy dynamic program", _prescriptive_dp)]),
     "heuristics-64": (HEURISTICS_KERNELS, [("local search, >65,536 rows (64-bit words)", _ls_64bit)]),
 }
 

@@ -4,14 +4,20 @@ Why a search of its own rather than a task for :mod:`opttrees.dp.engine`: the en
 kinds (misclassification, a cost matrix over one-hot classes, squared error). OPT's leaf cost (thesis (6.5):
 mu·s·N·min over eligible treatments of the treatment's mean, plus (1 - mu) times the within-(leaf, treatment)
 squared error) and the ``n_treatment`` eligibility rule are neither, although the objective is separable over
-leaves (STreeD's condition, its paper's §4.4), so the STreeD recursion applies unchanged. This search is that
-recursion in Python with numpy: every subproblem evaluates all its candidate leaves in one vectorised call of
-:func:`opttrees.prescriptive.objective.leaf_costs`, and a depth-two subproblem is solved from *pair
-statistics* (the summed statistics of the rows with x_i = 1 and x_j = 1 for every pair of binary columns, one
-matrix product; the MurTree/STreeD depth-two idea), so a depth-two tree costs one BLAS call instead of one per
-root split. Subproblems are cached by row set; a split is abandoned when its first child alone already costs
-as much as the best tree so far (leaf costs are made non-negative first by a constant shift, so zero is a
-valid lower bound).
+leaves (STreeD's condition, its paper's §4.4), so the STreeD recursion applies unchanged.
+
+The search runs compiled (:mod:`opttrees.dp.stats_kernels`, numba): leaf costs from summed per-(treatment)
+statistics, depth one from per-column sums, depth two from *pair statistics* (the summed statistics of the
+rows with x_i = 1 and x_j = 1 for every pair of splitting columns; the MurTree/STreeD depth-two idea), deeper
+levels by the recursion with a cache by row set and the pruning of :mod:`opttrees.dp.recursion`. One depth of
+the iterative deepening is one kernel call on a worker thread that stops at the deadline or Ctrl-C.
+
+``_engine="python"`` runs the same search as the task of :class:`opttrees.dp.recursion.SubsetRecursion` with
+numpy (every subproblem evaluates all its candidate leaves in one vectorised call of
+:func:`opttrees.prescriptive.objective.leaf_costs`, depth two in one BLAS product): the reference the compiled
+search is tested against. In both, a split is abandoned when its first child alone already costs as much as
+the best tree so far (leaf costs are made non-negative first by a constant shift, so zero is a valid lower
+bound).
 
 Objective: exactly :func:`opttrees.prescriptive.objective.tree_objective` (normalised, plus alpha per split),
 recomputed from the returned tree and checked against the search's value.
@@ -26,18 +32,22 @@ import numpy as np
 from ..encoding import Binarizer
 from ..progress import ProgressLine
 from ..errors import InputError, VerificationError
-from ..interrupt import Deadline
+from ..interrupt import STOP, Deadline, stop_on_sigint
+from ..jit import ABANDONED, announce_compile, is_cold, run_threads, warn_still_compiling
 from ..prescriptive.objective import (KIND_LINEAR, KIND_OPT, KIND_POLICY, PrescriptiveProblem, leaf_costs,
                                       make_problem, tree_objective)
 from ..prescriptive.search import heap_to_tree
 from ..solvers.result import Incumbent, finish
 from .common import _check_alpha, _check_int
+from . import stats_kernels as SK
 from .recursion import Node, SubsetRecursion
 
 #: the search is exponential in depth beyond the depth-two solver; deeper trees are out of reach anyway
 PRESCRIPTIVE_MAX_DEPTH = 4
 #: bytes the pair statistics of one depth-two subproblem may take (rows x columns x statistics, float64)
 MAX_PAIR_BYTES = 512 * 1024 ** 2
+#: the compiled search's pair statistics (columns that split the node, squared, x statistics, float64)
+MAX_PAIR_BYTES_COMPILED = 128 * 1024 ** 2
 
 
 def _shifted(prob: PrescriptiveProblem):
@@ -72,34 +82,13 @@ def _verified_tree(heap, binarizer, keep, prob, a, searched: float):
     return tree, objective
 
 
-def solve_dp_prescriptive(prob: PrescriptiveProblem, max_depth: int = 2, alpha: float = 0.0,
-                          binarization: str = "quantile", n_thresholds: int = 10, binarizer: Binarizer | None = None,
-                          time_limit: float | None = None, verbose=False):
-    """Optimal prescriptive tree over a binarisation of ``prob.data.X``: (Tree, SolveResult).
+def _python_search(Xb, sp, pen, D, deadline, counters, on_depth, line):
+    """The search by :class:`SubsetRecursion` with numpy leaf costs: (heap, deepest finished depth, termination).
 
-    ``binarization="midpoints"`` offers every midpoint (the local search's candidate splits, so both optimise
-    over the same trees); ``"quantile"`` at most ``n_thresholds`` per feature. ``time_limit`` (seconds): on
-    expiry the best tree of the deepest depth finished (iterative deepening), status "time_limit".
-    """
-    t0 = time.perf_counter()
-    deadline = Deadline(time_limit)
-    D = _check_int("max_depth", max_depth, 0, PRESCRIPTIVE_MAX_DEPTH)
-    a = _check_alpha(alpha)
-    if prob.kind == KIND_LINEAR:
-        _shifted(prob)       # raises the explanation
-    data = prob.data
-    if binarizer is None:
-        if binarization not in ("quantile", "midpoints"):
-            raise InputError(f"binarization must be 'quantile' or 'midpoints'; got {binarization!r}")
-        binarizer = Binarizer(strategy=binarization, n_thresholds=n_thresholds).fit(data.X)
-    Xb = binarizer.transform(data.X).astype(np.float64)
-    keep = np.nonzero((Xb.sum(axis=0) > 0) & (Xb.sum(axis=0) < data.n))[0]
-    Xb = np.ascontiguousarray(Xb[:, keep])
-    sp, const = _shifted(prob)
+    The reference the compiled search (:func:`_compiled_search`) is tested against (``_engine="python"``)."""
     Z = sp.Z
-    pen = a * prob.baseline
+    Xb = Xb.astype(np.float64)
     ncol, S = Xb.shape[1], Z.shape[1]
-    counters = {"depth_two_calls": 0, "binary_columns": int(ncol)}
 
     def costs(V):
         return leaf_costs(sp, V)[0]
@@ -143,29 +132,141 @@ def solve_dp_prescriptive(prob: PrescriptiveProblem, max_depth: int = 2, alpha: 
         return Node(leaf, order=np.argsort(costs(tot[None, :] - R) + costs(R), kind="stable"),
                     n_right=Xr.sum(axis=0))
 
-    best_cost = float(costs(Z.sum(axis=0)[None, :])[0])
+    def progress(k: int) -> None:
+        counters["subproblems"] = k
+        if k % 64 == 0:
+            line.update(subproblems=k)
+
+    search = SubsetRecursion(Xb, node, pen, 1, deadline, on_subproblem=progress)
+    heap, done, termination = search.deepen(D, on_depth)
+    counters.update(search.counters)
+    return heap, done, termination
+
+
+def _compiled_search(Xb, sp, pen, D, deadline, counters, on_depth, line):
+    """The same search in numba (:mod:`opttrees.dp.stats_kernels`), one depth of the iterative deepening per
+    kernel call on a worker thread (:func:`opttrees.jit.run_threads` sets ``stop`` at the deadline or Ctrl-C).
+
+    Returns (heap, deepest finished depth, termination); a depth cut short leaves the previous depth's tree."""
+    n, ncol = Xb.shape
+    kernels = (SK.row_columns, SK.new_cache, SK.search, SK.build)
+    cold = any(is_cold(k) for k in kernels)
+    if cold:
+        announce_compile("prescriptive dynamic-program", SK.search, "about 20 s on 2 cores; counted in the time limit")
+    rng = np.random.default_rng(20261127)                         # Zobrist words of the rows (cache keys)
+    h1 = rng.integers(0, np.iinfo(np.uint64).max, n, dtype=np.uint64, endpoint=True)
+    h2 = rng.integers(0, np.iinfo(np.uint64).max, n, dtype=np.uint64, endpoint=True)
+    Z = np.ascontiguousarray(sp.Z, dtype=np.float64)
+    S = Z.shape[1]
+    pair_cap = MAX_PAIR_BYTES_COMPILED // 8
+    kind = SK.KIND_OPT if sp.kind == KIND_OPT else SK.KIND_POLICY
+    task = (np.array([kind, sp.m, sp.n_treatment, sp.min_samples_leaf, pair_cap], np.int64),
+            np.array([sp.a, sp.b, pen], np.float64))
+    state: dict = {}
+
+    def prepare() -> None:
+        """The kernels' arrays and cache by row set, made in the worker: kernels (even cached ones) wait for
+        numba's compiler lock while another compiles, and a cold compile must count in the time limit."""
+        rowptr, rowcols = SK.row_columns(Xb)
+        state["data"] = (np.ascontiguousarray(Xb.T), rowptr, rowcols, Z, np.ascontiguousarray(sp.zlo, dtype=np.int64),
+                         np.ascontiguousarray(sp.zhi, dtype=np.int64), h1, h2)
+        state["ws"] = SK.workspace(n, ncol, S, D, int(np.diff(rowptr).max()) if n else 0, pair_cap)
+        state["cache"] = SK.new_cache()
+
+    stats = np.zeros(SK.N_COUNTERS, np.int64)
+    stop = np.zeros(1, np.int64)
+    rows0 = np.arange(n, dtype=np.int64)
+    size = 2 ** (D + 1) - 1
+    heap = np.full(size, -2, np.int64)
+    heap[0] = -1
+    done, termination = 0, "optimal"
+
+    def sync():
+        counters.update(subproblems=int(stats[SK.N_SUBPROBLEMS]), cache_hits=int(stats[SK.N_CACHE_HITS]),
+                        depth_two_calls=int(stats[SK.N_D2_CALLS]))
+
+    with stop_on_sigint():
+        for d in range(D + 1):
+            if deadline.stop():   # no depth starts past the deadline (the kernel returns at once)
+                stop[0] = 1
+            out = np.zeros(3)
+            h = np.full(size, -2, np.int64)
+
+            def work(d=d, out=out, h=h):
+                if not state:
+                    prepare()
+                data, ws, cache = state["data"], state["ws"], state["cache"]
+                SK.search(rows0, n, d, data, task, ws, cache, stats, stop, out)
+                if out[2] == 0:
+                    SK.build(d, data, task, ws, cache, stats, h)
+
+            def poll():
+                sync()
+                line.update(subproblems=counters["subproblems"])
+
+            ran = run_threads([work], 1, stop, deadline,
+                              compiling=(lambda: any(is_cold(k) for k in kernels)) if cold else None,
+                              on_poll=poll)
+            sync()
+            if ran is ABANDONED:
+                termination = "interrupted" if STOP.is_set() else "time_limit"
+                warn_still_compiling("prescriptive dynamic-program", f"the best tree of depth {done}", stacklevel=4)
+                break
+            if out[2] != 0:
+                termination = "interrupted" if STOP.is_set() else "time_limit"
+                break
+            heap, done = h, d
+            on_depth(d, float(out[0]))
+    return heap, done, termination
+
+
+def solve_dp_prescriptive(prob: PrescriptiveProblem, max_depth: int = 2, alpha: float = 0.0,
+                          binarization: str = "quantile", n_thresholds: int = 10, binarizer: Binarizer | None = None,
+                          time_limit: float | None = None, verbose=False, *, _engine: str = "numba"):
+    """Optimal prescriptive tree over a binarisation of ``prob.data.X``: (Tree, SolveResult).
+
+    ``binarization="midpoints"`` offers every midpoint (the local search's candidate splits, so both optimise
+    over the same trees); ``"quantile"`` at most ``n_thresholds`` per feature. ``time_limit`` (seconds): on
+    expiry the best tree of the deepest depth finished (iterative deepening), status "time_limit".
+    ``_engine="python"`` runs the search in Python (:class:`SubsetRecursion`), the compiled search's reference.
+    """
+    t0 = time.perf_counter()
+    deadline = Deadline(time_limit)
+    D = _check_int("max_depth", max_depth, 0, PRESCRIPTIVE_MAX_DEPTH)
+    a = _check_alpha(alpha)
+    if prob.kind == KIND_LINEAR:
+        _shifted(prob)       # raises the explanation
+    data = prob.data
+    if binarizer is None:
+        if binarization not in ("quantile", "midpoints"):
+            raise InputError(f"binarization must be 'quantile' or 'midpoints'; got {binarization!r}")
+        binarizer = Binarizer(strategy=binarization, n_thresholds=n_thresholds).fit(data.X)
+    Xb = binarizer.transform(data.X)                                  # int8 0/1
+    ones = Xb.sum(axis=0, dtype=np.int64)
+    keep = np.nonzero((ones > 0) & (ones < data.n))[0]
+    Xb = np.ascontiguousarray(Xb[:, keep], dtype=np.uint8)
+    sp, const = _shifted(prob)
+    pen = a * prob.baseline
+    counters = {"subproblems": 0, "cache_hits": 0, "depth_two_calls": 0, "binary_columns": int(Xb.shape[1])}
+    best_cost = float(leaf_costs(sp, sp.Z.sum(axis=0)[None, :])[0][0])
     if not np.isfinite(best_cost):
         raise InputError("no feasible tree: the root already has fewer than min_samples_leaf rows or no treatment "
                          "with n_treatment rows")
     trace: list = []
     line = ProgressLine("prescriptive dynamic program", enabled=bool(verbose), time_limit=deadline.remaining())
 
-    def progress(k: int) -> None:
-        if k % 64 == 0:
-            line.update(subproblems=k)
-
-    search = SubsetRecursion(Xb, node, pen, 1, deadline, on_subproblem=progress if verbose else None)
-
     def on_depth(d, cost):
         nonlocal best_cost
         best_cost = cost
         trace.append(Incumbent(time.perf_counter() - t0, (cost + const) / prob.baseline, 0.0, np.inf))
-        line.update(depth=f"{d}/{D}", best=(cost + const) / prob.baseline, subproblems=search.counters["subproblems"])
+        line.update(depth=f"{d}/{D}", best=(cost + const) / prob.baseline, subproblems=counters["subproblems"])
 
+    if _engine not in ("numba", "python"):
+        raise InputError(f"_engine must be 'numba' or 'python'; got {_engine!r}")
+    run = _compiled_search if _engine == "numba" else _python_search
     with line:
-        heap, depth_done, termination = search.deepen(D, on_depth)
+        heap, depth_done, termination = run(Xb, sp, pen, D, deadline, counters, on_depth, line)
         line.update(status=termination)
-    counters.update(search.counters)
     tree, objective = _verified_tree(heap, binarizer, keep, prob, a, (best_cost + const) / prob.baseline)
     runtime = time.perf_counter() - t0
     bound = objective if termination == "optimal" else -np.inf

@@ -27,10 +27,14 @@ Heap layout as the other heuristics: capacity T = 2^(D+1) - 1, children of t are
 """
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 from numba import njit
 
+from ..heuristics.kernels import routing as _routing
 from ..heuristics.kernels.routing import node_depth, route_parallel
+from ..jit import fresh_cache
 
 KIND_OPT, KIND_POLICY, KIND_LINEAR = 0, 1, 2
 ABSENT, LEAF, SPLIT = 0, 1, 2
@@ -738,14 +742,5 @@ def improve(ntype, feat, thr, seed, X, orderT, Z, zlo, zhi, featok, kind, ip, fp
                         max_thr, max_moves, stop)
 
 
-def _guard_cache() -> None:
-    """Kernels here compile in functions of another module: drop their cache when either file changed."""
-    import sys
-
-    from ..jit import fresh_cache
-    from ..heuristics.kernels import routing as _routing
-
-    fresh_cache([sys.modules[__name__]], depends_on=[_routing.__file__])
-
-
-_guard_cache()
+# kernels here compile in functions of another module (routing): drop their cache when either file changed
+fresh_cache([sys.modules[__name__]], depends_on=[_routing.__file__])
