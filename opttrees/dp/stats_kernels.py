@@ -86,20 +86,22 @@ def row_columns(X):
 
 
 @njit(cache=True, nogil=True)
-def leaf_cost(v, ip, fp):
-    """Raw cost of one leaf with summed statistics ``v``; +inf when infeasible (``leaf_costs``' formulas)."""
-    m = ip[I_M]
-    nt = ip[I_NT]
-    minl = ip[I_MINL] if ip[I_MINL] > 1 else 1
+def constant_leaf(kind, v, m, nt, minl, a, b):
+    """(raw cost, prescribed treatment) of a leaf with constant counterfactuals (OPT) or teacher scores (policy)
+    from its summed statistics ``v``; (inf, -1) when infeasible. The one copy of ``leaf_costs``' formulas in
+    compiled code (the prescriptive search's kernels call it too). Ties go to the lowest treatment index."""
     best = INF
-    if ip[I_KIND] == KIND_OPT:
-        if nt < 1:
+    tb = -1
+    if minl < 1:
+        minl = 1
+    N = 0.0
+    if kind == KIND_OPT:
+        if nt < 1:   # a prescribed treatment needs an observed mean (policy trees may prescribe unobserved ones)
             nt = 1
-        N = 0.0
         for t in range(m):
             N += v[3 * t]
         if N + 0.5 < minl:
-            return INF
+            return INF, -1
         sse = 0.0
         for t in range(m):
             c = v[3 * t]
@@ -112,20 +114,27 @@ def leaf_cost(v, ip, fp):
                     pr = N * s1 / c
                     if pr < best:
                         best = pr
-        if best == INF:
-            return INF
-        return fp[F_A] * best + fp[F_B] * sse
-    N = 0.0
+                        tb = t
+        if tb < 0:
+            return INF, -1
+        return a * best + b * sse, tb
     for t in range(m):
         N += v[m + t]
     if N + 0.5 < minl:
-        return INF
+        return INF, -1
     for t in range(m):
         if v[m + t] + 0.5 >= nt and v[t] < best:
             best = v[t]
-    if best == INF:
-        return INF
-    return fp[F_A] * best
+            tb = t
+    if tb < 0:
+        return INF, -1
+    return a * best, tb
+
+
+@njit(cache=True, nogil=True)
+def leaf_cost(v, ip, fp):
+    """Raw cost of one leaf with summed statistics ``v``; +inf when infeasible (``leaf_costs``' formulas)."""
+    return constant_leaf(ip[I_KIND], v, ip[I_M], ip[I_NT], ip[I_MINL], fp[F_A], fp[F_B])[0]
 
 
 @njit(cache=True, nogil=True)

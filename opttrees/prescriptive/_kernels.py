@@ -34,6 +34,8 @@ from numba import njit
 
 from ..heuristics.kernels import routing as _routing
 from ..heuristics.kernels.routing import node_depth, route_parallel
+from ..dp import stats_kernels as _stats
+from ..dp.stats_kernels import constant_leaf
 from ..jit import fresh_cache
 
 KIND_OPT, KIND_POLICY, KIND_LINEAR = 0, 1, 2
@@ -129,46 +131,11 @@ def leaf_eval(kind, v, ip, fp, beta, C):
     minl = ip[2] if ip[2] > 1 else 1
     a = fp[0]
     b = fp[1]
+    if kind == KIND_OPT or kind == KIND_POLICY:
+        return constant_leaf(kind, v, m, nt, minl, a, b)
+    # KIND_LINEAR
     best = INF
     tb = -1
-    if kind == KIND_OPT:
-        if nt < 1:
-            nt = 1
-        N = 0.0
-        for t in range(m):
-            N += v[3 * t]
-        if N + 0.5 < minl:
-            return INF, -1
-        sse = 0.0
-        for t in range(m):
-            c = v[3 * t]
-            if c > 0.5:
-                s1 = v[3 * t + 1]
-                e = v[3 * t + 2] - s1 * s1 / c
-                if e > 0.0:
-                    sse += e
-                if c + 0.5 >= nt:
-                    pr = N * s1 / c
-                    if pr < best:
-                        best = pr
-                        tb = t
-        if tb < 0:
-            return INF, -1
-        return a * best + b * sse, tb
-    if kind == KIND_POLICY:
-        N = 0.0
-        for t in range(m):
-            N += v[m + t]
-        if N + 0.5 < minl:
-            return INF, -1
-        for t in range(m):
-            if v[m + t] + 0.5 >= nt and v[t] < best:
-                best = v[t]
-                tb = t
-        if tb < 0:
-            return INF, -1
-        return a * best, tb
-    # KIND_LINEAR
     if nt < 1:
         nt = 1
     p = ip[3]
@@ -743,4 +710,4 @@ def improve(ntype, feat, thr, seed, X, orderT, Z, zlo, zhi, featok, kind, ip, fp
 
 
 # kernels here compile in functions of another module (routing): drop their cache when either file changed
-fresh_cache([sys.modules[__name__]], depends_on=[_routing.__file__])
+fresh_cache([sys.modules[__name__]], depends_on=[_routing.__file__, _stats.__file__])
