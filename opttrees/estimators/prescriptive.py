@@ -305,20 +305,12 @@ class PolicyTree(_PrescriptiveTreeBase):
         Whether smaller or larger outcomes are better.
     treatments : list or None, default=None
         The treatments, in the order of ``classes_`` (None: the sorted distinct values of ``treatment``).
-    n_restarts : int, default=100
-        Local-search restarts.
     max_cuts : "auto", int or None, default="auto"
         Cut positions the local search evaluates per feature at each node visit (None / "auto": every cut).
-    binarization : {"quantile", "midpoints"}, default="quantile"
-        Candidate splits of ``method="dp"``.
-    n_thresholds : int, default=10
-        Thresholds per feature for ``binarization="quantile"``.
+    n_restarts, binarization, n_thresholds, n_jobs, verbose
+        As for :class:`OptimalPrescriptiveTree`.
     random_state : int, RandomState instance or None, default=0
         Seeds the cross-fitting folds, the default outcome model and the local search.
-    n_jobs : int or None, default=1
-        Threads for the restarts (-1: all cores).
-    verbose : bool or int, default=False
-        Print the objective and tree size after fitting.
     time_limit : float or None, default=None
         Seconds for the whole fit (teacher models included); the best tree so far is kept when it runs out.
 
@@ -328,26 +320,22 @@ class PolicyTree(_PrescriptiveTreeBase):
         The training scores, in outcome units.
     tree_ : Tree
         The fitted tree; ``tree_.value`` holds each treatment's mean score per node.
-    classes_ : ndarray
-        The treatments.
     objective_ : float
         The tree's normalised objective (mean standardised score + alpha * splits).
-    solve_result_ : SolveResult or None
-        The dynamic program's result (``method="dp"``).
-    fit_status_, fit_timings_ : str, dict
-        As for every opttrees estimator.
+    classes_, solve_result_, fit_status_, fit_timings_
+        As for :class:`OptimalPrescriptiveTree` (``solve_result_``: the dynamic program's, ``method="dp"``).
 
     Examples
     --------
+    Treatment 1 is better (a lower outcome) exactly where the first feature is positive:
+
     >>> import numpy as np
     >>> from opttrees.estimators.prescriptive import PolicyTree
-    >>> rng = np.random.default_rng(0)
-    >>> X = rng.uniform(-1, 1, size=(300, 2))
-    >>> t = rng.integers(0, 2, 300)
-    >>> y = np.where(t == (X[:, 0] > 0), 0.0, 1.0) + 0.1 * rng.normal(size=300)
-    >>> pt = PolicyTree(max_depth=1, teacher="ipw", random_state=0).fit(X, t, y, propensity=np.full(300, 0.5))
-    >>> pt.predict([[-0.5, 0.0], [0.5, 0.0]]).tolist()
-    [0, 1]
+    >>> X = np.random.default_rng(0).uniform(-1, 1, size=(300, 2))
+    >>> t = np.arange(300) % 2
+    >>> y = np.where(t == (X[:, 0] > 0), 0.0, 1.0)
+    >>> PolicyTree(max_depth=1, teacher="ipw").fit(X, t, y, propensity=np.full(300, 0.5)).predict([[-0.5, 0], [0.5, 0]])
+    array([0, 1])
     """
 
     _parameter_rules = {

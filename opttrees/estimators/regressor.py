@@ -147,16 +147,8 @@ class OptimalTreeRegressor(ConstrainedMixin, RegressorMixin, SolverMixin, OptTre
         ``leaf_penalty_type``, :func:`opttrees.heuristics.linear_leaves.linear_tree_objective`).
     solve_result_ : SolveResult or None
         Status, objective, bound, gap and counters of the MIO or the dynamic program (else None).
-    n_features_in_ : int
-        Number of features seen in ``fit``.
-    feature_names_in_ : ndarray of str
-        Column names, when X was a DataFrame.
-    fit_status_ : str
-        "completed", "time_limit" or "interrupted".
-    fit_timings_ : dict
-        Seconds per stage of the fit, plus "total".
-    constraint_values_ : dict
-        Each constraint's value on the training data ({} without constraints).
+    n_features_in_, feature_names_in_, fit_status_, fit_timings_, constraint_values_
+        As for :class:`~opttrees.OptimalTreeClassifier` (feature names when X was a DataFrame).
 
     Examples
     --------

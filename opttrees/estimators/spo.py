@@ -384,19 +384,19 @@ class SPOForest(_SPOBase):
     ----------
     estimators_ : list of Tree
         The fitted trees.
-    problem_ : DecisionProblem
-        The decision problem built from ``decision_problem``.
-    n_features_in_ : int
-        Number of features seen in ``fit``.
+    problem_, n_features_in_
+        As for :class:`SPOTree`.
 
     Examples
     --------
+    Five trees on the SPOT paper's shortest-path data; each prediction is a path (0/1 per edge):
+
     >>> from opttrees import SPOForest
     >>> from opttrees.experiments.spo_data import shortest_path_data
     >>> D = shortest_path_data(200, deg=2, noise=0.25, grid=(3, 3), n_test=100, seed=0)
-    >>> forest = SPOForest(D.problem, n_estimators=5, max_depth=3, n_jobs=1).fit(D.X, D.C)
-    >>> len(forest.estimators_), forest.predict(D.X_test).shape == (100, D.problem.n_decisions)
-    (5, True)
+    >>> paths = SPOForest(D.problem, n_estimators=5, max_depth=3, n_jobs=1).fit(D.X, D.C).predict(D.X_test)
+    >>> paths.shape == (100, D.problem.n_decisions), set(paths.ravel().round(6)) <= {0.0, 1.0}
+    (True, True)
     """
 
     _parameter_rules = {   # plus SPO_SHARED_RULES for the others
