@@ -27,7 +27,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .engine import _sse, leaf_cost
+from ..heuristics.kernels.losses import sq_loss3
+from .engine import leaf_cost
 
 INF = np.inf
 #: positions per feature evaluated before the interval search
@@ -88,7 +89,7 @@ def split_cost(cum, tot, s, kind, K, M):
             if cb < bb:
                 bb = cb
         return ba + bb
-    return _sse(cum[s, 0], cum[s, 1], cum[s, 2]) + _sse(tot[s, 0] - cum[s, 0], tot[s, 1] - cum[s, 1],
+    return sq_loss3(cum[s, 0], cum[s, 1], cum[s, 2]) + sq_loss3(tot[s, 0] - cum[s, 0], tot[s, 1] - cum[s, 1],
                                                          tot[s, 2] - cum[s, 2])
 
 
@@ -138,14 +139,17 @@ def sweep_one(so, xs, m, Z, kind, K, M, pen, minl, tot, cum, best):
 
 
 @njit(cache=True, nogil=True)
-def _side_sweep_cls(so, xs, m, g, side, lab, wt, kind, K, M, pen, minl, tot, cum, nside, res, split, skip):
-    """One feature's sweep of both sides for a classification loss, scoring only boundaries that can matter.
+def _side_sweep(so, xs, m, g, side, Z, lab, wt, kind, K, M, pen, minl, tot, cum, nside, res, split, skip):
+    """One feature's sweep of both sides of the root split, scoring only boundaries that can matter.
 
-    ``skip`` (feature g has no tied values, and ``minl`` <= 1): a boundary between two rows of the same
-    class is not scored. Along a run of same-class rows the cost is a sum of two concave functions of the
-    weight moved (each leaf's loss is a minimum of linear functions), so its minimum over the run is at the
-    run's ends, which are scored (or are the whole-side leaf, which is the starting value)."""
-    for k in range(K):
+    A classification loss adds a row's weight to its class (``lab``, ``wt``); squared error (kind 2) adds its
+    statistics (``Z``). ``skip`` (classification, feature g has no tied values, and ``minl`` <= 1): a boundary
+    between two rows of the same class is not scored. Along a run of same-class rows the cost is a sum of two
+    concave functions of the weight moved (each leaf's loss is a minimum of linear functions), so its minimum
+    over the run is at the run's ends, which are scored (or are the whole-side leaf, which is the starting
+    value)."""
+    S = Z.shape[1] if kind == 2 else K
+    for k in range(S):
         cum[0, k] = 0.0
         cum[1, k] = 0.0
     c0 = 0
@@ -157,21 +161,25 @@ def _side_sweep_cls(so, xs, m, g, side, lab, wt, kind, K, M, pen, minl, tot, cum
     for pos in range(m):
         r = so[g, pos]
         x = xs[g, pos]
-        c = lab[r]
-        if side[r] == 0:
+        c = lab[r] if kind != 2 else -1
+        s = side[r]
+        if s == 0:
             if c0 > 0 and x > last0 and (c != p0 or not skip):
                 _settle(cum, 0, tot, kind, K, M, pen, minl, c0, nside[0], res, split, g, last0, x)
-            cum[0, c] += wt[r]
             c0 += 1
             last0 = x
             p0 = c
         else:
             if c1 > 0 and x > last1 and (c != p1 or not skip):
                 _settle(cum, 1, tot, kind, K, M, pen, minl, c1, nside[1], res, split, g, last1, x)
-            cum[1, c] += wt[r]
             c1 += 1
             last1 = x
             p1 = c
+        if kind == 2:
+            for k in range(S):
+                cum[s, k] += Z[r, k]
+        else:
+            cum[s, c] += wt[r]
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -218,39 +226,10 @@ def eval_root(so, xs, m, f, i, Z, lab, wt, ties, kind, K, M, pen, minl, side, to
     res[R1U] = res[R0]
     split[0, 0] = -1.0
     split[1, 0] = -1.0
-    if kind != 2:
-        for g in range(p):
-            if xs[g, 0] < xs[g, m - 1]:
-                _side_sweep_cls(so, xs, m, g, side, lab, wt, kind, K, M, pen, minl, tot, cum, nside, res, split,
-                                minl <= 1 and not ties[g])
-        return
     for g in range(p):
-        if not xs[g, 0] < xs[g, m - 1]:
-            continue
-        for k in range(S):
-            cum[0, k] = 0.0
-            cum[1, k] = 0.0
-        c0 = 0
-        c1 = 0
-        last0 = -INF
-        last1 = -INF
-        for pos in range(m):
-            r = so[g, pos]
-            x = xs[g, pos]
-            if side[r] == 0:
-                if c0 > 0 and x > last0:
-                    _settle(cum, 0, tot, kind, K, M, pen, minl, c0, nside[0], res, split, g, last0, x)
-                for k in range(S):
-                    cum[0, k] += Z[r, k]
-                c0 += 1
-                last0 = x
-            else:
-                if c1 > 0 and x > last1:
-                    _settle(cum, 1, tot, kind, K, M, pen, minl, c1, nside[1], res, split, g, last1, x)
-                for k in range(S):
-                    cum[1, k] += Z[r, k]
-                c1 += 1
-                last1 = x
+        if xs[g, 0] < xs[g, m - 1]:
+            _side_sweep(so, xs, m, g, side, Z, lab, wt, kind, K, M, pen, minl, tot, cum, nside, res, split,
+                        kind != 2 and minl <= 1 and not ties[g])
 
 
 @njit(cache=True, nogil=True)
@@ -276,6 +255,26 @@ def interval_bound(ra, rb, wab, B, pen, moving):
     a = ra[L1U] + rb[R0]
     b = ra[L0] + rb[R1U]
     return pen + (a if a <= b else b)
+
+
+@njit(cache=True, nogil=True)
+def _eval_boundary(j, bp, so, xs, m, f, Z, lab, wt, ties, kind, K, M, pen, minl, side, tot, cum, res, split, B, vals,
+                   out, best):
+    """Evaluate the root split at boundary j of f (:func:`eval_root`) for :func:`search_feature`: keep its six
+    results in ``vals[j]``, count it, lower ``out[2]`` (the least cost seen) and, when it beats ``best``, make
+    it ``out[0:2]`` (cost, position). Returns the new best."""
+    eval_root(so, xs, m, f, bp[j], Z, lab, wt, ties, kind, K, M, pen, minl, side, tot, cum, res, split)
+    out[3] += 1
+    for k in range(6):
+        vals[j, k] = res[k]
+    v = combine(res, B, pen)
+    if v < out[2]:
+        out[2] = v
+    if v < best:
+        best = v
+        out[0] = v
+        out[1] = bp[j]
+    return best
 
 
 @njit(cache=True, nogil=True)
@@ -305,18 +304,9 @@ def search_feature(so, xs, m, f, Z, lab, wt, ties, worst, kind, K, M, pen, minl,
         j = (q * (nb - 1)) // (ng - 1) if ng > 1 else 0
         if done[j]:
             continue
-        eval_root(so, xs, m, f, bp[j], Z, lab, wt, ties, kind, K, M, pen, minl, side, tot, cum, res, split)
-        out[3] += 1
-        for k in range(6):
-            vals[j, k] = res[k]
+        best = _eval_boundary(j, bp, so, xs, m, f, Z, lab, wt, ties, kind, K, M, pen, minl, side, tot, cum, res,
+                              split, B, vals, out, best)
         done[j] = 1
-        v = combine(res, B, pen)
-        if v < out[2]:
-            out[2] = v
-        if v < best:
-            best = v
-            out[0] = v
-            out[1] = bp[j]
     if grid_only:
         # bound of every unevaluated threshold: intervals between consecutive grid points
         prev = -1
@@ -352,17 +342,8 @@ def search_feature(so, xs, m, f, Z, lab, wt, ties, worst, kind, K, M, pen, minl,
                 out[2] = lb
             continue
         mid = (a + b) // 2
-        eval_root(so, xs, m, f, bp[mid], Z, lab, wt, ties, kind, K, M, pen, minl, side, tot, cum, res, split)
-        out[3] += 1
-        for k in range(6):
-            vals[mid, k] = res[k]
-        v = combine(res, B, pen)
-        if v < out[2]:
-            out[2] = v
-        if v < best:
-            best = v
-            out[0] = v
-            out[1] = bp[mid]
+        best = _eval_boundary(mid, bp, so, xs, m, f, Z, lab, wt, ties, kind, K, M, pen, minl, side, tot, cum, res,
+                              split, B, vals, out, best)
         # the half with the lower bound is searched first (pushed last)
         if mid > a + 1 and b > mid + 1:
             la = interval_bound(vals[a], vals[mid], wp[bp[mid]] - wp[bp[a]], B, pen, moving)
@@ -822,13 +803,14 @@ def best_root_all(so, xs, m, f, lab, wt, K, M, pen, B, pos, out):
 
 
 def _guard_cache() -> None:
-    """Kernels here compile in functions of another module: drop their cache when either file changed."""
+    """Kernels here compile in functions of other modules: drop their cache when any of the files changed."""
     import sys
 
+    from ..heuristics.kernels import losses as _losses
     from ..jit import fresh_cache
     from . import engine as _engine
 
-    fresh_cache([sys.modules[__name__]], depends_on=[_engine.__file__])
+    fresh_cache([sys.modules[__name__]], depends_on=[_engine.__file__, _losses.__file__])
 
 
 _guard_cache()
