@@ -50,6 +50,25 @@ def between(lo, hi):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _cost_matrix_leaves(a, t, K, M):
+    """Leaf costs under the misclassification cost matrix ``M[true, predicted]`` of the part with class weights
+    ``a`` and of the rest of ``t`` (t - a): the best prediction of each."""
+    ba = INF
+    bb = INF
+    for kh in range(K):
+        ca = 0.0
+        cb = 0.0
+        for k in range(K):
+            ca += a[k] * M[k, kh]
+            cb += (t[k] - a[k]) * M[k, kh]
+        if ca < ba:
+            ba = ca
+        if cb < bb:
+            bb = cb
+    return ba, bb
+
+
+@njit(cache=True, nogil=True, inline="always")
 def split_cost(cum, tot, s, kind, K, M):
     """leaf_cost(cum[s]) + leaf_cost(tot[s] - cum[s]) without slicing or allocating (the sweeps' inner step)."""
     if kind == 0 and K == 2:
@@ -76,18 +95,7 @@ def split_cost(cum, tot, s, kind, K, M):
         rb = sb - mb
         return (ra if ra > 0.0 else 0.0) + (rb if rb > 0.0 else 0.0)
     if kind == 1:
-        ba = INF
-        bb = INF
-        for kh in range(K):
-            ca = 0.0
-            cb = 0.0
-            for k in range(K):
-                ca += cum[s, k] * M[k, kh]
-                cb += (tot[s, k] - cum[s, k]) * M[k, kh]
-            if ca < ba:
-                ba = ca
-            if cb < bb:
-                bb = cb
+        ba, bb = _cost_matrix_leaves(cum[s], tot[s], K, M)
         return ba + bb
     return sq_loss3(cum[s, 0], cum[s, 1], cum[s, 2]) + sq_loss3(tot[s, 0] - cum[s, 0], tot[s, 1] - cum[s, 1],
                                                          tot[s, 2] - cum[s, 2])
@@ -684,18 +692,7 @@ def all_roots_cls(so, xs, m, f, lab, wt, K, M, pen, pos, outL, outR, leafL, leaf
         left[lab[r]] += wt[r]
         i = q + 1
         if i < m and xs[f, q] < xs[f, i]:
-            bl = INF
-            br = INF
-            for kh in range(K):
-                cl = 0.0
-                cr = 0.0
-                for k in range(K):
-                    cl += left[k] * M[k, kh]
-                    cr += (tot[k] - left[k]) * M[k, kh]
-                if cl < bl:
-                    bl = cl
-                if cr < br:
-                    br = cr
+            bl, br = _cost_matrix_leaves(left, tot, K, M)
             outL[i] = bl
             outR[i] = br
             leafL[i] = bl
