@@ -375,21 +375,6 @@ def _scan_squared(C, i, L, R, minl, pen, scratch, cidx):
     return bL + pen, jL, bR + pen, jR
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _keep_child_split(A, B, j, i, W, best, bj, opt, minl, kind, K, M, pen, has_fc, blk_cnt, grp_cnt, fcost, fdisc,
-                      fblock, fgroup):
-    """(cost, feature) of the better of a child's best split so far and its split on j into A / B (under the root's
-    split on i, the child's weight W for the feature cost): the same test for both children of the depth-two
-    solver's general loop."""
-    if _count(A, opt) >= minl and _count(B, opt) >= minl:
-        c = leaf_cost(A, kind, K, M) + leaf_cost(B, kind, K, M) + pen
-        if has_fc:
-            c += W * _feature_cost(j, i, blk_cnt, grp_cnt, fcost, fdisc, fblock, fgroup)
-        if c < best:
-            return c, j
-    return best, bj
-
-
 @njit(cache=True, nogil=True)
 def _depth_two(rows, nD, kd, kb, blk_cnt, grp_cnt, data, task, ws, opt, dset, br, stats):
     """Optimal trees of depth <= 2 with 1, 2 and 3 branching nodes from pair frequency counts; caches the
@@ -459,14 +444,22 @@ def _depth_two(rows, nD, kd, kb, blk_cnt, grp_cnt, data, task, ws, opt, dset, br
             for s in range(SA):
                 A[s] = C[s, a, b]
                 B[s] = R[s] - A[s]
-            bR, jR = _keep_child_split(A, B, j, i, WR, bR, jR, opt, minl, kind, K, M, pen, has_fc, blk_cnt, grp_cnt,
-                                       fcost, fdisc, fblock, fgroup)
+            if _count(A, opt) >= minl and _count(B, opt) >= minl:
+                cr = leaf_cost(A, kind, K, M) + leaf_cost(B, kind, K, M) + pen
+                if has_fc:
+                    cr += WR * _feature_cost(j, i, blk_cnt, grp_cnt, fcost, fdisc, fblock, fgroup)
+                if cr < bR:
+                    bR, jR = cr, j
             # left side (x_i = 0): A = not x_i & x_j, B = not x_i & not x_j
             for s in range(SA):
                 A[s] = C[s, j, j] - C[s, a, b]
                 B[s] = L[s] - A[s]
-            bL, jL = _keep_child_split(A, B, j, i, WL, bL, jL, opt, minl, kind, K, M, pen, has_fc, blk_cnt, grp_cnt,
-                                       fcost, fdisc, fblock, fgroup)
+            if _count(A, opt) >= minl and _count(B, opt) >= minl:
+                cl = leaf_cost(A, kind, K, M) + leaf_cost(B, kind, K, M) + pen
+                if has_fc:
+                    cl += WL * _feature_cost(j, i, blk_cnt, grp_cnt, fcost, fdisc, fblock, fgroup)
+                if cl < bL:
+                    bL, jL = cl, j
         # at most two branching nodes: the root and one child
         if bL + leafR + g < b2:
             b2, r2, l2, q2 = bL + leafR + g, i, jL, -1
