@@ -147,17 +147,14 @@ def sweep_one(so, xs, m, Z, kind, K, M, pen, minl, tot, cum, best):
 
 
 @njit(cache=True, nogil=True)
-def _side_sweep(so, xs, m, g, side, Z, lab, wt, kind, K, M, pen, minl, tot, cum, nside, res, split, skip):
-    """One feature's sweep of both sides of the root split, scoring only boundaries that can matter.
+def _side_sweep_cls(so, xs, m, g, side, lab, wt, kind, K, M, pen, minl, tot, cum, nside, res, split, skip):
+    """One feature's sweep of both sides for a classification loss, scoring only boundaries that can matter.
 
-    A classification loss adds a row's weight to its class (``lab``, ``wt``); squared error (kind 2) adds its
-    statistics (``Z``). ``skip`` (classification, feature g has no tied values, and ``minl`` <= 1): a boundary
-    between two rows of the same class is not scored. Along a run of same-class rows the cost is a sum of two
-    concave functions of the weight moved (each leaf's loss is a minimum of linear functions), so its minimum
-    over the run is at the run's ends, which are scored (or are the whole-side leaf, which is the starting
-    value)."""
-    S = Z.shape[1] if kind == 2 else K
-    for k in range(S):
+    ``skip`` (feature g has no tied values, and ``minl`` <= 1): a boundary between two rows of the same
+    class is not scored. Along a run of same-class rows the cost is a sum of two concave functions of the
+    weight moved (each leaf's loss is a minimum of linear functions), so its minimum over the run is at the
+    run's ends, which are scored (or are the whole-side leaf, which is the starting value)."""
+    for k in range(K):
         cum[0, k] = 0.0
         cum[1, k] = 0.0
     c0 = 0
@@ -169,25 +166,21 @@ def _side_sweep(so, xs, m, g, side, Z, lab, wt, kind, K, M, pen, minl, tot, cum,
     for pos in range(m):
         r = so[g, pos]
         x = xs[g, pos]
-        c = lab[r] if kind != 2 else -1
-        s = side[r]
-        if s == 0:
+        c = lab[r]
+        if side[r] == 0:
             if c0 > 0 and x > last0 and (c != p0 or not skip):
                 _settle(cum, 0, tot, kind, K, M, pen, minl, c0, nside[0], res, split, g, last0, x)
+            cum[0, c] += wt[r]
             c0 += 1
             last0 = x
             p0 = c
         else:
             if c1 > 0 and x > last1 and (c != p1 or not skip):
                 _settle(cum, 1, tot, kind, K, M, pen, minl, c1, nside[1], res, split, g, last1, x)
+            cum[1, c] += wt[r]
             c1 += 1
             last1 = x
             p1 = c
-        if kind == 2:
-            for k in range(S):
-                cum[s, k] += Z[r, k]
-        else:
-            cum[s, c] += wt[r]
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -234,10 +227,39 @@ def eval_root(so, xs, m, f, i, Z, lab, wt, ties, kind, K, M, pen, minl, side, to
     res[R1U] = res[R0]
     split[0, 0] = -1.0
     split[1, 0] = -1.0
+    if kind != 2:
+        for g in range(p):
+            if xs[g, 0] < xs[g, m - 1]:
+                _side_sweep_cls(so, xs, m, g, side, lab, wt, kind, K, M, pen, minl, tot, cum, nside, res, split,
+                                minl <= 1 and not ties[g])
+        return
     for g in range(p):
-        if xs[g, 0] < xs[g, m - 1]:
-            _side_sweep(so, xs, m, g, side, Z, lab, wt, kind, K, M, pen, minl, tot, cum, nside, res, split,
-                        kind != 2 and minl <= 1 and not ties[g])
+        if not xs[g, 0] < xs[g, m - 1]:
+            continue
+        for k in range(S):
+            cum[0, k] = 0.0
+            cum[1, k] = 0.0
+        c0 = 0
+        c1 = 0
+        last0 = -INF
+        last1 = -INF
+        for pos in range(m):
+            r = so[g, pos]
+            x = xs[g, pos]
+            if side[r] == 0:
+                if c0 > 0 and x > last0:
+                    _settle(cum, 0, tot, kind, K, M, pen, minl, c0, nside[0], res, split, g, last0, x)
+                for k in range(S):
+                    cum[0, k] += Z[r, k]
+                c0 += 1
+                last0 = x
+            else:
+                if c1 > 0 and x > last1:
+                    _settle(cum, 1, tot, kind, K, M, pen, minl, c1, nside[1], res, split, g, last1, x)
+                for k in range(S):
+                    cum[1, k] += Z[r, k]
+                c1 += 1
+                last1 = x
 
 
 @njit(cache=True, nogil=True)
