@@ -140,8 +140,8 @@ class HighsAdapter(ModuleAdapter):
 
     name = "highs"
     package = "highspy"
-    version_fn = staticmethod(version)
-    solve_fn = staticmethod(solve_highs)
+    module = __name__
+    solve_function = "solve_highs"
 
 
 class HighsRun:

@@ -241,8 +241,8 @@ class ScipAdapter(ModuleAdapter):
 
     name = "scip"
     package = "pyscipopt"
-    version_fn = staticmethod(version)
-    solve_fn = staticmethod(solve_scip)
+    module = __name__
+    solve_function = "solve_scip"
 
 
 def _attach_lazy(ps, m, xs, cm: CompiledModel, separator, counter: dict, errors: list) -> None:
