@@ -153,16 +153,23 @@ def _leaves_under(tree: Tree, t: int) -> list[int]:
 
 
 # =============================================================================================== formulation views
-class _BDView:
+class _View:
+    """What every formulation view holds: the formulation, its Pyomo model and its data."""
+
+    def __init__(self, form):
+        self.form = form
+        self.m = form.model
+        self.data = form.data
+
+
+class _BDView(_View):
     """OCT / ORT (parallel splits): what constraints read from the Bertsimas–Dunn block."""
 
     kind = "bd"
 
     def __init__(self, form):
-        self.form = form
+        super().__init__(form)
         self.S = form.structure
-        self.m = form.model
-        self.data = form.data
         self.task = form.data.task
         self.nodes = list(self.S.branch)
 
@@ -229,17 +236,15 @@ class _BDView:
         return [blk.yhat[i] for i in range(self.data.n)], np.arange(self.data.n)
 
 
-class _FlowView:
+class _FlowView(_View):
     """FlowOCT / BendersOCT: the flow block b, p, w plus (on demand) an exact routing of the distinct rows."""
 
     kind = "flow"
     task = "classification"
 
     def __init__(self, form):
-        self.form = form
+        super().__init__(form)
         self.st = form.struct
-        self.m = form.model
-        self.data = form.data
         self.nodes = list(self.st.internal)
         self.col_feature = np.array([form.split_of_col(c)[0] for c in range(form.Z.shape[1])], dtype=np.int64)
 
@@ -785,7 +790,22 @@ def _used_vars(view, blk, features: list[int]) -> dict:
     return {j: blk.used[j] for j in feats}
 
 
-class MaxFeatures(Constraint):
+class _CountBound(Constraint):
+    """A constraint whose bound is a count ``k`` given at construction (an integer >= 0)."""
+
+    k: int
+
+    def __init__(self, k: int):
+        if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 0:
+            raise InputError(f"{type(self).__name__}: k must be an integer >= 0; got {k!r}")
+        self.k = int(k)
+
+    @property
+    def bound(self):
+        return float(self.k)
+
+
+class MaxFeatures(_CountBound):
     r"""At most ``k`` distinct features used by the tree's splits.
 
     .. math:: u_j \ge (\text{node } t \text{ splits on } j)\ \forall j, t,\qquad \textstyle\sum_j u_j \le k,
@@ -796,16 +816,6 @@ class MaxFeatures(Constraint):
     """
 
     name = "max_features"
-    k: int
-
-    def __init__(self, k: int):
-        if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 0:
-            raise InputError(f"MaxFeatures: k must be an integer >= 0; got {k!r}")
-        self.k = int(k)
-
-    @property
-    def bound(self):
-        return float(self.k)
 
     def _rows(self, view, blk):
         used = _used_vars(view, blk, list(range(self._bound_info.p)))
@@ -1024,7 +1034,7 @@ class Monotone(Constraint):
 
 
 # =============================================================================================== leaf support
-class MinLeafPerClass(Constraint):
+class MinLeafPerClass(_CountBound):
     r"""Every non-empty leaf holds at least ``k`` training rows of the class it predicts.
 
     .. math:: \textstyle\sum_{i: y_i = c} z_{it} \ge k\, c_{ct} \qquad \forall c, t \in \mathcal T_L
@@ -1036,15 +1046,6 @@ class MinLeafPerClass(Constraint):
     name = "min_leaf_per_class"
     sense = ">="
     tasks = ("classification",)
-
-    def __init__(self, k: int):
-        if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 0:
-            raise InputError(f"MinLeafPerClass: k must be an integer >= 0; got {k!r}")
-        self.k = int(k)
-
-    @property
-    def bound(self):
-        return float(self.k)
 
     def _rows(self, view, blk):
         info = self._bound_info

@@ -86,19 +86,30 @@ def check_X(X, n_features: int | None = None, name: str = "X") -> np.ndarray:
 def _as_1d(y, n: int, name: str = "y") -> np.ndarray:
     if y is None:
         raise InputError(f"{name} is None: this estimator requires y to be passed, but the target y is None")
-    if isinstance(y, pd.DataFrame):
-        if y.shape[1] != 1:
-            raise InputError(f"{name} must be 1-D; got a DataFrame with {y.shape[1]} columns")
-        y = y.iloc[:, 0]
-    arr = np.asarray(y)
+    arr = frame_column(y, name)
     if arr.ndim == 2 and arr.shape[1] == 1:
         from sklearn.exceptions import DataConversionWarning
         warnings.warn(f"A column-vector y was passed when a 1d array was expected ({name} has shape {arr.shape}); "
                       f"it was flattened to shape ({arr.shape[0]},)", DataConversionWarning, stacklevel=3)
         arr = arr[:, 0]
+    return check_vector(arr, n, name)
+
+
+def frame_column(v, name: str) -> np.ndarray:
+    """``v`` as an array, a one-column DataFrame as its column (InputError for more columns): the first step of
+    reading a per-row vector (labels, treatments, outcomes)."""
+    if isinstance(v, pd.DataFrame):
+        if v.shape[1] != 1:
+            raise InputError(f"{name} must be 1-D; got a DataFrame with {v.shape[1]} columns")
+        v = v.iloc[:, 0]
+    return np.asarray(v)
+
+
+def check_vector(arr: np.ndarray, n: int | None, name: str) -> np.ndarray:
+    """``arr`` when it is 1-D with ``n`` entries (any length when n is None), else an InputError."""
     if arr.ndim != 1:
         raise InputError(f"{name} must be 1-D; got shape {arr.shape}")
-    if arr.shape[0] != n:
+    if n is not None and arr.shape[0] != n:
         raise InputError(f"X has {n} rows but {name} has {arr.shape[0]}: lengths must match")
     return arr
 
@@ -245,10 +256,18 @@ def split_between(lo: float, hi: float) -> float:
 
 
 class RankedFeatures:
-    """``ranks`` and ``splittable`` for a data class with an ``X`` of original units (prepared and prescriptive
-    data): what every axis-parallel MIO routes on."""
+    """``n``, ``p``, ``ranks`` and ``splittable`` for a data class with an ``X`` of original units (prepared and
+    prescriptive data): what every axis-parallel MIO routes on."""
 
     X: np.ndarray
+
+    @property
+    def n(self) -> int:
+        return self.X.shape[0]
+
+    @property
+    def p(self) -> int:
+        return self.X.shape[1]
 
     @property
     def ranks(self) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
@@ -280,14 +299,6 @@ class PreparedData(RankedFeatures):
     extra: dict = field(default_factory=dict)
     #: rows of the caller's X kept here (zero-weight rows are dropped); None when every row was kept
     kept_rows: np.ndarray | None = None
-
-    @property
-    def n(self) -> int:
-        return self.X.shape[0]
-
-    @property
-    def p(self) -> int:
-        return self.X.shape[1]
 
     @property
     def n_classes(self) -> int:

@@ -120,7 +120,17 @@ def _check_n_thresholds(owner: str, value) -> None:
         raise InputError(f"{owner}.n_thresholds must be an integer >= 1; got {value!r}")
 
 
-class Binarizer(TransformerMixin, BaseEstimator):
+class _CodeTransformer(TransformerMixin, BaseEstimator):
+    """A transformer whose output is integer codes by design (:class:`Binarizer`, :class:`IntegerEncoder`): it
+    tells scikit-learn's checks not to expect the input dtype back."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags.preserves_dtype = []   # output is integer codes by design, not the input dtype
+        return tags
+
+
+class Binarizer(_CodeTransformer):
     """Threshold binarisation: one 0/1 column ``x_j >= t`` per candidate threshold ``t``.
 
     Parameters
@@ -137,11 +147,6 @@ class Binarizer(TransformerMixin, BaseEstimator):
     def __init__(self, strategy: str = "quantile", n_thresholds: int = 10):
         self.strategy = strategy
         self.n_thresholds = n_thresholds
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.transformer_tags.preserves_dtype = []   # output is integer codes by design, not the input dtype
-        return tags
 
     def fit(self, X, y=None):
         if self.strategy not in ("midpoints", "quantile"):
@@ -232,7 +237,7 @@ class Binarizer(TransformerMixin, BaseEstimator):
         raise InputError(f"split x{feature} < {threshold:g} has no matching binarised column")
 
 
-class IntegerEncoder(TransformerMixin, BaseEstimator):
+class IntegerEncoder(_CodeTransformer):
     """Map numeric features to integers for the robust tree.
 
     ``mode="identity"`` requires integer-valued features and keeps them (shifts are unit moves in the
@@ -253,11 +258,6 @@ class IntegerEncoder(TransformerMixin, BaseEstimator):
     def __init__(self, mode: str = "auto", n_thresholds: int = 10):
         self.mode = mode
         self.n_thresholds = n_thresholds
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.transformer_tags.preserves_dtype = []   # output is integer codes by design, not the input dtype
-        return tags
 
     def fit(self, X, y=None):
         if self.mode not in ("auto", "identity", "rank", "quantile"):

@@ -276,6 +276,18 @@ def check_depth(max_depth, limit: int, why: str = "") -> int:
     return int(max_depth)
 
 
+def check_nonnegative(name: str, value) -> float:
+    """A finite number >= 0 as a float, in the words of the DP's ``alpha`` and the leaf penalty (the
+    :data:`ALPHA` rule's wording differs; its callers keep it)."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise InputError(f"{name} must be a number >= 0; got {value!r}") from None
+    if not math.isfinite(v) or v < 0:
+        raise InputError(f"{name} must be a finite number >= 0; got {value!r}")
+    return v
+
+
 def check_alpha(alpha) -> float:
     """The complexity penalty (the :data:`ALPHA` rule), as a float."""
     return float(check_param("alpha", alpha))

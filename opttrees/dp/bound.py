@@ -148,12 +148,10 @@ def _oct(form, binarization, n_thresholds, time_limit, verbose=False) -> DPRun:
     details = {"relaxation": "oct", "max_depth": D, "alpha": alpha, "min_samples_leaf": ml,
                "split_set": (f"quantile ({len(binarizer.threshold_)} binary columns)" if binarizer is not None else
                              f"every midpoint ({res.timings.get('engine', 'binary')} search)"), **_dp_facts(res)}
-    bound = why = None
-    if binarization == "midpoints":
-        bound = _make_bound(form, res.bound, 1, _verify_oct, details)
-    else:
-        why = "quantile thresholds are a subset of the splits OCT can make: the DP optimum over them is no bound"
-    return DPRun(tree, res, own, bound, why or "", True, details)
+    bound, why = _bound_if_midpoints(binarization, form, res.bound, _verify_oct, details,
+                                     "quantile thresholds are a subset of the splits OCT can make: the DP optimum "
+                                     "over them is no bound")
+    return DPRun(tree, res, own, bound, why, True, details)
 
 
 def _verify_oct(form):
@@ -236,12 +234,10 @@ def _spot(form, binarization, n_thresholds, time_limit, verbose=False) -> DPRun:
     details = {"relaxation": "spot", "max_depth": D, "alpha": float(form.alpha), "min_samples_leaf": ml,
                "min_leaf_weight": nmin, "split_set": f"{binarization} ({len(binarizer.threshold_)} binary columns)",
                **_dp_facts(res)}
-    bound = why = None
-    if binarization == "midpoints":
-        bound = _make_bound(form, res.bound, 1, _verify_spot, details)
-    else:
-        why = "quantile thresholds are a subset of the splits the SPOT MILP can make: the DP optimum is no bound"
-    return DPRun(tree, res, own, bound, why or "", feasible, details)
+    bound, why = _bound_if_midpoints(binarization, form, res.bound, _verify_spot, details,
+                                     "quantile thresholds are a subset of the splits the SPOT MILP can make: the "
+                                     "DP optimum is no bound")
+    return DPRun(tree, res, own, bound, why, feasible, details)
 
 
 def _verify_spot(form):
@@ -278,6 +274,14 @@ def _leaf_sizes(tree: Tree, node: np.ndarray, w: np.ndarray, minimum: float, uni
     if small.any():
         return f"a leaf holds {size[small].min():g} {unit}, below the minimum {minimum:g}"
     return ""
+
+
+def _bound_if_midpoints(binarization: str, form, value: float, verify, details: dict, why_not: str):
+    """(bound thunk, "") for a minimising DP over every midpoint; (None, ``why_not``) over quantile thresholds,
+    a subset of the model's splits, whose optimum bounds nothing."""
+    if binarization == "midpoints":
+        return _make_bound(form, value, 1, verify, details), ""
+    return None, why_not
 
 
 def _make_bound(form, value: float, sense: int, verify, details: dict):

@@ -6,6 +6,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..interrupt import Budget
+from ..params import check_nonnegative
 from ..tree import Tree
 from .tasks import ClassificationTask, EngineData
 
@@ -23,13 +24,7 @@ def _check_int(name, v, lo, hi=None, none_ok=False):
 
 
 def _check_alpha(alpha):
-    try:
-        a = float(alpha)
-    except (TypeError, ValueError):
-        raise InputError(f"alpha must be a number >= 0; got {alpha!r}") from None
-    if not np.isfinite(a) or a < 0:
-        raise InputError(f"alpha must be a finite number >= 0; got {alpha!r}")
-    return a
+    return check_nonnegative("alpha", alpha)
 
 
 def _fill_payload(tree: Tree, task, ed: EngineData, X) -> np.ndarray:

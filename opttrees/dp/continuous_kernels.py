@@ -27,7 +27,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .engine import _sse, leaf_cost
+from ..heuristics.kernels.losses import sq_loss3
+from .engine import leaf_cost
 
 INF = np.inf
 #: positions per feature evaluated before the interval search
@@ -46,6 +47,25 @@ def between(lo, hi):
     if lo < t and t <= hi:
         return t
     return hi
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _cost_matrix_leaves(a, t, K, M):
+    """Leaf costs under the misclassification cost matrix ``M[true, predicted]`` of the part with class weights
+    ``a`` and of the rest of ``t`` (t - a): the best prediction of each."""
+    ba = INF
+    bb = INF
+    for kh in range(K):
+        ca = 0.0
+        cb = 0.0
+        for k in range(K):
+            ca += a[k] * M[k, kh]
+            cb += (t[k] - a[k]) * M[k, kh]
+        if ca < ba:
+            ba = ca
+        if cb < bb:
+            bb = cb
+    return ba, bb
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -75,20 +95,9 @@ def split_cost(cum, tot, s, kind, K, M):
         rb = sb - mb
         return (ra if ra > 0.0 else 0.0) + (rb if rb > 0.0 else 0.0)
     if kind == 1:
-        ba = INF
-        bb = INF
-        for kh in range(K):
-            ca = 0.0
-            cb = 0.0
-            for k in range(K):
-                ca += cum[s, k] * M[k, kh]
-                cb += (tot[s, k] - cum[s, k]) * M[k, kh]
-            if ca < ba:
-                ba = ca
-            if cb < bb:
-                bb = cb
+        ba, bb = _cost_matrix_leaves(cum[s], tot[s], K, M)
         return ba + bb
-    return _sse(cum[s, 0], cum[s, 1], cum[s, 2]) + _sse(tot[s, 0] - cum[s, 0], tot[s, 1] - cum[s, 1],
+    return sq_loss3(cum[s, 0], cum[s, 1], cum[s, 2]) + sq_loss3(tot[s, 0] - cum[s, 0], tot[s, 1] - cum[s, 1],
                                                          tot[s, 2] - cum[s, 2])
 
 
@@ -279,6 +288,26 @@ def interval_bound(ra, rb, wab, B, pen, moving):
 
 
 @njit(cache=True, nogil=True)
+def _eval_boundary(j, bp, so, xs, m, f, Z, lab, wt, ties, kind, K, M, pen, minl, side, tot, cum, res, split, B, vals,
+                   out, best):
+    """Evaluate the root split at boundary j of f (:func:`eval_root`) for :func:`search_feature`: keep its six
+    results in ``vals[j]``, count it, lower ``out[2]`` (the least cost seen) and, when it beats ``best``, make
+    it ``out[0:2]`` (cost, position). Returns the new best."""
+    eval_root(so, xs, m, f, bp[j], Z, lab, wt, ties, kind, K, M, pen, minl, side, tot, cum, res, split)
+    out[3] += 1
+    for k in range(6):
+        vals[j, k] = res[k]
+    v = combine(res, B, pen)
+    if v < out[2]:
+        out[2] = v
+    if v < best:
+        best = v
+        out[0] = v
+        out[1] = bp[j]
+    return best
+
+
+@njit(cache=True, nogil=True)
 def search_feature(so, xs, m, f, Z, lab, wt, ties, worst, kind, K, M, pen, minl, B, ub, moving, grid_only, grid, stop,
                    side, tot, cum, res, split, out):
     """Best root threshold of feature f with cost < ub (ties: first found); out = [cost, i, lb, evals].
@@ -305,18 +334,9 @@ def search_feature(so, xs, m, f, Z, lab, wt, ties, worst, kind, K, M, pen, minl,
         j = (q * (nb - 1)) // (ng - 1) if ng > 1 else 0
         if done[j]:
             continue
-        eval_root(so, xs, m, f, bp[j], Z, lab, wt, ties, kind, K, M, pen, minl, side, tot, cum, res, split)
-        out[3] += 1
-        for k in range(6):
-            vals[j, k] = res[k]
+        best = _eval_boundary(j, bp, so, xs, m, f, Z, lab, wt, ties, kind, K, M, pen, minl, side, tot, cum, res,
+                              split, B, vals, out, best)
         done[j] = 1
-        v = combine(res, B, pen)
-        if v < out[2]:
-            out[2] = v
-        if v < best:
-            best = v
-            out[0] = v
-            out[1] = bp[j]
     if grid_only:
         # bound of every unevaluated threshold: intervals between consecutive grid points
         prev = -1
@@ -352,17 +372,8 @@ def search_feature(so, xs, m, f, Z, lab, wt, ties, worst, kind, K, M, pen, minl,
                 out[2] = lb
             continue
         mid = (a + b) // 2
-        eval_root(so, xs, m, f, bp[mid], Z, lab, wt, ties, kind, K, M, pen, minl, side, tot, cum, res, split)
-        out[3] += 1
-        for k in range(6):
-            vals[mid, k] = res[k]
-        v = combine(res, B, pen)
-        if v < out[2]:
-            out[2] = v
-        if v < best:
-            best = v
-            out[0] = v
-            out[1] = bp[mid]
+        best = _eval_boundary(mid, bp, so, xs, m, f, Z, lab, wt, ties, kind, K, M, pen, minl, side, tot, cum, res,
+                              split, B, vals, out, best)
         # the half with the lower bound is searched first (pushed last)
         if mid > a + 1 and b > mid + 1:
             la = interval_bound(vals[a], vals[mid], wp[bp[mid]] - wp[bp[a]], B, pen, moving)
@@ -703,18 +714,7 @@ def all_roots_cls(so, xs, m, f, lab, wt, K, M, pen, pos, outL, outR, leafL, leaf
         left[lab[r]] += wt[r]
         i = q + 1
         if i < m and xs[f, q] < xs[f, i]:
-            bl = INF
-            br = INF
-            for kh in range(K):
-                cl = 0.0
-                cr = 0.0
-                for k in range(K):
-                    cl += left[k] * M[k, kh]
-                    cr += (tot[k] - left[k]) * M[k, kh]
-                if cl < bl:
-                    bl = cl
-                if cr < br:
-                    br = cr
+            bl, br = _cost_matrix_leaves(left, tot, K, M)
             outL[i] = bl
             outR[i] = br
             leafL[i] = bl
@@ -822,13 +822,14 @@ def best_root_all(so, xs, m, f, lab, wt, K, M, pen, B, pos, out):
 
 
 def _guard_cache() -> None:
-    """Kernels here compile in functions of another module: drop their cache when either file changed."""
+    """Kernels here compile in functions of other modules: drop their cache when any of the files changed."""
     import sys
 
+    from ..heuristics.kernels import losses as _losses
     from ..jit import fresh_cache
     from . import engine as _engine
 
-    fresh_cache([sys.modules[__name__]], depends_on=[_engine.__file__])
+    fresh_cache([sys.modules[__name__]], depends_on=[_engine.__file__, _losses.__file__])
 
 
 _guard_cache()

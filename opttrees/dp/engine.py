@@ -35,6 +35,8 @@ import numpy as np
 from numba import njit, types
 from numba.typed import Dict
 
+from ..heuristics.kernels.losses import sq_loss3
+
 INF = np.inf
 
 #: entry = (lower bound, optimal cost or inf, feature (-1 leaf), left node budget, left child split,
@@ -78,11 +80,7 @@ def leaf_cost(v, kind, K, M):
             if c < best:
                 best = c
         return best
-    w = v[0]
-    if w <= 0.0:
-        return 0.0
-    r = v[2] - v[1] * v[1] / w
-    return r if r > 0.0 else 0.0
+    return sq_loss3(v[0], v[1], v[2])
 
 
 @njit(cache=True, nogil=True)
@@ -339,14 +337,6 @@ def _scan_misclassification(C, i, L, R, K, minl, pen, scratch):
     return bL + pen, jL, bR + pen, jR
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _sse(v0, v1, v2):
-    if v0 <= 0.0:
-        return 0.0
-    r = v2 - v1 * v1 / v0
-    return r if r > 0.0 else 0.0
-
-
 @njit(cache=True, nogil=True, fastmath=True)
 def _scan_squared(C, i, L, R, minl, pen, scratch, cidx):
     """Best single split of each child of root split i for squared error (statistics [w, wy, wy^2], rows
@@ -372,8 +362,8 @@ def _scan_squared(C, i, L, R, minl, pen, scratch, cidx):
         nb = R[cidx] - na
         nc = Cn[j, j] - na
         ne = L[cidx] - nc
-        cr[j] = _sse(a0, a1, a2) + _sse(b0, b1, b2) if (na >= minl and nb >= minl) else INF
-        cl[j] = _sse(c0, c1, c2) + _sse(e0, e1, e2) if (nc >= minl and ne >= minl) else INF
+        cr[j] = sq_loss3(a0, a1, a2) + sq_loss3(b0, b1, b2) if (na >= minl and nb >= minl) else INF
+        cl[j] = sq_loss3(c0, c1, c2) + sq_loss3(e0, e1, e2) if (nc >= minl and ne >= minl) else INF
     bL, jL, bR, jR = INF, -1, INF, -1
     for j in range(m):
         if j == i:
@@ -1018,3 +1008,17 @@ def rebuild(nD, d, n, entry, hb0, data, ws, hashes, opt, dset, br, heap_feat):
             Sk[top] = e[6]
             top += 1
     return ok
+
+
+def _guard_cache() -> None:
+    """The squared loss (``sq_loss3``) is compiled in from the heuristics' kernels: drop this module's cache when
+    either file changed (see :func:`opttrees.jit.fresh_cache`)."""
+    import sys
+
+    from ..heuristics.kernels import losses as _losses
+    from ..jit import fresh_cache
+
+    fresh_cache([sys.modules[__name__]], depends_on=[_losses.__file__])
+
+
+_guard_cache()

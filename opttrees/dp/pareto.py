@@ -300,24 +300,29 @@ class _Search:
         self.memo[key] = F
         return F
 
-    def _pairs(self, FL: _Front, FR: _Front, budget: float):
-        """The pairs (I, J) of the two fronts within the limits and the budget, in blocks of about
-        :data:`PAIR_BLOCK` pair checks, the deadline checked between blocks."""
+    def _blocks(self, FL: _Front, FR: _Front, past):
+        """Blocks ``slice(i0, i1)`` of FL's rows, about :data:`PAIR_BLOCK` pair checks each with all of FR, until
+        ``past(cost)`` says the block's cheapest pair (FL's row i0 with FR's first: the fronts are sorted by
+        cost) is beyond what is wanted, so no later block is wanted either; the deadline checked between blocks."""
         step = max(1, PAIR_BLOCK // max(len(FR.cost), 1))
         for i0 in range(0, len(FL.cost), step):
-            if FL.cost[i0] + FR.cost[0] > budget + FEASIBILITY_TOL:
-                return          # fronts are sorted by cost: no later row fits
+            if past(FL.cost[i0] + FR.cost[0]):
+                return
             if i0 and self.deadline.stop():
                 raise TimeoutError
-            I, J = merge_pairs(FL.V[i0:i0 + step], FL.cost[i0:i0 + step], FR.V, FR.cost, budget, self.lim,
-                               FEASIBILITY_TOL)
+            yield slice(i0, i0 + step)
+
+    def _pairs(self, FL: _Front, FR: _Front, budget: float):
+        """The pairs (I, J) of the two fronts within the limits and the budget, in blocks (:meth:`_blocks`)."""
+        for b in self._blocks(FL, FR, lambda cost: cost > budget + FEASIBILITY_TOL):
+            I, J = merge_pairs(FL.V[b], FL.cost[b], FR.V, FR.cost, budget, self.lim, FEASIBILITY_TOL)
             if len(I):
-                yield I + i0, J
+                yield I + b.start, J
 
     def _best_pair(self, FL: _Front, FR: _Front, budget: float) -> tuple[int, int]:
         """The best pair of the two fronts within the limits (and, for an additive cost, the budget); (-1, -1)
-        when none. Additive: the cheapest, first found on ties; else the best score. In blocks of about
-        :data:`PAIR_BLOCK` pair checks, the deadline checked between blocks."""
+        when none. Additive: the cheapest, first found on ties; else the best score. In blocks
+        (:meth:`_blocks`)."""
         bi, bj, bc = -1, -1, np.inf
         if not self.additive:
             for I, J in self._pairs(FL, FR, np.inf):
@@ -326,17 +331,14 @@ class _Search:
                 if sc[k] < bc:
                     bi, bj, bc = int(I[k]), int(J[k]), float(sc[k])
             return bi, bj
-        step = max(1, PAIR_BLOCK // max(len(FR.cost), 1))
-        for i0 in range(0, len(FL.cost), step):
-            cap = min(budget, bc)
-            if FL.cost[i0] + FR.cost[0] > cap + FEASIBILITY_TOL or FL.cost[i0] + FR.cost[0] >= bc:
-                break           # fronts are sorted by cost: no later row is cheaper
-            if i0 and self.deadline.stop():
-                raise TimeoutError
-            i, j, c = best_pair(FL.V[i0:i0 + step], FL.cost[i0:i0 + step], FR.V, FR.cost, cap, self.lim,
-                                FEASIBILITY_TOL)
+
+        def past(cost):     # over the budget, or no cheaper than the best so far (read at each block)
+            return cost > min(budget, bc) + FEASIBILITY_TOL or cost >= bc
+
+        for b in self._blocks(FL, FR, past):
+            i, j, c = best_pair(FL.V[b], FL.cost[b], FR.V, FR.cost, min(budget, bc), self.lim, FEASIBILITY_TOL)
             if i >= 0 and c < bc:
-                bi, bj, bc = i + i0, j, c
+                bi, bj, bc = i + b.start, j, c
         return bi, bj
 
     def _children(self, rows, d: int, budget: float):

@@ -20,6 +20,14 @@ LOSSES = ("absolute", "squared")
 SPLIT_TYPES = ("parallel", "hyperplane")
 
 
+def check_regression(data: PreparedData, name: str, loss: str) -> None:
+    """Regression data and a known loss: what the ORT models (:class:`ORT`, ``ORTLinear``) take."""
+    if data.task != "regression":
+        raise InputError(f"{name} needs regression data (prepare(X, y, task='regression'))")
+    if loss not in LOSSES:
+        raise InputError(f"loss must be one of {LOSSES}; got {loss!r}")
+
+
 def add_regression_loss(m: pyo.Block, loss: str, y: list, w: list):
     """The weighted loss of the fitted values ``m.f`` on ``y`` (ORT and ORT-L alike); absolute loss adds its
     residuals ``m.L`` with the two rows that bound them, squared loss is the quadratic objective term itself."""
@@ -63,10 +71,7 @@ class ORT(Formulation):
     def __init__(self, data: PreparedData, max_depth: int = 2, min_samples_leaf: int = 1, alpha: float = 0.0,
                  loss: str = "absolute", split_type: str = "parallel", margin: float = DEFAULT_MARGIN,
                  routing: str = "aggregated", block=None):
-        if data.task != "regression":
-            raise InputError("ORT needs regression data (prepare(X, y, task='regression'))")
-        if loss not in LOSSES:
-            raise InputError(f"loss must be one of {LOSSES}; got {loss!r}")
+        check_regression(data, "ORT", loss)
         if split_type not in SPLIT_TYPES:
             raise InputError(f"split_type must be one of {SPLIT_TYPES}; got {split_type!r}")
         self.data = data

@@ -39,12 +39,10 @@ from ..objectives import baseline
 from ..params import check_alpha
 from ..tree import Tree
 from .base import Formulation
-from .ort import add_regression_loss
+from .ort import SPLIT_TYPES, add_regression_loss, check_regression
 from .structure import DEFAULT_MARGIN, BDStructure, HyperplaneStructure
 
-LOSSES = ("absolute", "squared")
 PENALTIES = ("l1", "l0")
-SPLIT_TYPES = ("parallel", "hyperplane")
 
 
 class ORTLinear(Formulation):
@@ -74,10 +72,7 @@ class ORTLinear(Formulation):
                  leaf_penalty: float = 0.01, penalty: str = "l1", loss: str = "absolute",
                  split_type: str = "parallel", upper_bound: float = 1.0, coef_bound: float | None = None,
                  margin: float = DEFAULT_MARGIN, routing: str = "aggregated", block=None):
-        if data.task != "regression":
-            raise InputError("ORT-L needs regression data (prepare(X, y, task='regression'))")
-        if loss not in LOSSES:
-            raise InputError(f"loss must be one of {LOSSES}; got {loss!r}")
+        check_regression(data, "ORT-L", loss)
         if penalty not in PENALTIES:
             raise InputError(f"penalty must be one of {PENALTIES}; got {penalty!r}")
         if split_type not in SPLIT_TYPES:

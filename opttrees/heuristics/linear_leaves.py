@@ -35,7 +35,7 @@ from .. import objectives as obj
 from ..data import PreparedData
 from ..errors import InputError
 from ..interrupt import STOP
-from ..params import check_alpha
+from ..params import check_alpha, check_nonnegative
 from ..tree import HYPERPLANE, LEAF, Tree
 from .core import check_depth
 
@@ -169,12 +169,7 @@ def to_scaled_units(data: PreparedData, value: np.ndarray) -> tuple[float, np.nd
 def check_leaf_penalty(leaf_penalty, data: PreparedData | None = None, min_samples_leaf: int = 1) -> float:
     """λ >= 0; λ = 0 with leaves that may hold no more rows than features gets a warning naming the setting
     (the leaf regression is then not unique and interpolates its rows)."""
-    try:
-        lam = float(leaf_penalty)
-    except (TypeError, ValueError):
-        raise InputError(f"leaf_penalty must be a number >= 0; got {leaf_penalty!r}") from None
-    if not math.isfinite(lam) or lam < 0:
-        raise InputError(f"leaf_penalty must be a finite number >= 0; got {leaf_penalty!r}")
+    lam = check_nonnegative("leaf_penalty", leaf_penalty)
     if data is not None and lam == 0 and min(data.n, min_samples_leaf) <= data.p:
         warnings.warn(f"leaf_model='linear' with leaf_penalty=0 and min_samples_leaf={min_samples_leaf}: a leaf "
                       f"may hold no more rows than the {data.p} features, where its least-squares fit is not "

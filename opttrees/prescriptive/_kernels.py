@@ -27,6 +27,8 @@ Heap layout as the other heuristics: capacity T = 2^(D+1) - 1, children of t are
 """
 from __future__ import annotations
 
+import glob
+import os
 import sys
 
 import numpy as np
@@ -709,5 +711,8 @@ def improve(ntype, feat, thr, seed, X, orderT, Z, zlo, zhi, featok, kind, ip, fp
                         max_thr, max_moves, stop)
 
 
-# kernels here compile in functions of another module (routing): drop their cache when either file changed
-fresh_cache([sys.modules[__name__]], depends_on=[_routing.__file__, _stats.__file__])
+# kernels here compile in functions of the heuristics kernel group (routing) and of stats_kernels: drop their cache
+# when any of those files changed (the group drops its own cache on any edit of its files, and a kernel of it that
+# only this module calls would otherwise never be compiled again)
+_GROUP = sorted(glob.glob(os.path.join(os.path.dirname(_routing.__file__), "*.py")))
+fresh_cache([sys.modules[__name__]], depends_on=[*_GROUP, _stats.__file__])

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..data import MinMaxScaling, RankedFeatures, _as_2d_float, feature_epsilon
+from ..data import MinMaxScaling, RankedFeatures, _as_2d_float, check_vector, feature_epsilon, frame_column
 from ..errors import InputError
 
 SENSES = ("min", "max")
@@ -28,18 +28,10 @@ def as_vector(v, n: int | None, name: str) -> np.ndarray:
     """A 1-D array of length ``n`` (a one-column frame or column vector is flattened), else an InputError."""
     if v is None:
         raise InputError(f"{name} is None; expected one value per row of X")
-    if isinstance(v, pd.DataFrame):
-        if v.shape[1] != 1:
-            raise InputError(f"{name} must be 1-D; got a DataFrame with {v.shape[1]} columns")
-        v = v.iloc[:, 0]
-    arr = np.asarray(v)
+    arr = frame_column(v, name)
     if arr.ndim == 2 and arr.shape[1] == 1:
         arr = arr[:, 0]
-    if arr.ndim != 1:
-        raise InputError(f"{name} must be 1-D; got shape {arr.shape}")
-    if n is not None and arr.shape[0] != n:
-        raise InputError(f"X has {n} rows but {name} has {arr.shape[0]}: lengths must match")
-    return arr
+    return check_vector(arr, n, name)
 
 
 def split_target(treatment, outcome):
@@ -120,14 +112,6 @@ class PrescriptiveData(RankedFeatures):
     sense: str
     ybar: float
     scale: float                   # s: standard deviation of y (1 when y is constant)
-
-    @property
-    def n(self) -> int:
-        return self.X.shape[0]
-
-    @property
-    def p(self) -> int:
-        return self.X.shape[1]
 
     @property
     def m(self) -> int:

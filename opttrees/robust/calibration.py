@@ -182,6 +182,18 @@ def _h(r: float, rho: float, up, down) -> float:
     return rho * (1.0 + side(up) + side(down)) - 1.0
 
 
+def allowed_steps(x: float, lower, upper, direction: int) -> tuple[int | None, int | None]:
+    """(up, down): the unit steps a shift of an integer value ``x`` may take above and below it within the
+    bounds (None: unbounded), 0 on the side ``direction`` forbids (+1 upward only, -1 downward only)."""
+    up = None if upper is None else int(round(upper - x))
+    down = None if lower is None else int(round(x - lower))
+    if direction > 0:
+        down = 0
+    elif direction < 0:
+        up = 0
+    return up, down
+
+
 def truncated_root(rho: float, up, down) -> float:
     """Root r in (0, 1) of the normalisation of P(xi = zeta) = rho r^|zeta| on the allowed shifts.
 
@@ -245,12 +257,7 @@ def gamma_bounded(rho, x, lower=None, upper=None, direction: int = 0):
     cache = {}
     for idx in np.ndindex(x.shape):
         xi = x[idx]
-        up = None if upper is None else int(round(upper - xi))
-        down = None if lower is None else int(round(xi - lower))
-        if direction > 0:
-            down = 0
-        elif direction < 0:
-            up = 0
+        up, down = allowed_steps(xi, lower, upper, direction)
         if (up is not None and up < 0) or (down is not None and down < 0):
             raise InputError(f"value {xi:g} lies outside the bounds [{lower}, {upper}]")
         key = (float(rho[idx]), up, down)

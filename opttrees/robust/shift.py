@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InputError
-from .calibration import broadcast_rho, check_set_params, truncated_root
+from .calibration import allowed_steps, broadcast_rho, check_set_params, truncated_root
 
 
 def _side_mass(r: float, k) -> float:
@@ -54,12 +54,7 @@ def _bounded_sample(rng, x, rho, lo, hi, direction):
     for key in np.unique(keys, axis=0):
         xi, r_ = float(key[0]), float(key[1])
         rows = np.nonzero((x == xi) & (rho == r_))[0]
-        up = None if hi is None else int(round(hi - xi))
-        down = None if lo is None else int(round(xi - lo))
-        if direction > 0:
-            down = 0
-        elif direction < 0:
-            up = 0
+        up, down = allowed_steps(xi, lo, hi, direction)
         if up == 0 and down == 0:
             continue
         if r_ >= 1.0:

@@ -18,6 +18,7 @@ import numpy as np
 from ..errors import SolverError
 from .checks import compiled_violations, dedupe, model_feasible, violated_cuts
 from .compile import CompiledModel
+from .module_adapter import ModuleAdapter
 from .options import Progress, SolveOptions
 from .result import SolveResult, finish
 
@@ -134,18 +135,13 @@ def solve_highs(cm: CompiledModel, opts: SolveOptions, x0: np.ndarray | None = N
     return run.solve(x0)
 
 
-class HighsAdapter:
+class HighsAdapter(ModuleAdapter):
     """HiGHS as a :class:`~opttrees.solvers.adapter.SolverAdapter` (lazy cuts by a solve-separate-resolve loop)."""
 
     name = "highs"
     package = "highspy"
-
-    def version(self) -> str:
-        return version()
-
-    def solve(self, cm: CompiledModel, opts: SolveOptions, x0: np.ndarray | None = None, separator=None,
-              repair=None) -> tuple[SolveResult, np.ndarray | None]:
-        return solve_highs(cm, opts, x0=x0, separator=separator, repair=repair)
+    module = __name__
+    solve_function = "solve_highs"
 
 
 class HighsRun:

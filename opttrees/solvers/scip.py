@@ -18,6 +18,7 @@ import numpy as np
 from ..errors import SolverError
 from ..interrupt import STOP
 from .compile import CompiledModel
+from .module_adapter import ModuleAdapter
 from .options import Progress, SolveOptions
 from .result import SolveResult, finish
 
@@ -235,18 +236,13 @@ def solve_scip(cm: CompiledModel, opts: SolveOptions, x0: np.ndarray | None = No
     return res, best_x
 
 
-class ScipAdapter:
+class ScipAdapter(ModuleAdapter):
     """SCIP as a :class:`~opttrees.solvers.adapter.SolverAdapter` (lazy cuts by a constraint handler)."""
 
     name = "scip"
     package = "pyscipopt"
-
-    def version(self) -> str:
-        return version()
-
-    def solve(self, cm: CompiledModel, opts: SolveOptions, x0: np.ndarray | None = None, separator=None,
-              repair=None) -> tuple[SolveResult, np.ndarray | None]:
-        return solve_scip(cm, opts, x0=x0, separator=separator, repair=repair)
+    module = __name__
+    solve_function = "solve_scip"
 
 
 def _attach_lazy(ps, m, xs, cm: CompiledModel, separator, counter: dict, errors: list) -> None:

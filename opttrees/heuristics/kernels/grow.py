@@ -9,7 +9,20 @@ from numba import njit
 from .losses import GINI, MISCLASSIFICATION, gini_loss2, mis_loss2, place_loss
 from .orders import ranks
 from .routing import LEAF, PAR, node_depth, split_block
+from .scans import leaf_scratch, row_scratch
 from .splits import best_parallel, best_parallel_start, safe_mid
+
+
+@njit(cache=True, nogil=True, inline="always")
+def set_split(ntype, feat, thr, t, j, th, rows, bs, be, X, rtmp):
+    """Make node t of a start tree the parallel split ``X[:, j] < th`` with two leaves, and split its block of
+    rows between them."""
+    ntype[t] = PAR
+    feat[t] = j
+    thr[t] = th
+    ntype[2 * t + 1] = LEAF
+    ntype[2 * t + 2] = LEAF
+    split_block(rows, bs, be, t, X, j, th, rtmp)
 
 
 @njit(cache=True, nogil=True)
@@ -48,21 +61,10 @@ def grow_ranked(tree, prob, rankT, kind, D, nmin, mtry, tol, randsplit, memo, rh
     be = np.zeros(T, np.int64)
     be[0] = n
     rtmp = np.empty(n, np.int64)
-    inI = np.zeros(n, np.bool_)
-    I = np.empty(n, np.int64)
-    low_d = np.empty(n, np.int64)
-    up_d = np.empty(n, np.int64)
-    fixlow = np.zeros(n, np.bool_)
-    movers = np.empty(n, np.int64)
-    vals = np.empty(n)
-    stats = np.zeros((T, S))
-    cnt = np.zeros(T, np.int64)
+    inI, I, low_d, up_d, fixlow, movers, vals = row_scratch(n)
+    stats, cnt, lloss, bstats, bcnt, blloss = leaf_scratch(T, S)
     leaves = np.empty(2, np.int64)
     leaf1 = np.empty(1, np.int64)
-    lloss = np.zeros(T)
-    bstats = np.zeros((T, S))
-    bcnt = np.zeros(T, np.int64)
-    blloss = np.zeros(T)
     one = np.int64(1)  # typed variables, not literals: a literal argument compiles its own specialisation
     two = np.int64(2)
     okf = np.empty(p, np.int64)
@@ -138,13 +140,7 @@ def grow_ranked(tree, prob, rankT, kind, D, nmin, mtry, tol, randsplit, memo, rh
                         iv2 = I[r]
                 if nle - 1 >= nI - nmin or grp[iv, j] == grp[iv2, j]:
                     continue
-                th = safe_mid(v, v2)
-                ntype[t] = PAR
-                feat[t] = j
-                thr[t] = th
-                ntype[2 * t + 1] = LEAF
-                ntype[2 * t + 2] = LEAF
-                split_block(rows, bs, be, t, X, j, th, rtmp)
+                set_split(ntype, feat, thr, t, j, safe_mid(v, v2), rows, bs, be, X, rtmp)
                 break
             continue
         if mtry < nok:
@@ -162,9 +158,4 @@ def grow_ranked(tree, prob, rankT, kind, D, nmin, mtry, tol, randsplit, memo, rh
                                              fixlow, Z, kind, nmin, leaves, two, stats, cnt, movers, vals, lloss,
                                              bstats, bcnt, blloss)
         if j >= 0 and loss < parent - tol:
-            ntype[t] = PAR
-            feat[t] = j
-            thr[t] = th
-            ntype[2 * t + 1] = LEAF
-            ntype[2 * t + 2] = LEAF
-            split_block(rows, bs, be, t, X, j, th, rtmp)
+            set_split(ntype, feat, thr, t, j, th, rows, bs, be, X, rtmp)

@@ -4,9 +4,9 @@ absolute loss's Fenwick trees.
 Per-point sufficient statistics ``Z`` (n, S): one-hot weighted class indicators (S = K),
 [w, w*y, w*y^2] with y centred (S = 3, squared loss) or [w, w*y, y] with y centred (S = 3, absolute loss).
 Loss kinds are the named constants MISCLASSIFICATION, GINI, ENTROPY, SQUARED and ABSOLUTE below (numba
-freezes module globals, so they cost nothing inside the kernels). The specialised forms (``mis_loss``,
-``sq_loss``, ``mis_loss2``, ``gini_loss2``, ``sq_loss3``) do the same operations in the same order as
-:func:`leaf_loss`, so they are bit-identical to it.
+freezes module globals, so they cost nothing inside the kernels). :func:`leaf_loss` calls ``mis_loss`` and
+``sq_loss`` (inlined) for their kinds, and ``sq_loss`` calls ``sq_loss3``; the register-held forms
+``mis_loss2`` and ``gini_loss2`` do the same operations in the same order, so all are bit-identical to it.
 
 Absolute loss is not a function of moments (the weighted median is an order statistic), so its incremental
 scan keeps one Fenwick tree per leaf over the y-sorted points that can enter that leaf during the scan
@@ -24,27 +24,25 @@ from numba import njit
 MISCLASSIFICATION, GINI, ENTROPY, SQUARED, ABSOLUTE = 0, 1, 2, 3, 4  # loss kinds (ABSOLUTE: Fenwick-tree leaves)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def leaf_total(stats, L):
+    """Leaf L's total weight over its class statistics, summed in class order (every loss sums it so)."""
+    tot = 0.0
+    for k in range(stats.shape[1]):
+        tot += stats[L, k]
+    return tot
+
+
 @njit(cache=True, nogil=True)
 def leaf_loss(kind, stats, L, cnt):
+    if kind == SQUARED:
+        return sq_loss(stats, L, cnt)
+    if kind == MISCLASSIFICATION:
+        return mis_loss(stats, L, cnt)
     if cnt[L] == 0:
         return 0.0
     S = stats.shape[1]
-    if kind == SQUARED:
-        w = stats[L, 0]
-        if w <= 0.0:
-            return 0.0
-        v = stats[L, 2] - stats[L, 1] * stats[L, 1] / w
-        return v if v > 0.0 else 0.0
-    tot = 0.0
-    for k in range(S):
-        tot += stats[L, k]
-    if kind == MISCLASSIFICATION:
-        mx = 0.0
-        for k in range(S):
-            if stats[L, k] > mx:
-                mx = stats[L, k]
-        v = tot - mx
-        return v if v > 0.0 else 0.0
+    tot = leaf_total(stats, L)
     if tot <= 0.0:
         return 0.0
     if kind == GINI:
@@ -66,11 +64,9 @@ def mis_loss(stats, L, cnt):
     """leaf_loss for kind 0 (misclassification), same operations in the same order (bit-identical)."""
     if cnt[L] == 0:
         return 0.0
-    S = stats.shape[1]
-    tot = 0.0
-    for k in range(S):
-        tot += stats[L, k]
+    tot = leaf_total(stats, L)
     mx = 0.0
+    S = stats.shape[1]
     for k in range(S):
         if stats[L, k] > mx:
             mx = stats[L, k]
@@ -225,11 +221,7 @@ def sq_loss(stats, L, cnt):
     """leaf_loss for kind 3 (squared), same operations in the same order (bit-identical)."""
     if cnt[L] == 0:
         return 0.0
-    w = stats[L, 0]
-    if w <= 0.0:
-        return 0.0
-    v = stats[L, 2] - stats[L, 1] * stats[L, 1] / w
-    return v if v > 0.0 else 0.0
+    return sq_loss3(stats[L, 0], stats[L, 1], stats[L, 2])
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -258,15 +250,21 @@ def sq_loss3(w, s1, s2):
     return v if v > 0.0 else 0.0
 
 
-@njit(cache=True, nogil=True)
-def place_loss(I, nI, dest, Z, kind, nmin, leaves, nl, stats, cnt):
-    """Loss of routing every point of I to dest[i]; inf if a leaf in ``leaves`` is below nmin."""
-    S = Z.shape[1]
+@njit(cache=True, nogil=True, inline="always")
+def clear_leaves(leaves, nl, stats, cnt, S):
+    """Zero the counts and the S statistics of ``leaves[:nl]``, before rows are placed in them."""
     for a in range(nl):
         L = leaves[a]
         cnt[L] = 0
         for k in range(S):
             stats[L, k] = 0.0
+
+
+@njit(cache=True, nogil=True)
+def place_loss(I, nI, dest, Z, kind, nmin, leaves, nl, stats, cnt):
+    """Loss of routing every point of I to dest[i]; inf if a leaf in ``leaves`` is below nmin."""
+    S = Z.shape[1]
+    clear_leaves(leaves, nl, stats, cnt, S)
     for r in range(nI):
         i = I[r]
         d = dest[i]

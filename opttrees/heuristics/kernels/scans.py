@@ -13,21 +13,34 @@ import numpy as np
 from numba import njit
 
 from .losses import (
-    ABSOLUTE, cur_loss, fen_add, fen_build, fen_clear, fen_empty, fen_loss, GINI, gini_loss2, leaf_loss, mis_loss,
+    ABSOLUTE, clear_leaves, cur_loss, fen_add, fen_build, fen_clear, fen_empty, fen_loss, GINI, gini_loss2, leaf_loss, mis_loss,
     mis_loss2, MISCLASSIFICATION, sq_loss, sq_loss3, SQUARED)
+
+
+@njit(cache=True, nogil=True)
+def row_scratch(n):
+    """The per-row scratch of the split scans (:func:`scan` and its callers) for n rows: (inI, I, low_d, up_d,
+    fixlow, movers, vals)."""
+    return (np.zeros(n, np.bool_), np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, np.int64),
+            np.zeros(n, np.bool_), np.empty(n, np.int64), np.empty(n))
+
+
+@njit(cache=True, nogil=True)
+def leaf_scratch(T, S):
+    """The per-node statistics of a placement on a heap of size T (stats, cnt, lloss), and of the best one
+    found (bstats, bcnt, blloss), zeroed."""
+    return (np.zeros((T, S)), np.zeros(T, np.int64), np.zeros(T), np.zeros((T, S)), np.zeros(T, np.int64),
+            np.zeros(T))
 
 
 @njit(cache=True, nogil=True)
 def place_init(I, nI, low_d, up_d, fixlow, Z, kind, leaves, nl, stats, cnt, F):
     """Zero the stats of ``leaves`` and put every point of I in its lower leaf if fixlow[i] else its upper leaf."""
     S = Z.shape[1]
-    for a in range(nl):
-        L = leaves[a]
-        cnt[L] = 0
-        for k in range(S):
-            stats[L, k] = 0.0
-        if kind == ABSOLUTE:
-            fen_clear(F, L)
+    clear_leaves(leaves, nl, stats, cnt, S)
+    if kind == ABSOLUTE:
+        for a in range(nl):
+            fen_clear(F, leaves[a])
     for r in range(nI):
         i = I[r]
         d = low_d[i] if fixlow[i] else up_d[i]
@@ -39,8 +52,11 @@ def place_init(I, nI, low_d, up_d, fixlow, Z, kind, leaves, nl, stats, cnt, F):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def move_point(Z, stats, cnt, i, u, l):
-    """Move point i from leaf u to leaf l in the counts and sufficient statistics (an emptied leaf is zeroed)."""
+def move_point(Z, stats, cnt, i, u, l, nmin):
+    """Move point i from leaf u to leaf l in the counts and sufficient statistics (an emptied leaf is zeroed).
+    Returns whether u and l were below nmin before (1 / 0, for :func:`scan_record`)."""
+    bu = 1 if cnt[u] < nmin else 0
+    bl = 1 if cnt[l] < nmin else 0
     S = Z.shape[1]
     cnt[u] -= 1
     cnt[l] += 1
@@ -52,6 +68,20 @@ def move_point(Z, stats, cnt, i, u, l):
             stats[u, k] -= Z[i, k]
     for k in range(S):
         stats[l, k] += Z[i, k]
+    return bu, bl
+
+
+@njit(cache=True, nogil=True, inline="always")
+def move_counts(cnt, u, l, nmin):
+    """A mover's count bookkeeping in the register-held scans: it leaves leaf u for leaf l. Returns u's new
+    count, and whether u and l were below nmin before (1 / 0, for :func:`scan_record`)."""
+    cu = cnt[u]
+    cl = cnt[l]
+    bu = 1 if cu < nmin else 0
+    bl = 1 if cl < nmin else 0
+    cnt[u] = cu - 1
+    cnt[l] = cl + 1
+    return cu - 1, bu, bl
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -98,9 +128,7 @@ def scan_core(movers, m, vals, low_d, up_d, Z, kind, nmin, stats, cnt, lloss, to
         u = up_d[i]
         l = low_d[i]
         total -= lloss[u] + lloss[l]
-        bu = 1 if cnt[u] < nmin else 0
-        bl = 1 if cnt[l] < nmin else 0
-        move_point(Z, stats, cnt, i, u, l)
+        bu, bl = move_point(Z, stats, cnt, i, u, l, nmin)
         if kind == MISCLASSIFICATION:
             nu = mis_loss(stats, u, cnt)
             nw = mis_loss(stats, l, cnt)
@@ -127,14 +155,7 @@ def scan_core_binary(movers, m, vals, low_d, up_d, Z, kind, nmin, stats, cnt, ll
         l = low_d[i]
         z0 = Z[i, 0]
         z1 = Z[i, 1]
-        cu = cnt[u]
-        cl = cnt[l]
-        bu = 1 if cu < nmin else 0
-        bl = 1 if cl < nmin else 0
-        cu -= 1
-        cl += 1
-        cnt[u] = cu
-        cnt[l] = cl
+        cu, bu, bl = move_counts(cnt, u, l, nmin)
         total -= lloss[u] + lloss[l]
         if cu == 0:  # an emptied leaf is zeroed, as move_point does
             su0 = 0.0
@@ -320,14 +341,7 @@ def scan_core_squared(movers, m, vals, low_d, up_d, Z, nmin, stats, cnt, lloss, 
         z0 = Z[i, 0]
         z1 = Z[i, 1]
         z2 = Z[i, 2]
-        cu = cnt[u]
-        cl = cnt[l]
-        bu = 1 if cu < nmin else 0
-        bl = 1 if cl < nmin else 0
-        cu -= 1
-        cl += 1
-        cnt[u] = cu
-        cnt[l] = cl
+        cu, bu, bl = move_counts(cnt, u, l, nmin)
         total -= lloss[u] + lloss[l]
         if cu == 0:
             su0 = 0.0
@@ -363,9 +377,7 @@ def scan_core_abs(movers, m, vals, low_d, up_d, Z, nmin, stats, cnt, lloss, tota
         u = up_d[i]
         l = low_d[i]
         total -= lloss[u] + lloss[l]
-        bu = 1 if cnt[u] < nmin else 0
-        bl = 1 if cnt[l] < nmin else 0
-        move_point(Z, stats, cnt, i, u, l)
+        bu, bl = move_point(Z, stats, cnt, i, u, l, nmin)
         if cnt[u] == 0:
             fen_clear(F, u)
         else:

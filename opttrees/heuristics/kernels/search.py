@@ -11,7 +11,8 @@ from .losses import place_loss
 from .routing import (
     HYP, is_desc, LEAF, node_depth, PAR, promote, route_block, subtree_complexity, subtree_leaves,
     tree_objective_raw)
-from .scans import accept_bound, CMASK, NO_BOUND, unit_binary, unit_node_counts, unit_node_counts_blocks
+from .scans import (
+    accept_bound, CMASK, leaf_scratch, NO_BOUND, row_scratch, unit_binary, unit_node_counts, unit_node_counts_blocks)
 from .movecache import mc_get, mc_put, subtree_key
 from .orders import cache_entry, cache_path, ORD_ALL, ORD_BITMAP, ORD_FILTER, ORD_FILTER_ALL, ORD_OWN
 from .splits import best_parallel, best_parallel_unit, hyper_descent
@@ -81,23 +82,12 @@ def local_search_ranked(tree, prob, cfg, ogT, arrays, ordc, trace, stop, cache, 
     T = ntype.shape[0]
     S = Z.shape[1]
     leafpos = np.empty(n, np.int64)
-    inI = np.zeros(n, np.bool_)
-    I = np.empty(n, np.int64)
-    low_d = np.empty(n, np.int64)
-    up_d = np.empty(n, np.int64)
+    inI, I, low_d, up_d, fixlow, movers, vals = row_scratch(n)
     dest = np.empty(n, np.int64)
-    fixlow = np.zeros(n, np.bool_)
-    movers = np.empty(n, np.int64)
-    vals = np.empty(n)
     V = np.empty(n)
     rbuf = np.empty(n, np.int64)
     rtmp = np.empty(n, np.int64)
-    stats = np.zeros((T, S))
-    cnt = np.zeros(T, np.int64)
-    lloss = np.zeros(T)
-    bstats = np.zeros((T, S))
-    bcnt = np.zeros(T, np.int64)
-    blloss = np.zeros(T)
+    stats, cnt, lloss, bstats, bcnt, blloss = leaf_scratch(T, S)
     zero = np.int64(0)  # not a literal argument (see grow)
     leaves = np.empty(T + 2, np.int64)
     cleaves = np.empty(T + 2, np.int64)

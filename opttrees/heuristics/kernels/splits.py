@@ -250,6 +250,21 @@ def best_parallel_unit(I, nI, inI, X, Xs, orderT, grpT, rankT, ogT, featok, fsub
 
 
 @njit(cache=True, nogil=True)
+def sort_movers(keys, movers, vals, m):
+    """Put movers[:m] in ascending (stable) order of keys[:m], with vals[:m] their keys, near-equal values
+    merged so that the cuts between them keep a usable margin (the hyperplane descent's moves)."""
+    o = np.argsort(keys[:m], kind="mergesort")
+    mv = movers[:m].copy()
+    kv = keys[:m].copy()
+    for r in range(m):
+        movers[r] = mv[o[r]]
+        vals[r] = kv[o[r]]
+    for r in range(1, m):
+        if vals[r] - vals[r - 1] <= 1e-9 * (1.0 + abs(vals[r])):
+            vals[r] = vals[r - 1]
+
+
+@njit(cache=True, nogil=True)
 def hyper_descent(a, b, I, nI, Xs, featok, low_d, up_d, fixlow, Z, kind, nmin, leaves, nl, stats, cnt,
                   movers, vals, V, pen, cxc, tol, dest, lloss, stop):
     """Algorithm 3.1: coordinate-wise perturbation and deletion of hyperplane coefficients (scaled units).
@@ -305,16 +320,7 @@ def hyper_descent(a, b, I, nI, Xs, featok, low_d, up_d, fixlow, Z, kind, nmin, l
                 else:
                     fixlow[i] = V[i] < 0.0
             if m > 0:
-                o = np.argsort(keys[:m], kind="mergesort")
-                mv = movers[:m].copy()
-                kv = keys[:m].copy()
-                for r in range(m):
-                    movers[r] = mv[o[r]]
-                    vals[r] = kv[o[r]]
-                # merge near-equal critical values so cuts keep a usable margin
-                for r in range(1, m):
-                    if vals[r] - vals[r - 1] <= 1e-9 * (1.0 + abs(vals[r])):
-                        vals[r] = vals[r - 1]
+                sort_movers(keys, movers, vals, m)
                 loss, q = scan(I, nI, movers, m, vals, low_d, up_d, fixlow, Z, kind, nmin, leaves, nl, stats, cnt, lloss)
                 if q >= -1:
                     if q == -1:
@@ -340,15 +346,7 @@ def hyper_descent(a, b, I, nI, Xs, featok, low_d, up_d, fixlow, Z, kind, nmin, l
                     fixlow[i] = False
                     U[r] = V[i] + b - a[k] * Xs[i, k]
                     movers[r] = i
-                o = np.argsort(U[:nI], kind="mergesort")
-                mv = movers[:nI].copy()
-                kv = U[:nI].copy()
-                for r in range(nI):
-                    movers[r] = mv[o[r]]
-                    vals[r] = kv[o[r]]
-                for r in range(1, nI):
-                    if vals[r] - vals[r - 1] <= 1e-9 * (1.0 + abs(vals[r])):
-                        vals[r] = vals[r - 1]
+                sort_movers(U, movers, vals, nI)
                 loss, q = scan(I, nI, movers, nI, vals, low_d, up_d, fixlow, Z, kind, nmin, leaves, nl, stats, cnt, lloss)
                 if q >= -1:
                     cand = loss + pen * (nnz - 1 + cxc)
