@@ -17,7 +17,7 @@ import numpy as np
 
 from .constraints import FAIRNESS, FeatureCost, ForbidFeatures, MaxFeatures
 from .errors import InputError
-from .interrupt import STOP, Deadline
+from .interrupt import STOP, Budget
 from .solvers.result import Incumbent, finish
 
 #: constraint types on the features a tree uses, solved by enumerating maximal feature sets
@@ -158,7 +158,7 @@ def solve_dp_constrained(constraints, X, y, max_depth: int, min_samples_leaf: in
         Z = binarizer.transform(X)
         col_feature = np.asarray([binarizer.decode(c)[0] for c in range(Z.shape[1])], np.int64)
     sets = feature_sets(constraints, p, max_depth)
-    deadline = Deadline(time_limit)
+    deadline = Budget(time_limit)
     if Z is None and max_depth >= 3 and len(sets) > 1:
         # most promising sets first (by their depth-two optimum, cheap): a time limit then keeps a good tree
         def shallow(S):

@@ -5,7 +5,7 @@ when Python bytecode runs) or dies with nothing written. Instead, the first Ctrl
 loop and solver callback polls and stops on, keeping the best tree found so far; a second Ctrl-C raises
 ``KeyboardInterrupt`` at once, for a user who really wants out.
 
-``Deadline`` carries one ``time_limit`` across the stages of a fit (encoding, build, hand-off, solve,
+``Budget`` carries one ``time_limit`` across the stages of a fit (encoding, build, hand-off, solve,
 extraction) so that the limit is the wall time of the whole fit, not of the solver alone.
 """
 from __future__ import annotations

@@ -24,7 +24,7 @@ import numpy as np
 from ..data import _as_2d_float, check_sample_weight
 from ..encoding import Binarizer
 from ..errors import InputError, VerificationError
-from ..interrupt import STOP, Deadline, stop_on_sigint
+from ..interrupt import STOP, Budget, stop_on_sigint
 from ..jit import ABANDONED, announce_compile, is_cold, run_threads, warn_still_compiling
 from ..progress import ProgressLine
 from ..solvers.result import Incumbent, finish, relative_gap
@@ -116,7 +116,7 @@ def _workspace(n, m, SA, D, n_slots, n_sim, use_depth_two, use_sim, worst) -> tu
 
 
 def run_engine(Xb: np.ndarray, ed: EngineData, max_depth: int, max_num_nodes: int | None, min_samples_leaf: int,
-               alpha: float, deadline: Deadline, column_costs=None, use_dataset_cache: bool = True,
+               alpha: float, deadline: Budget, column_costs=None, use_dataset_cache: bool = True,
                use_branch_cache: bool = False, use_depth_two: bool = True, use_upper_bound: bool = True,
                use_lower_bound: bool = True, use_similarity_bound: bool = True, iterative_deepening: bool = True,
                seed: int = 0, memory_limit=None, verbose=False) -> EngineResult:
@@ -378,7 +378,7 @@ def solve_dp_binary(Xb, y, task=None, max_depth: int = 3, max_num_nodes: int | N
     ``use_upper_bound``, ``use_lower_bound``, ``iterative_deepening``) are passed through.
     """
     t0 = time.perf_counter()
-    deadline = Deadline(time_limit)
+    deadline = Budget(time_limit)
     _common_checks(max_depth, max_num_nodes, min_samples_leaf, alpha, time_limit)
     Xb8 = check_binary_matrix(Xb, "Xb")
     p = Xb8.shape[1]
@@ -404,7 +404,7 @@ def solve_dp_columns(Z, X, split_of_col, y, task=None, max_depth: int = 3, max_n
     (a VerificationError otherwise: the map does not describe the columns). Other settings as :func:`solve_dp`.
     """
     t0 = time.perf_counter()
-    deadline = Deadline(time_limit)
+    deadline = Budget(time_limit)
     _common_checks(max_depth, max_num_nodes, min_samples_leaf, alpha, time_limit)
     _check_engine_kw(engine_kw)
     Z8 = check_binary_matrix(Z, "Z")
@@ -494,7 +494,7 @@ def solve_dp(X, y, task=None, max_depth: int = 3, max_num_nodes: int | None = No
     "continuous") and the search's counters.
     """
     t0 = time.perf_counter()
-    deadline = Deadline(time_limit)
+    deadline = Budget(time_limit)
     _common_checks(max_depth, max_num_nodes, min_samples_leaf, alpha, time_limit)
     _check_engine_kw(engine_kw)
     if binarization not in BINARIZATIONS:

@@ -30,7 +30,7 @@ import numpy as np
 
 from ..data import _as_2d_float, check_sample_weight
 from ..errors import InputError, VerificationError
-from ..interrupt import STOP, Deadline, stop_on_sigint
+from ..interrupt import STOP, Budget, stop_on_sigint
 from ..jit import ABANDONED, announce_compile, is_cold, run_threads, warn_still_compiling
 from ..progress import ProgressLine
 from ..solvers.result import Incumbent, finish, relative_gap
@@ -469,7 +469,7 @@ def solve_dp_continuous(X, y, task=None, max_depth: int = 3, max_num_nodes: int 
     is over it, stopped like a time limit when the process grows past it.
     """
     t0 = time.perf_counter()
-    deadline = Deadline(time_limit)
+    deadline = Budget(time_limit)
     D, nn, ml, a = _common_checks(max_depth, max_num_nodes, min_samples_leaf, alpha, time_limit)
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs < 1:
         raise InputError(f"n_jobs must be an integer >= 1; got {n_jobs!r}")

@@ -32,7 +32,7 @@ import numpy as np
 
 from ..data import LabelCodec, _as_1d, check_sample_weight
 from ..errors import InputError
-from ..interrupt import STOP, Deadline
+from ..interrupt import STOP, Budget
 from ..solvers.result import Incumbent, finish
 from .api import check_binary_matrix, heap_to_tree
 from .common import _check_int
@@ -192,7 +192,7 @@ class _Front:
 class _Search:
     """The front recursion over row subsets of a binary matrix (0 goes left); see the module docstring."""
 
-    def __init__(self, Z: np.ndarray, task: _ParetoTask, min_leaf: int, deadline: Deadline):
+    def __init__(self, Z: np.ndarray, task: _ParetoTask, min_leaf: int, deadline: Budget):
         self.Z = Z
         self.Z8 = np.ascontiguousarray(Z, dtype=np.uint8)
         self.task = task
@@ -432,7 +432,7 @@ def solve_dp_pareto(Xb, y, task, max_depth: int = 2, min_samples_leaf: int = 1, 
     n, p = Z.shape
     w = check_sample_weight(sample_weight, n)
     task.prepare(y, n, w)
-    search = _Search(Z, task, ml, Deadline(time_limit))
+    search = _Search(Z, task, ml, Budget(time_limit))
     rows0 = np.arange(n)
     state: dict = {"score": np.inf, "choice": None}
 

@@ -32,7 +32,7 @@ import numpy as np
 from ..encoding import Binarizer
 from ..progress import ProgressLine
 from ..errors import InputError, VerificationError
-from ..interrupt import STOP, Deadline, stop_on_sigint
+from ..interrupt import STOP, Budget, stop_on_sigint
 from ..jit import ABANDONED, announce_compile, is_cold, run_threads, warn_still_compiling
 from ..prescriptive.objective import (KIND_LINEAR, KIND_OPT, KIND_POLICY, PrescriptiveProblem, leaf_costs,
                                       make_problem, tree_objective)
@@ -231,7 +231,7 @@ def solve_dp_prescriptive(prob: PrescriptiveProblem, max_depth: int = 2, alpha: 
     ``_engine="python"`` runs the search in Python (:class:`SubsetRecursion`), the compiled search's reference.
     """
     t0 = time.perf_counter()
-    deadline = Deadline(time_limit)
+    deadline = Budget(time_limit)
     D = _check_int("max_depth", max_depth, 0, PRESCRIPTIVE_MAX_DEPTH)
     a = _check_alpha(alpha)
     if prob.kind == KIND_LINEAR:

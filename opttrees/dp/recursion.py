@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..interrupt import STOP, Deadline, stop_on_sigint
+from ..interrupt import STOP, Budget, stop_on_sigint
 
 
 class Stopped(Exception):
@@ -48,7 +48,7 @@ class SubsetRecursion:
     ``on_subproblem(count)`` is called for every new subproblem (progress)."""
 
     def __init__(self, Xb: np.ndarray, node: Callable[[np.ndarray, int], Node], pen: float, min_leaf: int,
-                 deadline: Deadline, on_subproblem: Callable[[int], None] | None = None):
+                 deadline: Budget, on_subproblem: Callable[[int], None] | None = None):
         self.right = np.asarray(Xb) > 0.5
         self.node = node
         self.pen = float(pen)

@@ -19,7 +19,7 @@ import numpy as np
 from ..data import _as_2d_float, check_sample_weight
 from ..encoding import Binarizer
 from ..errors import InputError
-from ..interrupt import Deadline
+from ..interrupt import Budget
 from ..oracles.base import DecisionProblem
 from ..solvers.result import Incumbent, finish
 from ..spo.objective import spot_norm
@@ -47,7 +47,7 @@ def solve_dp_spo(X, C, problem, max_depth: int = 2, alpha: float = 0.0, min_samp
                  time_limit: float | None = None, binarizer: Binarizer | None = None):
     """Optimal SPO tree (features X, true costs C) over a binarisation of X: (Tree with task "spo", SolveResult)."""
     t0 = time.perf_counter()
-    deadline = Deadline(time_limit)
+    deadline = Budget(time_limit)
     task = problem if isinstance(problem, SPOTask) else SPOTask(problem)
     prob = task.problem
     D = _check_int("max_depth", max_depth, 0, SPO_MAX_DEPTH)

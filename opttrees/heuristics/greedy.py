@@ -34,7 +34,7 @@ def greedy_tree(data: PreparedData, max_depth: int, min_samples_leaf: int = 1, a
     regression the loss itself, "squared" or "absolute" (median leaves). ``max_features`` < p draws a random
     feature subset per split (random-forest style).
 
-    deadline: an :class:`opttrees.interrupt.Deadline`, read only while the kernel is still compiling (a warm
+    deadline: an :class:`opttrees.interrupt.Budget`, read only while the kernel is still compiling (a warm
     greedy tree takes milliseconds): see the module docstring.
     """
     from .pruning import prune_to_alpha

@@ -38,7 +38,7 @@ building or scoring the others).
 
 Stopping (Ctrl-C, time limits): the kernels always run in worker threads, even with ``n_jobs=1``, while the
 calling thread waits in short slices and polls :data:`opttrees.interrupt.STOP` and an optional
-:class:`~opttrees.interrupt.Deadline`. When either fires it sets a one-element array the kernels read before
+:class:`~opttrees.interrupt.Budget`. When either fires it sets a one-element array the kernels read before
 every node visit; restarts not yet started are skipped and the running ones return their tree so far (always
 valid), so the best tree found so far comes back within about one node visit. Running the kernels off the
 main thread is also what keeps a Ctrl-C from crashing the process: a KeyboardInterrupt raised while numba
@@ -274,7 +274,7 @@ def local_search(data: PreparedData, max_depth: int, alpha: float = 0.0, min_sam
     when p is tiny (with p = 3 there are only a handful of distinct start trees), and on random tiny
     instances the mix reaches the brute-force optimum far more often (tests/heuristics/test_heuristics_local_search.py).
 
-    deadline: an :class:`opttrees.interrupt.Deadline`; when it expires, or :data:`opttrees.interrupt.STOP`
+    deadline: an :class:`opttrees.interrupt.Budget`; when it expires, or :data:`opttrees.interrupt.STOP`
     is set (the first Ctrl-C inside :func:`~opttrees.interrupt.stop_on_sigint`), the search stops within
     about one node visit and returns the best tree so far (at least one restart always runs: its start tree
     is grown in full).

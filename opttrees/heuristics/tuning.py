@@ -64,7 +64,7 @@ def tune(train: PreparedData, X_val, y_val, max_depth: int = 10, depths=None, n_
          deadline=None) -> TuneResult:
     """Tune (depth, alpha) by Algorithm 2.7; validation error is the error rate or the MSE.
 
-    deadline: an :class:`opttrees.interrupt.Deadline`; when it expires or Ctrl-C sets
+    deadline: an :class:`opttrees.interrupt.Budget`; when it expires or Ctrl-C sets
     :data:`opttrees.interrupt.STOP`, depths not yet started are skipped (the first always runs, possibly
     cut short: see :func:`local_search`) and the best depth so far wins.
     """
