@@ -214,8 +214,8 @@ def constrained_dp_start(ctx: ConstraintContext, ctl, depth: int, *, min_samples
                          alpha: float = 0.0, binarizer=None, binarization: str = "quantile", n_thresholds: int = 10,
                          bound_of=None):
     """The constrained DP's tree under the constraints among ``ctx.cons`` it solves (group fairness by the Pareto
-    DP, feature budgets by maximal feature sets; at most half the time left): a start for the constrained MIO,
-    repaired when other constraints remain, None when it finds none in time.
+    DP, feature budgets by maximal feature sets; at most half the time left): a start for the constrained MIO (the
+    pipeline repairs it when other constraints remain), None when it finds none in time.
 
     The split set is ``binarizer`` (the model's own binary columns) or ``binarization``. The fairness DP runs at
     the deepest depth its work allows (:func:`opttrees.constrained_dp.fair_dp_depth`), over quantiles when every
@@ -253,7 +253,7 @@ def constrained_dp_start(ctx: ConstraintContext, ctl, depth: int, *, min_samples
     if bound_of is not None and res.status == "optimal" and run_depth == int(depth):
         ctx.bound_value = float(bound_of(tree))
         ctx.bound_exact = len(part) == len(ctx.cons)
-    return Start.of(dp_start_name(ctx.cons), ctx.repair(tree, "the constrained-DP start"))
+    return Start.of(dp_start_name(ctx.cons), tree)   # repaired by the MIO pipeline when other constraints remain
 
 
 def dp_start_name(cons) -> str:

@@ -120,7 +120,9 @@ def run_mio(job: MIO, ctl: FitControl, who: str, verbose=False) -> MIOOutcome:
     if dp_run is not None and job.dp.start and dp_run.start_feasible:
         candidates.append(_repaired(ctx, Start(dp_run.tree, "dp"), "the DP start"))
     if form is not None and not ctl.stop():
-        candidates += [_repaired(ctx, late(form, bound), "a late start") for late in job.late_starts]
+        for late in job.late_starts:
+            made = late(form, bound)
+            candidates.append(_repaired(ctx, made, f"the {made.source} start") if made is not None else None)
     start = _best_start(candidates, score)
     if ctx is not None:
         bound = ctx.tighten(bound)
@@ -161,9 +163,13 @@ def _scorer(job: MIO, form, ctx) -> Callable[[Tree], float]:
 def _best_start(candidates: Sequence[Start | None], score) -> Start | None:
     """The best-scoring start; a later candidate wins ties (it is at least as informed: the DP after greedy)."""
     best: Start | None = None
+    best_score = 0.0
     for cand in candidates:
-        if cand is not None and (best is None or score(cand.tree) <= score(best.tree)):
-            best = cand
+        if cand is None:
+            continue
+        value = score(cand.tree)   # once per candidate: a score routes every training row
+        if best is None or value <= best_score:
+            best, best_score = cand, value
     return best
 
 
