@@ -58,22 +58,6 @@ def is_proven_optimal(objective: float | None, bound: float | None) -> bool:
     return abs(objective - bound) <= PROVEN_TOL or relative_gap(objective, bound) <= PROVEN_TOL
 
 
-def settle_status(status: str, objective: float | None, bound: float | None) -> tuple[str, bool]:
-    """Final (status, proven_optimal) from a solver's stop reason, used by both adapters and the cut loop.
-
-    ``status`` is "optimal" when the solver stopped because the gap closed to within its tolerances, which
-    include the requested mip_gap (HiGHS kOptimal, SCIP "optimal"/"gaplimit"). That is "optimal" and proven
-    only if :func:`is_proven_optimal`; otherwise it is "gap_limit". Other statuses pass through, unproven.
-    """
-    if status in ("optimal", "gap_limit"):
-        if objective is None:
-            return "no_solution", False
-        if is_proven_optimal(objective, bound):
-            return "optimal", True
-        return "gap_limit", False
-    return status, False
-
-
 class TerminationCondition(str, Enum):
     """Why the solver stopped (as in Pyomo's ``contrib.solver``; the values are today's status strings)."""
 

@@ -229,15 +229,19 @@ def multi_knapsack(n=60, k=5, seed=0):
 
 
 def test_status_rule_lives_in_one_place():
-    from opttrees.solvers.result import STATUSES, settle_status
+    from opttrees.solvers.result import STATUSES, finish
 
-    assert settle_status("optimal", 10.0, 10.0) == ("optimal", True)
-    assert settle_status("optimal", 10.0, 10.0 + 1e-7) == ("optimal", True)
-    assert settle_status("optimal", 0.0, 5e-7) == ("optimal", True)          # absolute tolerance near zero
-    assert settle_status("optimal", 8650.0, 9050.0) == ("gap_limit", False)  # the audit's knapsack
-    assert settle_status("gap_limit", 9030.0, 9030.0) == ("optimal", True)
-    assert settle_status("optimal", None, 1.0) == ("no_solution", False)
-    assert settle_status("time_limit", 5.0, 5.0) == ("time_limit", False)
+    def settle(termination, objective, bound):
+        r = finish("highs", "", termination, objective, bound, 0.0, 0, [])
+        return r.status, r.proven_optimal
+
+    assert settle("optimal", 10.0, 10.0) == ("optimal", True)
+    assert settle("optimal", 10.0, 10.0 + 1e-7) == ("optimal", True)
+    assert settle("optimal", 0.0, 5e-7) == ("optimal", True)          # absolute tolerance near zero
+    assert settle("optimal", 8650.0, 9050.0) == ("gap_limit", False)  # the audit's knapsack
+    assert settle("gap_limit", 9030.0, 9030.0) == ("optimal", True)
+    assert settle("optimal", None, 1.0) == ("no_solution", False)
+    assert settle("time_limit", 5.0, 5.0) == ("time_limit", False)
     assert "gap_limit" in STATUSES
 
 
