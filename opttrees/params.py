@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable
 import numbers
 
 import numpy as np
@@ -225,14 +224,29 @@ def check_params(params: dict, rules: dict, owner: str = "") -> None:
 
 # --------------------------------------------------------------------- rules of one method
 @dataclass(frozen=True)
+class When:
+    """The condition of a :class:`Needs`: parameter ``param`` satisfies one of ``rules``.
+
+    Why data and not a predicate: the spec manifest carries the method tables, so a spec file with a bad
+    combination is rejected when it is read, before any heavy import."""
+
+    param: str
+    rules: tuple
+
+    def holds(self, params: dict) -> bool:
+        value = params.get(self.param)
+        return any(rule.accepts(value) for rule in self.rules)
+
+
+@dataclass(frozen=True)
 class Needs:
-    """Under a method, parameter ``param`` must satisfy one of ``rules`` (when ``when(params)`` holds), because
+    """Under a method, parameter ``param`` must satisfy one of ``rules`` (when ``when`` holds), because
     ``why``: e.g. the DP builds parallel splits only, so ``split_type`` must be "parallel" with it."""
 
     param: str
     rules: tuple
     why: str
-    when: Callable[[dict], bool] | None = None
+    when: When | None = None
 
 
 @dataclass(frozen=True)
@@ -253,18 +267,27 @@ def methods(*items: Method) -> dict[str, Method]:
     return {m.name: m for m in items}
 
 
-def check_method(params: dict, table: dict[str, Method], owner: str = "") -> None:
-    """Check the parameters the chosen ``params["method"]`` restricts (after :func:`check_params`)."""
+def method_violation(params: dict, table: dict[str, Method]) -> tuple[Method, Needs] | None:
+    """The first rule of the chosen ``params["method"]`` that ``params`` break, or None."""
     method = table.get(params.get("method"))   # type: ignore[arg-type]
     if method is None:
-        return
+        return None
     for need in method.needs:
-        if need.when is not None and not need.when(params):
+        if need.when is not None and not need.when.holds(params):
             continue
-        value = params.get(need.param)
-        if not any(rule.accepts(value) for rule in need.rules):
-            who = f" for {owner}" if owner else ""
-            raise InputError(f"{need.param}={value!r} is not valid with method={method.name!r}{who}: {need.why}")
+        if not any(rule.accepts(params.get(need.param)) for rule in need.rules):
+            return method, need
+    return None
+
+
+def check_method(params: dict, table: dict[str, Method], owner: str = "") -> None:
+    """Check the parameters the chosen ``params["method"]`` restricts (after :func:`check_params`)."""
+    broken = method_violation(params, table)
+    if broken is not None:
+        method, need = broken
+        who = f" for {owner}" if owner else ""
+        raise InputError(f"{need.param}={params.get(need.param)!r} is not valid with method={method.name!r}{who}: "
+                         f"{need.why}")
 
 
 # --------------------------------------------------------------------- helpers for the layers below

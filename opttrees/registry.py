@@ -42,6 +42,10 @@ class ModelEntry:
         sig = inspect.signature(self.estimator.__init__)
         return {k: p.default for k, p in sig.parameters.items() if k != "self" and k not in self.fixed}
 
+    def methods(self) -> dict:
+        """The estimator's method table (:class:`~opttrees.params.Method` by name; empty without ``method``)."""
+        return dict(self.estimator._methods)
+
 
 MODELS: dict[str, ModelEntry] = {}
 

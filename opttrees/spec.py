@@ -36,7 +36,7 @@ import numpy as np
 import yaml
 
 from .errors import InputError, OptTreesError, SpecError
-from .params import describe, is_valid
+from .params import check_method, describe, is_valid, method_violation
 from .registry import MODELS, ModelEntry, _register_builtin, models  # noqa: F401 (MODELS, _register_builtin: re-exported)
 
 
@@ -318,6 +318,23 @@ def _rule_from(data):
     return _Deferred(data["any"])
 
 
+def _methods_data(table: dict) -> dict:
+    """A method table as JSON: each Needs with its rules and condition as rule data."""
+    def needs(n) -> dict:
+        when = None if n.when is None else {"param": n.when.param, "rules": [_rule_data(r) for r in n.when.rules]}
+        return {"param": n.param, "rules": [_rule_data(r) for r in n.rules], "why": n.why, "when": when}
+    return {name: [needs(n) for n in m.needs] for name, m in table.items()}
+
+
+def _methods_from(data: dict) -> dict:
+    from .params import Method, Needs, When
+    def needs(d) -> Needs:
+        w = d["when"]
+        when = None if w is None else When(w["param"], tuple(_rule_from(r) for r in w["rules"]))
+        return Needs(d["param"], tuple(_rule_from(r) for r in d["rules"]), d["why"], when)
+    return {name: Method(name, tuple(needs(d) for d in items)) for name, items in data.items()}
+
+
 def build_manifest() -> dict:
     """What the quick check needs, from the live registry (imports every estimator): see :func:`write_manifest`."""
     from .data import MISSING_POLICIES
@@ -330,6 +347,7 @@ def build_manifest() -> dict:
             "fixed": json.loads(json.dumps(e.fixed, default=repr)),
             "defaults": json.loads(json.dumps(e.defaults(), default=repr)),
             "rules": {k: [_rule_data(r) for r in v] for k, v in rules.items()},
+            "methods": _methods_data(e.methods()),
         }
     from .estimators.base import DEFAULT_RANDOM_STATE
     return {"fingerprint": manifest_fingerprint(), "datasets": dataset_names(),
@@ -364,12 +382,16 @@ class ManifestEntry:
     fixed: dict
     _defaults: dict
     _rules: dict
+    _methods: dict
 
     def defaults(self) -> dict:
         return dict(self._defaults)
 
     def parameter_rules(self) -> dict:
         return {k: [_rule_from(r) for r in v] for k, v in self._rules.items()}
+
+    def methods(self) -> dict:
+        return _methods_from(self._methods)
 
 
 def quick_catalog() -> dict | None:
@@ -381,7 +403,7 @@ def quick_catalog() -> dict | None:
     if FIELDS.get("fingerprint") != manifest_fingerprint():
         return None
     registry = {n: ManifestEntry(n, t["estimator"], t["description"], t["metric"], t["fixed"], t["defaults"],
-                                 t["rules"]) for n, t in FIELDS["types"].items()}
+                                 t["rules"], t["methods"]) for n, t in FIELDS["types"].items()}
     return {"models": registry, "datasets": FIELDS["datasets"], "missing_policies": tuple(FIELDS["missing_policies"]),
             "default_random_state": FIELDS["default_random_state"]}
 
@@ -563,6 +585,7 @@ def parse_spec(raw: Any, source: Path | None = None, catalog: dict | None = None
     if "random_state" in allowed and "random_state" not in params:   # reproducible unless asked otherwise
         params["random_state"] = catalog["default_random_state"]
     solver = _parse_solver(raw.get("solver") or {}, mtype, entry)
+    _check_method_rules(entry, mtype, params, solver, registry)
     out = raw.get("output")
     if out is None:
         out = f"results/{source.stem if source else 'run'}"   # not written in the file: the working directory
@@ -575,6 +598,25 @@ def parse_spec(raw: Any, source: Path | None = None, catalog: dict | None = None
     if live:
         spec.build_estimator()
     return spec
+
+
+def _check_method_rules(entry, mtype: str, params: dict, solver: dict, registry) -> None:
+    """The values the model type's method restricts (the estimator's method table), checked when the spec is
+    read, in spec words: ``type: spot-dp`` with ``max_depth: 6`` fails here, not after loading the data."""
+    given = {**params, **{SOLVER_TO_PARAM[k]: v for k, v in solver.items()}}
+    effective = {**_effective(entry, params), **given}
+    try:
+        # a type that fixes the method names itself once ("... with type: opt-mio: ...")
+        check_method(effective, entry.methods(), "" if "method" in entry.fixed else _estimator_name(entry))
+    except InputError as exc:
+        message = spec_words(str(exc), mtype, registry)
+        method, need = method_violation(effective, entry.methods()) or (None, None)
+        if need is not None and need.param not in given:   # the default broke it: name the field to write
+            words = lambda text: spec_words(text, mtype, registry)   # noqa: E731
+            field = words(f"{need.param}=x").rsplit(": ", 1)[0]
+            message = (f"{field}: required with {words(f'method={method.name!r}')} (the default "
+                       f"{effective.get(need.param)!r} is not valid): {words(need.why)}")
+        raise SpecError(f"model: {message}") from None
 
 
 def _check_constraints_field(value):

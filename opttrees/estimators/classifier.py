@@ -18,7 +18,7 @@ from ..formulations.octh import OCTH
 from ..heuristics import local_search
 from ..heuristics.cart import cart_classifier_tree
 from ..heuristics.core import make_problem, objective, refit_leaves
-from ..params import BOOLEAN, FALSE, NONE, Interval, Method, Needs, Options, methods
+from ..params import BOOLEAN, FALSE, NONE, Interval, Method, Needs, Options, When, methods
 from .base import OptTreesEstimator, SolverMixin, warm_start_rules
 from .. import constrained_dp as CDP
 from .. import constraints as C
@@ -217,7 +217,7 @@ class OptimalTreeClassifier(ConstrainedMixin, FittedTreeMixin, ClassifierMixin, 
 
     _methods = methods(
         Method("mio", (NO_NODE_BUDGET, Needs("dp_bound", (FALSE, Options("auto")), "the DP relaxes the OCT MIO with "
-                                             "parallel splits only", when=lambda p: p["split_type"] != "parallel"))),
+                                             "parallel splits only", when=When("split_type", (Options("hyperplane"),))))),
         Method("local-search", (NO_NODE_BUDGET, NO_DP_BOUND)),
         Method("greedy", (PARALLEL_ONLY, NO_NODE_BUDGET, NO_DP_BOUND)),
         Method("dp", (PARALLEL_ONLY, NO_DP_BOUND)),

@@ -14,7 +14,7 @@ from ..data import prepare
 from ..errors import InputError
 from ..formulations.ort import ORT
 from ..formulations.ort_linear import ORTLinear
-from ..params import NONE, Interval, Method, Needs, Options, methods
+from ..params import NONE, Interval, Method, Needs, Options, When, methods
 from .base import OptTreesEstimator, SolverMixin, warm_start_rules
 from .. import constrained_dp as CDP
 from .. import constraints as C
@@ -30,8 +30,9 @@ from ..progress import fmt
 
 
 
-def _linear(params) -> bool:
-    return params["leaf_model"] == "linear"
+#: linear leaves (ORT-L) / constant leaves: the conditions of the rules below
+LINEAR = When("leaf_model", (Options("linear"),))
+CONSTANT = When("leaf_model", (Options("constant"),))
 
 
 #: what linear leaves need beyond the MIO: the local search fits lasso leaves (squared loss, l1, unbounded)
@@ -39,14 +40,14 @@ CONSTANT_LEAVES = Needs("leaf_model", (Options("constant"),), "leaf_model='linea
                         "'mio'")
 LINEAR_BY_LASSO = (
     Needs("loss", (Options("squared"),), "lasso leaves fit squared loss; use loss='squared', or method='mio' for "
-          "absolute loss", when=_linear),
+          "absolute loss", when=LINEAR),
     Needs("leaf_penalty_type", (Options("l1"),), "the local search fits lasso leaves (leaf_penalty_type='l1'); "
-          "l0 needs method='mio'", when=_linear),
+          "l0 needs method='mio'", when=LINEAR),
     Needs("coef_bound", (NONE,), "the local search's lasso leaves are unbounded; coef_bound needs method='mio'"),
 )
 #: coef_bound bounds the MIO's linear leaves only
 COEF_BOUND_LINEAR = Needs("coef_bound", (NONE,), "coef_bound needs leaf_model='linear' and method='mio'",
-                          when=lambda p: not _linear(p))
+                          when=CONSTANT)
 
 class OptimalTreeRegressor(ConstrainedMixin, RegressorMixin, SolverMixin, OptTreesEstimator):
     """Regression tree (ORT / ORT-H) minimising loss / L̂ + alpha * complexity (thesis ch. 4), with constant

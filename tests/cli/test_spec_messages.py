@@ -162,13 +162,67 @@ def test_models_params_lists_only_fields_that_apply():
     assert "n_restarts=100: an integer >= 1  (only with model.warm_start: local-search)" in "\n".join(blocks["oct"])
 
 
+# ----------------------------------------------------------------------------------------- method rules
+METHOD_CASES = [
+    ("model: {type: opt-mio, max_depth: 2}\nsolver: {name: highs}",
+     "solver.name: highs is not valid with type: opt-mio: the OPT MIO's objective is quadratic"),
+    ("model: {type: spot-dp, max_depth: 6}", "model.max_depth: 6 is not valid with type: spot-dp"),
+    ("model: {type: spot-mio, max_depth: 2, criterion: mse}", "model.criterion: mse is not valid with type: spot-mio"),
+    ("model: {type: ort-dp, loss: absolute}", "model.loss: absolute is not valid with type: ort-dp"),
+    ("model: {type: ort, leaf_model: linear, loss: absolute}", "lasso leaves fit squared loss"),
+    ("model: {type: oct, split_type: hyperplane, dp_bound: true}", "the DP relaxes the OCT MIO with parallel splits"),
+    ("model: {type: opt-dp, max_depth: 9}", "the dynamic program searches trees of depth <= 4"),
+]
+
+
+@pytest.mark.parametrize("text, message", METHOD_CASES)
+def test_method_rules_are_checked_when_the_spec_is_read(tmp_path, text, message):
+    """A combination the chosen method rejects fails at parse time, with the manifest and with the live
+    registry alike, and the estimator's own check (at fit) rejects the same parameters."""
+    import yaml
+    raw = yaml.safe_load("data: {dataset: iris}\n" + text)
+    for catalog in (quick_catalog(), None):
+        with pytest.raises(SpecError, match="^model: ") as info:
+            parse_spec(raw, catalog=catalog)
+        assert message in str(info.value), str(info.value)
+    from opttrees.errors import InputError
+    from opttrees.registry import models
+    from opttrees.spec import SOLVER_TO_PARAM
+    entry = models()[raw["model"].pop("type")]
+    params = {**raw["model"], **{SOLVER_TO_PARAM[k]: v for k, v in raw.get("solver", {}).items()}}
+    est = entry.make(**params)
+    est._check_params()
+    with pytest.raises(InputError, match="is not valid with method="):
+        est._check_method()
+
+
+def test_a_default_the_method_rejects_names_the_field_to_write():
+    """spot-dp searches a fixed depth and max_depth defaults to None (greedy grows until min_samples_leaf):
+    the message says to write model.max_depth, not that the user wrote None."""
+    with pytest.raises(SpecError, match=r"^model: model.max_depth: required with type: spot-dp \(the default None "
+                                        r"is not valid\): expected an integer in \[0, 4\]"):
+        parse_spec({"data": {"dataset": "iris"}, "model": {"type": "spot-dp"}}, catalog=quick_catalog())
+
+
+def test_method_rules_pass_what_the_method_accepts(tmp_path):
+    """The same fields with values the method accepts parse (the check is not a blanket refusal)."""
+    import yaml
+    for text in ("model: {type: opt-mio, max_depth: 2}\nsolver: {name: scip}", "model: {type: spot-dp, max_depth: 4}",
+                 "model: {type: ort-dp, loss: squared}", "model: {type: ort, leaf_model: linear, loss: squared}",
+                 "model: {type: oct, split_type: hyperplane, dp_bound: false}"):
+        raw = yaml.safe_load("data: {dataset: iris}\n" + text)
+        parse_spec(raw, catalog=quick_catalog())
+        parse_spec(raw)
+
+
 # ----------------------------------------------------------------------------------------- speed
 def test_spec_errors_come_before_the_heavy_imports(tmp_path):
     """A bad field is reported from the generated manifest, with scikit-learn, Pyomo, numba and the solvers
     not imported (measured: 0.6-0.7 s against 3.4-3.7 s before on this machine)."""
     cases = ["model: {type: cart, max_dpth: 2}", "model: {type: cart, routing: thesis}",
              "model: {type: cart}\nsolver: {mip_gap: 0.1}", "model: {type: oct, max_depth: -1}",
-             "model: {type: nope}"]
+             "model: {type: nope}", "model: {type: opt-mio, max_depth: 2}\nsolver: {name: highs}",
+             "model: {type: spot-dp, max_depth: 6}"]
     for i, case in enumerate(cases):
         p = spec(tmp_path, "data: {dataset: iris}\n" + case + "\n", f"b{i}.yaml")
         code = ("import sys\nfrom click.testing import CliRunner\nfrom opttrees.cli import main\n"

@@ -14,6 +14,8 @@ from opttrees.estimators.base import DEFAULT_RANDOM_STATE
 from opttrees.spec import parse_spec, run_spec, solver_keys, uses_solver
 
 IRIS = {"dataset": "iris"}
+#: fields a model type needs beyond its defaults (its method searches a fixed depth)
+REQUIRED = {"spot-dp": {"max_depth": 2}, "spot-mio": {"max_depth": 2}}
 
 
 # ------------------------------------------------------------------------------------------------ seeds
@@ -36,6 +38,7 @@ def test_every_model_with_randomness_takes_its_seed_in_the_model_section(model_t
         pytest.skip("no randomness")
     extra = {"decision_problem": {"type": "shortest_path", "rows": 4, "cols": 4}} if "decision_problem" in \
         entry.defaults() else {}
+    extra.update(REQUIRED.get(model_type, {}))
     spec = parse_spec({"data": IRIS, "model": {"type": model_type, "random_state": 3, **extra}})
     assert spec.build_estimator().get_params()["random_state"] == 3
     with pytest.raises(SpecError, match=r"solver.random_state: the seed is a model setting: write it as "
@@ -66,6 +69,7 @@ def test_one_warm_start_vocabulary(model_type):
         return
     # a type whose method is a setting (ort): warm_start applies with method: mio
     mio = {"method": "mio"} if "method" in models()[model_type].defaults() else {}
+    mio.update(REQUIRED.get(model_type, {}))
     for value in ("greedy", None, False):
         parse_spec({"data": IRIS, "model": {"type": model_type, "warm_start": value, **mio}})
     with pytest.raises(SpecError, match=r"model.warm_start: expected (one of )?.*'greedy'.*; got bool True"):
@@ -77,6 +81,7 @@ def test_solver_fields_only_on_models_with_a_solver(model_type):
     entry = models()[model_type]
     extra = {"decision_problem": {"type": "shortest_path", "rows": 4, "cols": 4}} if "decision_problem" in \
         entry.defaults() else {}
+    extra.update(REQUIRED.get(model_type, {}))
     # models that solve a MIO, or may (ort, ort-linear: method: mio)
     mio = model_type in ("oct", "flow-oct", "benders-oct", "robust-oct", "spot-mio", "ort-mio", "opt-mio", "ort",
                          "ort-linear")
