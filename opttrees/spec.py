@@ -605,18 +605,20 @@ def _check_method_rules(entry, mtype: str, params: dict, solver: dict, registry)
     read, in spec words: ``type: spot-dp`` with ``max_depth: 6`` fails here, not after loading the data."""
     given = {**params, **{SOLVER_TO_PARAM[k]: v for k, v in solver.items()}}
     effective = {**_effective(entry, params), **given}
-    try:
-        # a type that fixes the method names itself once ("... with type: opt-mio: ...")
-        check_method(effective, entry.methods(), "" if "method" in entry.fixed else _estimator_name(entry))
-    except InputError as exc:
-        message = spec_words(str(exc), mtype, registry)
-        method, need = method_violation(effective, entry.methods()) or (None, None)
-        if need is not None and need.param not in given:   # the default broke it: name the field to write
-            words = lambda text: spec_words(text, mtype, registry)   # noqa: E731
-            field = words(f"{need.param}=x").rsplit(": ", 1)[0]
-            message = (f"{field}: required with {words(f'method={method.name!r}')} (the default "
-                       f"{effective.get(need.param)!r} is not valid): {words(need.why)}")
-        raise SpecError(f"model: {message}") from None
+    table = entry.methods()
+    broken = method_violation(effective, table)
+    if broken is None:
+        return
+    method, need = broken
+    words = lambda text: spec_words(text, mtype, registry)   # noqa: E731
+    if need.param in given:
+        try:   # a type that fixes the method names itself once ("... with type: opt-mio: ...")
+            check_method(effective, table, "" if "method" in entry.fixed else _estimator_name(entry))
+        except InputError as exc:
+            raise SpecError(f"model: {words(str(exc))}") from None
+    field = words(f"{need.param}=x").rsplit(": ", 1)[0]   # the default broke it: name the field to write
+    raise SpecError(f"model: {field}: required with {words(f'method={method.name!r}')} (the default "
+                    f"{effective.get(need.param)!r} is not valid): {words(need.why)}")
 
 
 def _check_constraints_field(value):
