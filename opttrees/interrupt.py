@@ -91,8 +91,8 @@ class Budget:
     """The one time argument of every layer: a wall-clock budget started once and shared by every stage of a fit
     (``None`` = no limit), plus Ctrl-C (:data:`STOP`).
 
-    Heuristics take it as ``deadline=``; the DP, :func:`opttrees.solvers.solve` and the estimators' stages take
-    it as ``time_limit=``, where a float still means "this many seconds from now". ``Budget(budget)`` shares
+    Every layer takes it as ``time_limit=`` (the heuristics, the DPs, :func:`opttrees.solvers.solve`,
+    ``fit_spot_mio``), where a float still means "this many seconds from now". ``Budget(budget)`` shares
     the given budget's clock (it does not restart it), so a stage handed a Budget stops when the fit's time is
     up; :meth:`share` gives a stage a fraction of what is left.
     """

@@ -92,15 +92,16 @@ ABANDONED = object()
 """What :func:`run_threads` returns when it left kernels compiling in the background at a stop."""
 
 
-def run_threads(tasks, jobs: int, stop, deadline=None, compiling=None, on_poll=None, poll: float = 0.02,
+def run_threads(tasks, jobs: int, stop, budget=None, compiling=None, on_poll=None, poll: float = 0.02,
                 over_memory=None):
     """Run ``tasks`` (callables calling numba kernels) on ``jobs`` daemon threads while this thread polls: the one
     "run off the caller's thread, poll for a stop" loop of the package (local search, greedy, both DP searches).
 
-    When the deadline passes or :data:`opttrees.interrupt.STOP` is set (first Ctrl-C), or ``over_memory()``
-    (optional) says the process has grown too large, ``stop[0]`` is set: running kernels return their result so
-    far within about one step, and tasks not yet started are skipped (their result is None). Returns the tasks'
-    results in order; an exception in a task is re-raised here. ``on_poll()`` runs at every poll (progress).
+    When the ``budget`` (an :class:`~opttrees.interrupt.Budget`) is spent or :data:`opttrees.interrupt.STOP` is set
+    (first Ctrl-C), or ``over_memory()`` (optional) says the process has grown too large, ``stop[0]`` is set:
+    running kernels return their result so far within about one step, and tasks not yet started are skipped (their
+    result is None). Returns the tasks' results in order; an exception in a task is re-raised here. ``on_poll()``
+    runs at every poll (progress).
 
     ``compiling()`` (optional) says whether a kernel the tasks call is still being compiled (e.g.
     ``lambda: is_cold(K.run_restarts)``): a kernel only reads ``stop`` once it runs, and a cold compile can take
@@ -143,7 +144,7 @@ def run_threads(tasks, jobs: int, stop, deadline=None, compiling=None, on_poll=N
                    for k in range(n_threads)]
     try:
         while not all(h.wait(poll / len(handles)) for h in handles):
-            if not stop[0] and (STOP.is_set() or (deadline is not None and deadline.stop())):
+            if not stop[0] and (STOP.is_set() or (budget is not None and budget.stop())):
                 stop[0] = 1
             if not stop[0] and over_memory is not None and over_memory():
                 stop[0] = 1

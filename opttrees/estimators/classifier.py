@@ -253,11 +253,11 @@ class OptimalTreeClassifier(ConstrainedMixin, FittedTreeMixin, ClassifierMixin, 
         self.verbose = verbose
 
     def _local_search(self, data, alpha, ctl, share: float = 1.0):
-        deadline = ctl.deadline if share == 1.0 else ctl.share(share)
+        budget = ctl.budget if share == 1.0 else ctl.share(share)
         with ctl.stage("local_search"):
             tree = local_search(data, self.max_depth, alpha, self.min_samples_leaf, self.n_restarts,
                                 self.split_type, self.random_state, self.n_jobs, self.n_hyperplane_restarts,
-                                deadline=deadline, verbose=self.verbose)
+                                time_limit=budget, verbose=self.verbose)
         if ctl.stop():
             ctl.mark_cut_short("local search")
         return tree

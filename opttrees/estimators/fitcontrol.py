@@ -5,7 +5,7 @@ The contract (docs/solvers.md, "Stopping a fit"):
 - ``time_limit`` is the wall time of the **whole** fit: input checks and encoding, warm start / heuristics,
   the Pyomo model build, the hand-off to the solver, the solve and the extraction of the tree. A
   :class:`~opttrees.interrupt.Budget` is started when ``fit`` starts and every stage asks it for the
-  time that is left; the solver gets ``deadline.remaining()``.
+  time that is left; the solver gets ``budget.remaining()``.
 - The first Ctrl-C during ``fit`` stops it within about a second and ``fit`` **returns** normally with the
   best tree found so far: ``fit_status_ == "interrupted"``, ``solve_result_.status == "interrupted"`` for
   MIO methods, and an :class:`InterruptedFitWarning`. A second Ctrl-C raises ``KeyboardInterrupt`` at once.
@@ -60,14 +60,14 @@ class _DeadlinePassed(BaseException):
 
 
 @contextlib.contextmanager
-def _alarm_at(deadline: Budget):
-    """Raise :class:`_DeadlinePassed` in the main thread when ``deadline`` expires (for stages that poll
+def _alarm_at(budget: Budget):
+    """Raise :class:`_DeadlinePassed` in the main thread when ``budget`` expires (for stages that poll
     nothing). A no-op without a time limit, off the main thread, or without ``setitimer`` (Windows)."""
-    if (deadline.time_limit is None or threading.current_thread() is not threading.main_thread()
+    if (budget.time_limit is None or threading.current_thread() is not threading.main_thread()
             or not hasattr(signal, "setitimer")):
         yield
         return
-    left = deadline.time_limit - deadline.elapsed()
+    left = budget.time_limit - budget.elapsed()
     if left <= 0:
         raise _DeadlinePassed()
     armed = [True]
@@ -141,8 +141,8 @@ def _in_daemon_thread(fn, args, kwargs, should_stop) -> tuple[bool, object]:
 class FitControl:
     """The deadline, stage timings and stop reason of one ``fit`` (see the module docstring)."""
 
-    def __init__(self, time_limit: float | None, deadline: Budget | None = None):
-        self.deadline = deadline if deadline is not None else Budget(time_limit)
+    def __init__(self, time_limit: float | Budget | None):
+        self.budget = Budget(time_limit)   # a Budget given: its clock is shared (a stage of a larger fit)
         self.timings: dict[str, float] = {}
         self.aborted: str | None = None      # the first stage cut short (e.g. "build"), if any
         self.cut_short = False               # some stage ended early because of Ctrl-C or the deadline
@@ -151,10 +151,10 @@ class FitControl:
     # ------------------------------------------------------------------------------------ questions
     def stop(self) -> bool:
         """Ctrl-C was pressed or the time is up: stop starting new work."""
-        return self.deadline.stop()
+        return self.budget.stop()
 
     def remaining(self) -> float | None:
-        return self.deadline.remaining()
+        return self.budget.remaining()
 
     def mark_cut_short(self, stage: str) -> None:
         """Record that ``stage`` ended early (it saw :meth:`stop`)."""
@@ -185,7 +185,7 @@ class FitControl:
         if self.stop() and not cheap:
             self.mark_cut_short(name)
             return fallback() if fallback is not None else None
-        timer = contextlib.nullcontext() if cheap and self.stop() else _alarm_at(self.deadline)
+        timer = contextlib.nullcontext() if cheap and self.stop() else _alarm_at(self.budget)
         with self.stage(name):
             try:
                 with raise_on_sigint(), timer, _quiet_aborts():
@@ -196,7 +196,7 @@ class FitControl:
                         raise _DeadlinePassed()
                     return fn(*args, **kwargs)
             except (KeyboardInterrupt, _DeadlinePassed):
-                if not STOP.is_set() and not self.deadline.expired():
+                if not STOP.is_set() and not self.budget.expired():
                     raise   # a KeyboardInterrupt that is not ours to absorb
                 self.mark_cut_short(name)
         return fallback() if fallback is not None else None
@@ -206,7 +206,7 @@ class FitControl:
         return self.run("build", make, *args, **kwargs)
 
     def solve(self, form, warm_start=None, solver="highs", **options):
-        """``opttrees.solvers.solve`` with ``time_limit = deadline.remaining()``; build time in its timings.
+        """``opttrees.solvers.solve`` with ``time_limit = budget.remaining()``; build time in its timings.
 
         When the fit is already stopping (Ctrl-C, time up) the solver is not started at all (its hand-off
         alone can take seconds on a large model): the result says so and has no solution.
@@ -214,7 +214,7 @@ class FitControl:
         from ..solvers import solve
 
         build = self.timings.get("build", 0.0)
-        left = self.deadline.time_limit - self.deadline.elapsed() if self.deadline.time_limit is not None else None
+        left = self.budget.time_limit - self.budget.elapsed() if self.budget.time_limit is not None else None
         if form is None:
             res = stopped_result(self.reason(), solver, f"stopped during the model build ({build:.2f} s)"
                                  if "build" in self.timings else "stopped before the model build")
@@ -239,13 +239,13 @@ class FitControl:
     def share(self, fraction: float) -> Budget:
         """A budget for a stage that may use ``fraction`` of the time left (a warm start leaving the rest to the
         solver); no limit when the fit has none. Ctrl-C still stops it (every stage polls ``STOP``)."""
-        return self.deadline.share(fraction)
+        return self.budget.share(fraction)
 
     def reason(self) -> str:
         """Why the fit is stopping now: "interrupted" (Ctrl-C wins), "time_limit", or "completed"."""
         if STOP.is_set():
             return "interrupted"
-        if self.deadline.expired():
+        if self.budget.expired():
             return "time_limit"
         return "completed"
 
@@ -262,7 +262,7 @@ class FitControl:
         if solve_result is not None and status == "interrupted":
             solve_result.interrupted()
         self.status = status
-        self.timings["total"] = self.deadline.elapsed()
+        self.timings["total"] = self.budget.elapsed()
         est.fit_status_ = status
         est.fit_timings_ = dict(self.timings)
         if status == "interrupted":
@@ -274,7 +274,7 @@ class FitControl:
 def warn_time_limit(est, ctl: FitControl, what: str) -> None:
     """Warn that ``time_limit`` cut ``what`` short (heuristics: the user may not expect the limit to apply)."""
     if ctl.cut_short and ctl.reason() == "time_limit":
-        warnings.warn(f"{type(est).__name__}: time_limit={ctl.deadline.time_limit:g} s reached during {what}",
+        warnings.warn(f"{type(est).__name__}: time_limit={ctl.budget.time_limit:g} s reached during {what}",
                       stacklevel=3)
 
 

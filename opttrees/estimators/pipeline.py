@@ -224,7 +224,7 @@ def _without_solution(who: str, ctl: FitControl, job: MIO, out: MIOOutcome, star
     if start is None:
         what = " satisfying the constraints" if ctx is not None else ""
         raise SolverError(f"{who}: the solver found no feasible tree ({res.status}) and there is no start tree{what} "
-                          f"within time_limit={ctl.deadline.time_limit}; raise time_limit or use a warm start")
+                          f"within time_limit={ctl.budget.time_limit}; raise time_limit or use a warm start")
     if ctl.reason() != "interrupted":
         warnings.warn(f"{who}: the solver returned no solution ({res.status}"
                       f"{'; ' + res.message if res.message else ''}); using the {start.source} tree", stacklevel=4)

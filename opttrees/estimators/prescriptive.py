@@ -431,7 +431,7 @@ def _fit_tree(est, prob, ctl):
             return greedy_prescriptive(prob, est.max_depth, alpha, est.max_cuts)
     with ctl.stage("local_search"):
         res = local_search_prescriptive(prob, est.max_depth, alpha, est.n_restarts, est.random_state, est.n_jobs,
-                                        est.max_cuts, deadline=ctl.deadline, verbose=est.verbose)
+                                        est.max_cuts, time_limit=ctl.budget, verbose=est.verbose)
     if res.stopped:
         ctl.mark_cut_short("local search")
     warn_time_limit(est, ctl, "the local search (best of the restarts completed)")
@@ -448,7 +448,7 @@ def _fit_mio(est, prob, ctl):
     alpha = float(est.alpha)
     with ctl.stage("local_search"):
         start = local_search_prescriptive(prob, est.max_depth, alpha, est.n_restarts, est.random_state,
-                                          est.n_jobs, est.max_cuts, deadline=ctl.deadline).tree
+                                          est.n_jobs, est.max_cuts, time_limit=ctl.budget).tree
     job = MIO(partial(OPTFormulation, prob, est.max_depth, alpha), lambda tree: tree_objective(tree, prob, alpha),
               [Start.of("local-search", start)], plan={"solver": "scip"},
               solver_options=dict(solver="scip", mip_gap=est.mip_gap, threads=1, seed=solver_seed(est.random_state),

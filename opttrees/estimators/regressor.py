@@ -257,7 +257,7 @@ class OptimalTreeRegressor(ConstrainedMixin, RegressorMixin, SolverMixin, OptTre
                 with warnings.catch_warnings():   # the search and the formulation check it again
                     warnings.filterwarnings("ignore", message="leaf_model='linear' with leaf_penalty=0")
                     tree = (self._mio_linear(data, ctl) if self.method == "mio"
-                            else self._linear_local_search(data, ctl, ctl.deadline))
+                            else self._linear_local_search(data, ctl, ctl.budget))
                 if self.method != "mio":
                     warn_time_limit(self, ctl, "the local search (best of the restarts completed)")
             elif self.method == "dp" and cons:
@@ -278,13 +278,13 @@ class OptimalTreeRegressor(ConstrainedMixin, RegressorMixin, SolverMixin, OptTre
             elif self.method == "greedy":
                 with ctl.stage("greedy"):
                     tree = greedy_tree(data, self.max_depth, self.min_samples_leaf, self.alpha, loss=self.loss,
-                                      deadline=ctl.deadline)
+                                      time_limit=ctl.budget)
                 if ctl.stop():   # the fit ran out during the greedy tree (its kernel still compiling: the root leaf)
                     ctl.mark_cut_short("greedy")
             elif self.method == "mio":
                 tree = self._mio(data, ctl)
             else:
-                tree = self._local_search(data, ctl, ctl.deadline)
+                tree = self._local_search(data, ctl, ctl.budget)
                 warn_time_limit(self, ctl, "the local search (best of the restarts completed)")
             if linear:      # no one-leaf linear model to compare with: splits are tidied only
                 score, leaf = self._linear_objective(data), None
@@ -327,12 +327,12 @@ class OptimalTreeRegressor(ConstrainedMixin, RegressorMixin, SolverMixin, OptTre
         return lambda tree: linear_tree_objective(tree, data, alpha, lam, loss=self.loss,
                                                   penalty=self.leaf_penalty_type, refit=False)
 
-    def _linear_local_search(self, data, ctl, deadline):
+    def _linear_local_search(self, data, ctl, budget):
         with ctl.stage("local_search"):
             tree = linear_local_search(data, self.max_depth, self.alpha, self._penalty(data), self.min_samples_leaf,
                                        self.n_restarts, self.random_state, split_type=self.split_type,
                                        n_hyperplane_restarts=self.n_hyperplane_restarts,
-                                       max_thresholds=self.max_thresholds, deadline=deadline)
+                                       max_thresholds=self.max_thresholds, time_limit=budget)
         if ctl.stop():
             ctl.mark_cut_short("local search")
         return tree
@@ -360,11 +360,11 @@ class OptimalTreeRegressor(ConstrainedMixin, RegressorMixin, SolverMixin, OptTre
                         upper_bound=1.0 if start is None else min(1.0, score(start.tree) * (1 + 1e-6) + 1e-9))
         return self._run_mio(ctl, MIO(build, score, [start], fallback=lambda: greedy("fallback"))).tree
 
-    def _local_search(self, data, ctl, deadline):
+    def _local_search(self, data, ctl, budget):
         with ctl.stage("local_search"):
             tree = local_search(data, self.max_depth, self.alpha, self.min_samples_leaf, self.n_restarts,
                                 self.split_type, self.random_state, self.n_jobs, self.n_hyperplane_restarts,
-                                self.loss, deadline=deadline, verbose=self.verbose)
+                                self.loss, time_limit=budget, verbose=self.verbose)
         if ctl.stop():
             ctl.mark_cut_short("local search")
         return tree

@@ -293,13 +293,12 @@ class SPOTree(SolverMixin, _SPOBase):
         with ctl.stage("mio"):
             tree, info = fit_spot_mio(self.problem_, X, C, w, depth=int(self.max_depth),
                                       min_samples_leaf=self.min_samples_leaf, alpha=self.alpha, solver=self._solver_name(),
-                                      time_limit=ctl.remaining(), mip_gap=self.mip_gap,
+                                      time_limit=ctl.budget, mip_gap=self.mip_gap,
                                       quantile_step=self.quantile_step, x_precision=self.x_precision,
                                       verbose=self.verbose, feature_names=feature_names,
                                       warm_start=self.warm_start or None,
                                       dp_bound=self.dp_bound if self.dp_bound == "auto" else bool(self.dp_bound),
-                                      binarization=self.binarization, n_thresholds=int(self.n_thresholds),
-                                      deadline=ctl.deadline)
+                                      binarization=self.binarization, n_thresholds=int(self.n_thresholds))
         self.greedy_tree_ = info["greedy_tree"]
         self.solve_result_ = info["result"]
         self.mio_info_ = info

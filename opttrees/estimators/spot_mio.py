@@ -35,10 +35,10 @@ def round_features(X, decimals: int | None) -> np.ndarray:
 
 
 def fit_spot_mio(problem, X, C, w=None, depth: int = 2, min_samples_leaf: float = 1, alpha: float = 1e-4,
-                 solver: str = "highs", time_limit: float | None = 60.0, mip_gap: float = 1e-6,
+                 solver: str = "highs", time_limit: float | Budget | None = 60.0, mip_gap: float = 1e-6,
                  quantile_step: float | None = 0.01, x_precision: int | None = None, verbose=False,
                  feature_names=None, warm_start="greedy", dp_bound: bool = False, binarization: str = "quantile",
-                 n_thresholds: int = 10, deadline: Budget | None = None):
+                 n_thresholds: int = 10):
     """Greedy SPOT, then the SPOT MILP warm-started; returns (tree, info). Never worse than greedy or its start.
 
     Every candidate is compared on the SPOT objective F = training normalised SPO loss + alpha · splits
@@ -54,8 +54,8 @@ def fit_spot_mio(problem, X, C, w=None, depth: int = 2, min_samples_leaf: float 
     the same objective; None/False: no start. ``dp_bound``: give the MILP the DP optimum over *all* midpoints
     of its features as an objective bound (``solve(..., objective_bound=...)``; the DP then runs over all
     midpoints, which is slow on large n); the fit is proven optimal with ``proof == "dp-bound"`` when the
-    MILP's tree reaches it. The DP may use half of the time left. ``time_limit`` (or ``deadline``, a running
-    :class:`~opttrees.interrupt.Budget`) covers the whole call.
+    MILP's tree reaches it. The DP may use half of the time left. ``time_limit`` (seconds, or a running
+    :class:`~opttrees.interrupt.Budget` whose clock is shared) covers the whole call.
 
     ``info`` holds the greedy tree, the SolveResult, the objectives, ``norm`` (N = Σ ω |z*|), ``source``
     ("mio", "dp" or "greedy"), ``start_source`` / ``start_objective`` (the start on the MILP's objective) and,
@@ -64,7 +64,7 @@ def fit_spot_mio(problem, X, C, w=None, depth: int = 2, min_samples_leaf: float 
     """
     if warm_start not in (True, False, None, "greedy", "dp", "auto"):
         raise InputError(f"warm_start must be 'auto', 'greedy', 'dp' or None; got {warm_start!r}")
-    deadline = deadline if deadline is not None else Budget(time_limit)
+    budget = Budget(time_limit)
     X, C, w = check_costs_fit(problem, X, C, w)
     Xr = round_features(X, x_precision)
     Cm = problem.sign * C
@@ -82,13 +82,13 @@ def fit_spot_mio(problem, X, C, w=None, depth: int = 2, min_samples_leaf: float 
     if warm_start == "auto" or dp_bound == "auto":
         # the DP over every midpoint of the MILP's features: start and bound when it is predicted to fit
         m = int(sum(len(v) - 1 for v in form.data.ranks[2]))
-        ok, info["plan_why"] = dp_fits(len(X), m, depth, C.shape[1], deadline.remaining(),
+        ok, info["plan_why"] = dp_fits(len(X), m, depth, C.shape[1], budget.remaining(),
                                        "the SPO DP over every midpoint", SPO_DP_SECONDS_PER_CELL)
         warm_start = ("dp" if ok else "greedy") if warm_start == "auto" else warm_start
         dp_bound = ok if dp_bound == "auto" else dp_bound
         binarization = "midpoints" if ok else binarization
     dp_bound = bool(dp_bound)
-    ctl = FitControl(None, deadline=deadline)
+    ctl = FitControl(budget)
     # the MILP's own objective on its rounded features, leaves refitted (what the DP start is compared on)
     score = lambda tree: form.tree_objective(refit_nodes(tree, problem, Xr, C, w))  # noqa: E731
     job = MIO(lambda: form, score, [Start.of("greedy", greedy_r)], hand_start=warm_start in (True, "greedy", "dp"),

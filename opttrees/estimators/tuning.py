@@ -142,14 +142,14 @@ class OptimalTreeCV(FittedTreeMixin, OptTreesEstimator):
         with ctl.stage("tune"):
             res = _tune(train, Xv, np.asarray(yv), self.max_depth, self.depths, self.n_restarts,
                         self.min_samples_leaf, self.split_type, self.batch_fraction, int(s_tune), self.n_jobs,
-                        self.n_hyperplane_restarts, self.loss, deadline=ctl.deadline)
+                        self.n_hyperplane_restarts, self.loss, time_limit=ctl.budget)
         Xall = np.vstack([np.asarray(Xt, dtype=np.float64), Xv])
         yall = np.concatenate([np.asarray(yt), np.asarray(yv)])
         full = prepare(Xall, yall, task=self.task, min_samples_leaf=self.min_samples_leaf)
         with ctl.stage("refit"):
             self.tree_ = local_search(full, res.depth, res.alpha, self.min_samples_leaf, self.n_restarts,
                                       self.split_type, int(s_refit), self.n_jobs, self.n_hyperplane_restarts,
-                                      self.loss, deadline=ctl.deadline)
+                                      self.loss, time_limit=ctl.budget)
         if ctl.stop():
             ctl.mark_cut_short("tuning")
         from ..heuristics.core import make_problem, objective, refit_leaves

@@ -6,7 +6,7 @@ the shared objective, so ``alpha`` means the same as in the local search and the
 
 A cold kernel (not compiled in this installation yet; ``opttrees warmup`` compiles it at install) is compiled in
 a worker thread (:func:`opttrees.jit.run_threads`), so the compile counts in the time limit and Ctrl-C is seen
-within a poll: at the deadline or Ctrl-C the compile is left to finish in the background (cached for the next
+within a poll: at the time limit or Ctrl-C the compile is left to finish in the background (cached for the next
 run) and the fit returns the CART tree (classification) or the root leaf (regression), with a warning.
 """
 from __future__ import annotations
@@ -15,6 +15,7 @@ import numpy as np
 
 from ..data import PreparedData
 from ..errors import InputError
+from ..interrupt import Budget
 from ..jit import ABANDONED, announce_compile, is_cold, run_threads, warn_still_compiling
 from ..tree import Tree
 from .kernels import grow, restarts, structs
@@ -27,20 +28,21 @@ CRITERIA = {"misclassification": ("gini", "entropy", "misclassification"), "squa
 
 def greedy_tree(data: PreparedData, max_depth: int, min_samples_leaf: int = 1, alpha: float = 0.0,
                 criterion: str | None = None, loss: str | None = None, max_features: int | None = None,
-                random_state=None, deadline=None) -> Tree:
+                random_state=None, time_limit=None) -> Tree:
     """Grow top-down to ``max_depth`` choosing each split by ``criterion``, then prune with ``alpha``.
 
     criterion: "gini" (classification default), "entropy" or "misclassification" for classification; for
     regression the loss itself, "squared" or "absolute" (median leaves). ``max_features`` < p draws a random
     feature subset per split (random-forest style).
 
-    deadline: an :class:`opttrees.interrupt.Budget`, read only while the kernel is still compiling (a warm
-    greedy tree takes milliseconds): see the module docstring.
+    time_limit: seconds, or an :class:`opttrees.interrupt.Budget` (a fit's clock, shared), read only while the
+    kernel is still compiling (a warm greedy tree takes milliseconds): see the module docstring.
     """
     from .pruning import prune_to_alpha
 
     D = check_depth(max_depth)
     alpha = check_alpha(alpha)
+    budget = Budget(time_limit)
     prob = make_problem(data, loss)
     if criterion is None:
         criterion = "gini" if prob.loss == "misclassification" else prob.loss
@@ -63,9 +65,9 @@ def greedy_tree(data: PreparedData, max_depth: int, min_samples_leaf: int = 1, a
     def compiling() -> bool:
         return is_cold(grow.grow) or (seed is not None and is_cold(restarts.seed_numba))
 
-    if compiling():   # said at once; the compile runs in a worker thread, under the deadline and Ctrl-C
+    if compiling():   # said at once; the compile runs in a worker thread, under the time limit and Ctrl-C
         announce_compile("greedy", grow.grow, "under a minute on 2 cores; counted in the time limit")
-        if run_threads([run], 1, np.zeros(1, np.int64), deadline, compiling) is ABANDONED:
+        if run_threads([run], 1, np.zeros(1, np.int64), budget, compiling) is ABANDONED:
             from .local_search import fallback_tree
             tree = fallback_tree(data, D, alpha, min_samples_leaf, prob.loss)
             kind = "the CART tree" if tree.task == "classification" and tree.n_nodes > 1 else "the root leaf"

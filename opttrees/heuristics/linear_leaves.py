@@ -34,7 +34,7 @@ from numba import njit
 from .. import objectives as obj
 from ..data import PreparedData
 from ..errors import InputError
-from ..interrupt import STOP
+from ..interrupt import STOP, Budget
 from ..params import check_alpha, check_nonnegative
 from ..tree import HYPERPLANE, LEAF, Tree
 from .core import check_depth
@@ -427,7 +427,7 @@ class _Search:
                 stack += [(u.lo, rows[go_left], dep + 1), (u.hi, rows[~go_left], dep + 1)]
         return out
 
-    def run(self, root: _Node, max_passes: int = 1000, deadline=None) -> float:
+    def run(self, root: _Node, max_passes: int = 1000, budget=None) -> float:
         all_rows = np.arange(self.data.n)
         for _ in range(max_passes):
             prev = self.loss(root, all_rows)
@@ -438,7 +438,7 @@ class _Search:
                 if id(u) not in where:      # removed by an earlier move of this pass
                     continue
                 self.optimize_node(u, *where[id(u)])
-                if _stopped(deadline):
+                if _stopped(budget):
                     return self.loss(root, all_rows)
             cur = self.loss(root, all_rows)
             if not cur < prev - IMPROVE_TOL * max(1.0, abs(prev)):
@@ -462,9 +462,9 @@ class _Search:
         return node
 
 
-def _stopped(deadline) -> bool:
-    """Ctrl-C (inside :func:`opttrees.interrupt.stop_on_sigint`) or the deadline: keep the tree so far."""
-    return STOP.is_set() or (deadline is not None and deadline.stop())
+def _stopped(budget) -> bool:
+    """Ctrl-C (inside :func:`opttrees.interrupt.stop_on_sigint`) or the budget: keep the tree so far."""
+    return STOP.is_set() or (budget is not None and budget.stop())
 
 
 def _from_tree(tree: Tree, p: int, hyperplanes: bool) -> _Node:
@@ -519,11 +519,11 @@ class LinearSearchResult:
 def linear_local_search(data: PreparedData, max_depth: int, alpha: float = 0.0, leaf_penalty: float = 0.01,
                         min_samples_leaf: int = 1, n_restarts: int = 10, random_state=None, starts=None,
                         max_thresholds: int = 32, constant_restarts: int | None = None, split_type: str = "parallel",
-                        n_hyperplane_restarts: int = 5, deadline=None, return_all: bool = False):
+                        n_hyperplane_restarts: int = 5, time_limit=None, return_all: bool = False):
     """ORT-L by local search: the best lasso-leaf tree over several starts (a Tree, or a LinearSearchResult).
 
-    Stops after the current node visit on Ctrl-C (:data:`opttrees.interrupt.STOP`) or at ``deadline``, returning
-    the best tree so far (every start tree is valid).
+    Stops after the current node visit on Ctrl-C (:data:`opttrees.interrupt.STOP`) or at ``time_limit`` (seconds
+    or a shared :class:`~opttrees.interrupt.Budget`), returning the best tree so far (every start tree is valid).
 
     Starts: ``starts`` (Trees with parallel splits) when given; otherwise the constant-leaf local search's tree
     (:func:`opttrees.heuristics.local_search`, ``constant_restarts`` restarts, default ``n_restarts``) and then
@@ -539,6 +539,7 @@ def linear_local_search(data: PreparedData, max_depth: int, alpha: float = 0.0, 
     D = check_depth(max_depth)
     alpha = check_alpha(alpha)
     lam = check_leaf_penalty(leaf_penalty, data, min_samples_leaf)
+    budget = Budget(time_limit)
     if not isinstance(max_thresholds, (int, np.integer)) or max_thresholds < 1:
         raise InputError(f"max_thresholds must be an integer >= 1; got {max_thresholds!r}")
     if not isinstance(n_restarts, (int, np.integer)) or n_restarts < 1:
@@ -567,8 +568,8 @@ def linear_local_search(data: PreparedData, max_depth: int, alpha: float = 0.0, 
     before, after = [], []
     for root in roots:
         before.append(search.loss(root, all_rows))
-        after.append(search.run(root, deadline=deadline) if math.isfinite(before[-1]) else math.inf)
-        if _stopped(deadline):
+        after.append(search.run(root, budget=budget) if math.isfinite(before[-1]) else math.inf)
+        if _stopped(budget):
             break
     k = int(np.argmin(after))
     tree = _to_tree(roots[k], data, lam)

@@ -48,7 +48,7 @@ thread, so a worker thread never sees one.
 
 A cold kernel (numba has not compiled it in this installation yet; ``opttrees warmup`` does it at install) is
 compiled in those worker threads too, data preparation included, so the compile counts in the time limit and
-Ctrl-C is seen within a poll: a kernel still compiling at the deadline or at Ctrl-C is left to finish in the
+Ctrl-C is seen within a poll: a kernel still compiling at the time limit or at Ctrl-C is left to finish in the
 background (daemon threads; numba caches it for the next run), and the fit returns a fallback tree — CART
 (scikit-learn, no numba) for classification, the root leaf for regression — with a warning
 (:func:`opttrees.jit.run_threads`).
@@ -65,7 +65,7 @@ import numpy as np
 
 from ..data import PreparedData
 from ..params import check_param
-from ..interrupt import STOP
+from ..interrupt import STOP, Budget
 from ..jit import ABANDONED, announce_compile, is_cold, run_threads, warn_still_compiling
 from ..progress import ProgressLine
 from ..tree import Tree
@@ -80,7 +80,7 @@ SPLIT_TYPES = ("parallel", "hyperplane")
 class LocalSearchResult:
     """Best tree plus every restart's tree and objective (sorted best first, ties by restart index).
 
-    ``stopped``: the run was cut short (Ctrl-C or the deadline); then only the ``n_done`` restarts that
+    ``stopped``: the run was cut short (Ctrl-C or the time limit); then only the ``n_done`` restarts that
     started are listed (the last of them possibly not at a local optimum).
     """
 
@@ -135,12 +135,12 @@ def _int_seeds(random_state: int, n: int) -> np.ndarray:
     return np.random.RandomState(random_state).randint(0, 2**31 - 1, size=n).astype(np.int64)
 
 
-def _stop_requested(deadline) -> bool:
-    return STOP.is_set() or (deadline is not None and deadline.stop())
+def _stop_requested(budget) -> bool:
+    return STOP.is_set() or (budget is not None and budget.stop())
 
 
-def _run_stoppable(tasks, jobs: int, deadline, stop: np.ndarray, on_poll=None, compiling=None):
-    """Run ``tasks`` (callables) on ``jobs`` worker threads; set ``stop[0]`` on Ctrl-C or at the deadline.
+def _run_stoppable(tasks, jobs: int, budget, stop: np.ndarray, on_poll=None, compiling=None):
+    """Run ``tasks`` (callables) on ``jobs`` worker threads; set ``stop[0]`` on Ctrl-C or at the budget.
 
     Returns each task's result in order (None for a task skipped because the run stopped before it started);
     ``on_poll()`` is called in the calling thread every time it wakes (progress). Without
@@ -149,7 +149,7 @@ def _run_stoppable(tasks, jobs: int, deadline, stop: np.ndarray, on_poll=None, c
     kernel may still be compiling, see :func:`opttrees.jit.run_threads`) a stop during the compile returns
     :data:`opttrees.jit.ABANDONED` at once.
     """
-    return run_threads(tasks, jobs, stop, deadline, compiling, on_poll)
+    return run_threads(tasks, jobs, stop, budget, compiling, on_poll)
 
 
 #: the kernels data preparation and the search's shared arrays call (compiled before the search can stop)
@@ -163,7 +163,7 @@ def _setup_cold() -> bool:
 
 def fallback_tree(data: PreparedData, max_depth: int, alpha: float = 0.0, min_samples_leaf: int = 1,
                   loss: str | None = None) -> Tree:
-    """A tree made without numba, for a fit whose kernels are still compiling at its deadline: CART
+    """A tree made without numba, for a fit whose kernels are still compiling at its time limit: CART
     (scikit-learn, pruned with ``alpha``) for classification, the root leaf for regression."""
     from .cart import cart_classifier_tree
     from .core import LeafProblem, default_loss, empty_heap
@@ -196,10 +196,10 @@ class _Restarts:
 
     _TIE = 1e-9  # kernel and Python objectives differ only by rounding (~1e-15); ties are resolved in Python
 
-    def __init__(self, prob, alpha: float, seeds: np.ndarray, T: int, hyper: bool, progress, deadline):
+    def __init__(self, prob, alpha: float, seeds: np.ndarray, T: int, hyper: bool, progress, budget):
         R = len(seeds)
         self.prob, self.alpha, self.seeds = prob, alpha, seeds
-        self.progress, self.deadline = progress, deadline
+        self.progress, self.budget = progress, budget
         self.out = structs.restart_output(R, T, prob.p if hyper else 0)
         self.built: dict = {}   # distinct tree id -> Tree
         self.objs: dict = {}    # distinct tree id -> its objective (the shared Python one)
@@ -208,7 +208,7 @@ class _Restarts:
         if self.progress is None:
             return
         OB, done = self.out[4], self.out[5] != 0
-        left = self.deadline.remaining() if self.deadline is not None else None
+        left = self.budget.remaining() if self.budget is not None else None
         self.progress.update(restarts=f"{int(done.sum())}/{len(self.seeds)}",
                              best=float(OB[done].min()) / self.prob.baseline if done.any() else math.inf,
                              left=None if left is None or not math.isfinite(left) else round(max(left, 0.0), 1))
@@ -266,7 +266,7 @@ class _Restarts:
 def local_search(data: PreparedData, max_depth: int, alpha: float = 0.0, min_samples_leaf: int = 1,
                  n_restarts: int = 100, split_type: str = "parallel", random_state=None, n_jobs: int | None = 1,
                  n_hyperplane_restarts: int = 5, loss: str | None = None, return_all: bool = False,
-                 max_moves: int | None = None, random_starts: float = 0.25, deadline=None, verbose=False):
+                 max_moves: int | None = None, random_starts: float = 0.25, time_limit=None, verbose=False):
     """Best tree over ``n_restarts`` local searches (a Tree, or a LocalSearchResult with ``return_all``).
 
     random_starts: fraction of restarts that start from a fully random tree (random feature and random
@@ -274,7 +274,8 @@ def local_search(data: PreparedData, max_depth: int, alpha: float = 0.0, min_sam
     when p is tiny (with p = 3 there are only a handful of distinct start trees), and on random tiny
     instances the mix reaches the brute-force optimum far more often (tests/heuristics/test_heuristics_local_search.py).
 
-    deadline: an :class:`opttrees.interrupt.Budget`; when it expires, or :data:`opttrees.interrupt.STOP`
+    time_limit: seconds, or an :class:`opttrees.interrupt.Budget` (a fit's clock, shared); when it expires, or
+    :data:`opttrees.interrupt.STOP`
     is set (the first Ctrl-C inside :func:`~opttrees.interrupt.stop_on_sigint`), the search stops within
     about one node visit and returns the best tree so far (at least one restart always runs: its start tree
     is grown in full).
@@ -284,6 +285,7 @@ def local_search(data: PreparedData, max_depth: int, alpha: float = 0.0, min_sam
     D = check_depth(max_depth)
     alpha = check_alpha(alpha)
     _check_common(min_samples_leaf, split_type, n_restarts, n_hyperplane_restarts)
+    budget = Budget(time_limit)
     seeds = _seeds(random_state, int(n_restarts))
     T = 2 ** (D + 1) - 1
     jobs = min(_n_jobs(n_jobs), len(seeds))
@@ -299,7 +301,7 @@ def local_search(data: PreparedData, max_depth: int, alpha: float = 0.0, min_sam
         # every restart shares the search arrays and one move cache (see new_move_cache)
         return prob, orders.search_arrays(prob.X, prob.orderT, prob.grpT), new_move_cache(len(seeds), T)
 
-    prep = _run_stoppable([setup], 1, deadline, stop, compiling=_setup_cold if cold else None)
+    prep = _run_stoppable([setup], 1, budget, stop, compiling=_setup_cold if cold else None)
     if prep is ABANDONED:
         return _fallback(data, D, alpha, min_samples_leaf, loss)
     shared: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]   # K.search_arrays: rankT, ogT, XT, row hashes
@@ -321,7 +323,7 @@ def local_search(data: PreparedData, max_depth: int, alpha: float = 0.0, min_sam
     # stopped before it starts.
     nxt = np.zeros(1, np.int64)
     counters = np.zeros((jobs, search.N_COUNTERS), np.int64)
-    left = deadline.remaining() if deadline is not None else None
+    left = budget.remaining()
     ogt = str(shared[1].dtype)
 
     def compiling() -> bool:
@@ -329,11 +331,11 @@ def local_search(data: PreparedData, max_depth: int, alpha: float = 0.0, min_sam
 
     with ProgressLine("local search", enabled=bool(verbose), time_limit=left) as line:
         line.update(restarts=f"0/{len(seeds)}")
-        runs = _Restarts(prob, alpha, seeds, T, split_type == "hyperplane", line if verbose else None, deadline)
+        runs = _Restarts(prob, alpha, seeds, T, split_type == "hyperplane", line if verbose else None, budget)
         tasks = [lambda k=k: restarts.run_restarts(seeds, kprob, cfg, ogT, arrays, stop, nxt, moves, counters[k],
                                                    runs.out)
                  for k in range(jobs)]
-        out = _run_stoppable(tasks, jobs, deadline, stop, on_poll=runs.poll, compiling=compiling if cold else None)
+        out = _run_stoppable(tasks, jobs, budget, stop, on_poll=runs.poll, compiling=compiling if cold else None)
         if out is ABANDONED:
             line.update(restarts="kernels still compiling")
         else:
@@ -360,16 +362,17 @@ def local_search(data: PreparedData, max_depth: int, alpha: float = 0.0, min_sam
 def improve_tree(data: PreparedData, tree: Tree, max_depth: int, alpha: float = 0.0, min_samples_leaf: int = 1,
                  split_type: str = "parallel", random_state=None, n_hyperplane_restarts: int = 5,
                  loss: str | None = None, max_moves: int | None = None, return_trace: bool = False,
-                 deadline=None):
+                 time_limit=None):
     """Run the local search from a given start tree (e.g. CART, or the depth D-1 solution).
 
     With ``return_trace`` also returns the raw-objective trace (recomputed from scratch before each accepted
     move and after the last), divided by L̂ so it is on the normalised scale. Stops early (tree so far) on
-    Ctrl-C or at ``deadline``, as :func:`local_search`.
+    Ctrl-C or at ``time_limit``, as :func:`local_search`.
     """
     D = check_depth(max_depth)
     alpha = check_alpha(alpha)
     _check_common(min_samples_leaf, split_type, 1, n_hyperplane_restarts)
+    budget = Budget(time_limit)
     prob = make_problem(data, loss)
     ntype, feat, thr, coef = tree_to_heap(tree, prob, D)
     seed = int(_seeds(random_state, 1)[0])
@@ -394,7 +397,7 @@ def improve_tree(data: PreparedData, tree: Tree, max_depth: int, alpha: float = 
     if cold:
         announce_compile("local-search", search.local_search_ranked, "about a minute on 2 cores; counted in the time limit",
                          "ogT", ogt)
-    res = _run_stoppable([run], 1, deadline, stop,
+    res = _run_stoppable([run], 1, budget, stop,
                          compiling=(lambda: is_cold(search.local_search_ranked, "ogT", ogt)) if cold else None)
     if res is ABANDONED:   # the start tree, unchanged: the search never ran
         warn_still_compiling("local-search", "the start tree unchanged")

@@ -61,14 +61,15 @@ def check_depth_grid(max_depth, depths=None) -> list:
 def tune(train: PreparedData, X_val, y_val, max_depth: int = 10, depths=None, n_restarts: int = 100,
          min_samples_leaf: int = 1, split_type: str = "parallel", batch_fraction: float = 0.1, random_state=None,
          n_jobs: int | None = 1, n_hyperplane_restarts: int = 5, loss: str | None = None,
-         deadline=None) -> TuneResult:
+         time_limit=None) -> TuneResult:
     """Tune (depth, alpha) by Algorithm 2.7; validation error is the error rate or the MSE.
 
-    deadline: an :class:`opttrees.interrupt.Budget`; when it expires or Ctrl-C sets
+    time_limit: seconds or an :class:`opttrees.interrupt.Budget` (shared clock); when it expires or Ctrl-C sets
     :data:`opttrees.interrupt.STOP`, depths not yet started are skipped (the first always runs, possibly
     cut short: see :func:`local_search`) and the best depth so far wins.
     """
-    from ..interrupt import STOP
+    from ..interrupt import Budget
+    budget = Budget(time_limit)
     if not 0 < batch_fraction <= 1:
         raise InputError(f"batch_fraction must be in (0, 1]; got {batch_fraction!r}")
     depths = check_depth_grid(max_depth, depths)
@@ -78,10 +79,10 @@ def tune(train: PreparedData, X_val, y_val, max_depth: int = 10, depths=None, n_
     best = None
     table = []
     for D, s in zip(depths, seeds):
-        if best is not None and (STOP.is_set() or (deadline is not None and deadline.stop())):
+        if best is not None and budget.stop():
             break
         res = local_search(train, D, 0.0, min_samples_leaf, n_restarts, split_type, int(s), n_jobs,
-                           n_hyperplane_restarts, loss, return_all=True, deadline=deadline)
+                           n_hyperplane_restarts, loss, return_all=True, time_limit=budget)
         a, v = batch_tune_cp(res.trees[:k], prob, X_val, y_val)
         table.append({"depth": D, "alpha": a, "val_error": v, "train_objective": res.objective})
         if best is None or v < best[2] - 1e-12:

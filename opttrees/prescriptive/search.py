@@ -8,7 +8,7 @@ child) until no node improves. The greedy tree (every feature, best split, grown
 pruned with alpha) is Kallus's personalisation tree when mu = 1 and kind = OPT.
 
 Restarts run in worker threads (the kernels release the GIL) with one seed each, so the result depends on
-``random_state`` only; Ctrl-C and the deadline stop them and return the best tree so far (at least one restart
+``random_state`` only; Ctrl-C and the time limit stop them and return the best tree so far (at least one restart
 always completes).
 """
 from __future__ import annotations
@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import InputError
+from ..interrupt import Budget
 from ..progress import ProgressLine
 from ..heuristics.local_search import _n_jobs, _run_stoppable, _seeds
 from ..jit import ABANDONED, announce_compile, is_cold, warn_still_compiling
@@ -112,11 +113,12 @@ def greedy_prescriptive(prob: PrescriptiveProblem, max_depth: int, alpha: float 
 
 def local_search_prescriptive(prob: PrescriptiveProblem, max_depth: int, alpha: float = 0.0, n_restarts: int = 100,
                               random_state=None, n_jobs: int | None = 1, max_cuts="auto", random_starts: float = 0.25,
-                              max_moves: int | None = None, deadline=None, verbose=False) -> SearchResult:
+                              max_moves: int | None = None, time_limit=None, verbose=False) -> SearchResult:
     """Best tree over ``n_restarts`` local searches (see the module docstring); ``verbose``: a live line (moves
     accepted, restart batches done, seconds left) refreshed every 1-2 s."""
     D = check_depth(max_depth, MAX_DEPTH, "the prescriptive heuristics' heap arrays")
     alpha = check_alpha(alpha)
+    budget = Budget(time_limit)
     if isinstance(n_restarts, bool) or not isinstance(n_restarts, (int, np.integer)) or n_restarts < 1:
         raise InputError(f"n_restarts={n_restarts!r} is not valid: expected an integer >= 1")
     X, orderT, featok = kernel_arrays(prob)
@@ -141,14 +143,14 @@ def local_search_prescriptive(prob: PrescriptiveProblem, max_depth: int, alpha: 
     cold = is_cold(K.run_restarts)
     if cold:
         announce_compile("prescriptive", K.run_restarts, "about a minute on 2 cores; counted in the time limit")
-    left = None if deadline is None else deadline.remaining()
+    left = budget.remaining()
     with ProgressLine("prescriptive local search", enabled=bool(verbose), time_limit=left) as line:
         line.update(restarts=len(seeds), moves=0)
-        outs = _run_stoppable(tasks, jobs, deadline, stop,
+        outs = _run_stoppable(tasks, jobs, budget, stop,
                               on_poll=(lambda: line.update(moves=int(counters[:, 0].sum()))) if verbose else None,
                               compiling=(lambda: is_cold(K.run_restarts)) if cold else None)
         line.update(moves=int(counters[:, 0].sum()))
-    if outs is ABANDONED:   # still compiling at the deadline / Ctrl-C: the root leaf (see opttrees.jit.run_threads)
+    if outs is ABANDONED:   # still compiling at the time limit / Ctrl-C: the root leaf (see opttrees.jit.run_threads)
         warn_still_compiling("prescriptive", "the root leaf", stacklevel=3)
         ntype = np.zeros(T, np.int8)
         ntype[0] = K.LEAF
@@ -171,10 +173,11 @@ def local_search_prescriptive(prob: PrescriptiveProblem, max_depth: int, alpha: 
 
 
 def improve_tree(prob: PrescriptiveProblem, tree: Tree, max_depth: int, alpha: float = 0.0, random_state=None,
-                 max_cuts="auto", max_moves: int | None = None, deadline=None) -> Tree:
+                 max_cuts="auto", max_moves: int | None = None, time_limit=None) -> Tree:
     """The local search from a given start tree (e.g. the greedy tree or a DP tree on quantile thresholds)."""
     D = check_depth(max_depth, MAX_DEPTH, "the prescriptive heuristics' heap arrays")
     alpha = check_alpha(alpha)
+    budget = Budget(time_limit)
     X, orderT, featok = kernel_arrays(prob)
     ntype, feat, thr = tree_to_heap(tree, D)
     seed = int(_seeds(random_state, 1)[0])
@@ -186,5 +189,5 @@ def improve_tree(prob: PrescriptiveProblem, tree: Tree, max_depth: int, alpha: f
                          prob.fp(), alpha * prob.baseline, 1e-9 * prob.baseline, D, _max_cuts(prob, max_cuts), mm,
                          prob.p_lin, stop)
 
-    _run_stoppable([run], 1, deadline, stop)
+    _run_stoppable([run], 1, budget, stop)
     return heap_to_tree(prob, ntype, feat, thr)

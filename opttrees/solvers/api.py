@@ -84,6 +84,7 @@ def _solve(formulation, solver, time_limit, mip_gap, threads, seed, warm_start, 
     check_param("bound_row", bound_row, [_BOOL], owner="solve()")
     if time_limit is not None and math.isinf(time_limit):
         time_limit = None
+    budget = Budget(time_limit)   # from now: the whole solve, hand-off included (a given Budget: what it had left)
     bound = _resolve_bound(formulation, objective_bound)
     # a formulation built onto a caller's block solves the whole model it lives in (objective, side rows)
     model = (formulation if isinstance(formulation, pyo.Block) else formulation.model).model()
@@ -92,7 +93,7 @@ def _solve(formulation, solver, time_limit, mip_gap, threads, seed, warm_start, 
     stop_at_bound = [] if bound is None else [lambda inc: bound.meets(inc.primal)]
     opts = SolveOptions(time_limit=time_limit, mip_gap=float(mip_gap), threads=int(threads), seed=int(seed),
                         verbose=int(verbose), callbacks=list(callbacks or []) + stop_at_bound,
-                        deadline=None if time_limit is None else t0 + float(time_limit))
+                        budget=budget)
     start_obj = None
     fixed = fixed_vars(model)   # the user's Var.fix(): kept as columns with lo = hi = value
     if warm_start is not None:

@@ -5,7 +5,7 @@ import math
 import time
 from dataclasses import dataclass, field
 
-from ..interrupt import STOP
+from ..interrupt import STOP, Budget
 from ..progress import ProgressLine, fmt
 from .result import Incumbent, relative_gap
 
@@ -23,13 +23,13 @@ class SolveOptions:
     seed: int = 0
     verbose: int = 0                      # 0 silent, 1 opttrees progress lines, 2 also the solver log
     callbacks: list = field(default_factory=list)  # fn(Incumbent) -> True to stop
-    deadline: float | None = None         # absolute time.perf_counter() by which the solve must return
+    budget: Budget = field(default_factory=lambda: Budget(None))   # the whole solve, hand-off included
 
     def remaining(self) -> float | None:
-        """Seconds left before the deadline (the whole solve, hand-off included), or None without a limit."""
-        if self.deadline is None:
+        """Seconds left in the budget (may be <= 0: the hand-off polls it to give up), or None without a limit."""
+        if self.budget.time_limit is None:
             return None
-        return self.deadline - time.perf_counter()
+        return self.budget.time_limit - self.budget.elapsed()
 
 
 #: a dual bound that moved by more than this (relative) enters the trace even without a new incumbent

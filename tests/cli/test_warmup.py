@@ -118,7 +118,7 @@ GREEDY = textwrap.dedent("""
     from opttrees import OptimalTreeRegressor
     from opttrees.data import prepare
     from opttrees.heuristics import greedy_tree
-    from opttrees.interrupt import Deadline, stop_on_sigint
+    from opttrees.interrupt import Budget, stop_on_sigint
     rng = np.random.default_rng(0)
     X = rng.normal(size=(2000, 6)); y = X[:, 0] + X[:, 1] ** 2
     which, tl = sys.argv[1], float(sys.argv[2])
@@ -128,7 +128,7 @@ GREEDY = textwrap.dedent("""
         if which == "regressor":
             tree = OptimalTreeRegressor(max_depth=3, method="greedy", time_limit=tl).fit(X, y).tree_
         else:   # classification, called directly (forests, start trees): CART is the fallback
-            tree = greedy_tree(prepare(X, (y > 0.5).astype(int), task="classification"), 3, deadline=Deadline(tl))
+            tree = greedy_tree(prepare(X, (y > 0.5).astype(int), task="classification"), 3, time_limit=Budget(tl))
     print(f"fit {time.perf_counter() - t:.2f} nodes {tree.n_nodes}", flush=True)
 """)
 

@@ -46,3 +46,29 @@ def test_solve_takes_a_budget():
     form = OCT(prepare(X, y), 1)
     res = solve(form, time_limit=Budget(30.0))
     assert res.proven_optimal and res.objective == pytest.approx(0.0)
+
+
+def test_every_heuristic_takes_time_limit_as_seconds_or_a_budget():
+    """One name for the time argument across the layers: the heuristics take ``time_limit=`` like the DP and
+    ``solve``; a spent Budget stops them at once with a valid tree (at least one restart always runs)."""
+    from opttrees.data import prepare
+    from opttrees.heuristics import greedy_tree, local_search
+    from opttrees.heuristics.local_search import improve_tree
+    from opttrees.heuristics.tuning import tune
+
+    rng = np.random.default_rng(2)
+    X = np.round(rng.normal(size=(3000, 8)), 2)
+    y = (X[:, 0] + 0.5 * X[:, 1] * X[:, 2] > 0).astype(int)
+    data = prepare(X, y)
+    spent = Budget(0.01)
+    time.sleep(0.05)
+    for limit in (30.0, Budget(30.0), spent):
+        g = greedy_tree(data, 2, time_limit=limit)
+        res = local_search(data, 3, 0.0, n_restarts=400, random_state=0, time_limit=limit, return_all=True)
+        assert res.stopped == (limit is spent) and 1 <= res.n_done and (res.n_done == 400) == (limit is not spent)
+        assert res.objective <= 1.0 and g.predict(X).shape == (3000,)
+        assert improve_tree(data, g, 2, time_limit=limit).predict(X).shape == (3000,)
+        out = tune(data, X, y, max_depth=3, n_restarts=4, random_state=0, time_limit=limit)
+        assert len(out.table) == (1 if limit is spent else 3)
+    with pytest.raises(TypeError):
+        local_search(data, 2, deadline=Budget(1.0))   # the old keyword is gone, not silently ignored

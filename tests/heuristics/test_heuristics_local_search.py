@@ -204,13 +204,13 @@ def test_bad_inputs_raise_clear_errors():
 def test_hyperplane_squared_loss_search_terminates():
     """A hyperplane move counts only if the re-routed tree is strictly better: this case used to cycle forever
     between two trees (points on the plane routed differently than the descent assumed)."""
-    from opttrees.interrupt import Deadline
+    from opttrees.interrupt import Budget
 
     rng = np.random.default_rng(1)
     X = rng.random((20, 2))
     y = np.where(X[:, 0] < 0.5, 1.0, 3.0) + np.where(X[:, 1] < 0.3, 0, 2) + rng.normal(0, 0.3, 20)
     d = prepare(X, y, task="regression")
-    res = local_search(d, 2, 0.01, 1, 20, "hyperplane", 0, loss="squared", return_all=True, deadline=Deadline(60.0))
+    res = local_search(d, 2, 0.01, 1, 20, "hyperplane", 0, loss="squared", return_all=True, time_limit=Budget(60.0))
     assert not res.stopped and res.n_done == 20
     for tree, value in zip(res.trees, res.objectives):
         assert value == pytest.approx(objective(tree, make_problem(d, "squared"), 0.01), abs=1e-9)

@@ -9,7 +9,7 @@ from opttrees import jit
 from opttrees.data import prepare
 from opttrees.heuristics.kernels import restarts
 from opttrees.heuristics.local_search import local_search
-from opttrees.interrupt import Deadline
+from opttrees.interrupt import Budget
 
 
 def test_verbose_local_search_prints_restarts_best_and_time_left(capsys):
@@ -17,7 +17,7 @@ def test_verbose_local_search_prints_restarts_best_and_time_left(capsys):
     data = prepare(X, y)
     quiet = local_search(data, 3, n_restarts=40, random_state=0, return_all=True)
     loud = local_search(data, 3, n_restarts=40, random_state=0, return_all=True, verbose=True,
-                        deadline=Deadline(600))
+                        time_limit=Budget(600))
     err = capsys.readouterr().err
     lines = [ln for ln in err.splitlines() if ln.startswith("[local search]")]
     assert lines, err
