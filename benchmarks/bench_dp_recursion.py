@@ -17,7 +17,7 @@ import time
 
 import numpy as np
 
-from opttrees.dp.prescriptive import solve_dp_prescriptive
+from opttrees.prescriptive.dp import solve_dp_prescriptive
 from opttrees.dp.spo import solve_dp_spo
 from opttrees.oracles import GridShortestPath
 from opttrees.prescriptive.data import prepare_prescriptive

@@ -37,10 +37,6 @@ ALLOWED = {
     ("opttrees.tree", "opttrees.viz"):
         "Tree.plot and Tree.to_html are thin delegators that import viz inside the method; viz reads a Tree "
         "through its public API and imports tree, so importing tree never loads viz or matplotlib",
-    ("opttrees.dp.prescriptive", "opttrees.prescriptive"):
-        "the prescriptive/policy DP reuses the prescriptive objective and heap decoding; prescriptive/ mixes a "
-        "search layer (objective, kernels, search) with its MIO (mio.py). One DP driver with a task protocol "
-        "(issue 29 item 3, the DP worker's) removes it",
 }
 
 

@@ -5,7 +5,7 @@ Why a kernel of its own rather than :mod:`opttrees.dp.engine`: the engine's leaf
 counts, a cost matrix, squared error) and its caches carry node budgets and path costs. Here a leaf's cost is a
 minimum over the *eligible* treatments (``n_treatment`` rows of the treatment in the leaf) of a per-treatment
 statistic, plus a prediction error for OPT, which is neither. The search is exactly the Python recursion
-(:class:`opttrees.dp.recursion.SubsetRecursion` with the task of :mod:`opttrees.dp.prescriptive`), so both give
+(:class:`opttrees.dp.recursion.SubsetRecursion` with the task of :mod:`opttrees.prescriptive.dp`), so both give
 the same optimum and, up to floating-point ties, the same tree::
 
     best(rows, d) = min( leaf(rows),  min_f  pen + best(rows with x_f = 0, d - 1) + best(rows with x_f = 1, d - 1) )

@@ -14,7 +14,7 @@ from functools import partial
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from ..dp.prescriptive import PRESCRIPTIVE_MAX_DEPTH, solve_dp_prescriptive
+from ..prescriptive.dp import PRESCRIPTIVE_MAX_DEPTH, solve_dp_prescriptive
 from ..errors import InputError
 from ..params import NONE, SHARED_RULES, Interval, Method, Needs, Options, Satisfies, methods
 from ..prescriptive import teacher as tch

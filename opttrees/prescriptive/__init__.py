@@ -4,7 +4,7 @@ Layers inside this package (imports point down): :mod:`.data` (validation of X, 
 :mod:`.objective` (the one objective, its scaling, leaf payloads), :mod:`._kernels` and :mod:`.search` (local
 search and greedy trees), :mod:`.teacher` (DM / IPW / DR scores with cross-fitted models), :mod:`.mio` (the OPT
 MIO on SCIP; imported on use, it needs Pyomo), :mod:`.synthetic` (the thesis's experiments 1-3). The exact
-dynamic program is :mod:`opttrees.dp.prescriptive`; the estimators are in
+dynamic program is :mod:`opttrees.prescriptive.dp`; the estimators are in
 :mod:`opttrees.estimators.prescriptive`.
 """
 from .data import PrescriptiveData, prepare_prescriptive

@@ -1,6 +1,6 @@
 """The prescriptive objective from per-(leaf, treatment) statistics, shared by every method.
 
-The local search (:mod:`opttrees.prescriptive.search`), the dynamic program (:mod:`opttrees.dp.prescriptive`),
+The local search (:mod:`opttrees.prescriptive.search`), the dynamic program (:mod:`opttrees.prescriptive.dp`),
 the MIO (:mod:`opttrees.prescriptive.mio`) and the estimators all score a tree with this module (the numba
 kernels evaluate the same formulas, :mod:`opttrees.prescriptive._kernels`), so ``mu``, ``alpha``,
 ``n_treatment`` and ``min_samples_leaf`` mean the same thing everywhere.

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from opttrees.dp import stats_kernels as SK
-from opttrees.dp.prescriptive import solve_dp_prescriptive
+from opttrees.prescriptive.dp import solve_dp_prescriptive
 from opttrees.interrupt import STOP
 from opttrees.prescriptive.data import prepare_prescriptive
 from opttrees.prescriptive.objective import KIND_OPT, KIND_POLICY, leaf_costs, make_problem, tree_objective

@@ -11,7 +11,7 @@ from sklearn.base import clone
 from sklearn.linear_model import Lasso
 from sklearn.neighbors import KNeighborsRegressor
 
-from opttrees.dp.prescriptive import solve_dp_prescriptive
+from opttrees.prescriptive.dp import solve_dp_prescriptive
 from opttrees.errors import InputError
 from opttrees.estimators.prescriptive import OptimalPrescriptiveTree, PolicyTree
 from opttrees.prescriptive import teacher as tch

@@ -34,13 +34,13 @@ from ..progress import ProgressLine
 from ..errors import InputError, VerificationError
 from ..interrupt import STOP, Budget, stop_on_sigint
 from ..jit import ABANDONED, announce_compile, is_cold, run_threads, warn_still_compiling
-from ..prescriptive.objective import (KIND_LINEAR, KIND_OPT, KIND_POLICY, PrescriptiveProblem, leaf_costs,
+from .objective import (KIND_LINEAR, KIND_OPT, KIND_POLICY, PrescriptiveProblem, leaf_costs,
                                       make_problem, tree_objective)
-from ..prescriptive.search import heap_to_tree
+from .search import heap_to_tree
 from ..solvers.result import Incumbent, finish
-from .common import _check_alpha, _check_int
-from . import stats_kernels as SK
-from .recursion import Node, SubsetRecursion
+from ..dp.common import _check_alpha, _check_int
+from ..dp import stats_kernels as SK
+from ..dp.recursion import Node, SubsetRecursion
 
 #: the search is exponential in depth beyond the depth-two solver; deeper trees are out of reach anyway
 PRESCRIPTIVE_MAX_DEPTH = 4
