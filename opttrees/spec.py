@@ -196,6 +196,9 @@ def only_with(entry, param: str) -> str | None:
     return " or ".join(conds) if conds else None
 
 
+_YAML_WORDS = {"True": "true", "False": "false", "None": "null"}
+
+
 def spec_words(message: str, mtype: str, registry=None) -> str:
     """An estimator's message in the words of a spec file.
 
@@ -212,7 +215,9 @@ def spec_words(message: str, mtype: str, registry=None) -> str:
     names = set(entry.defaults()) | set(entry.fixed)
     to_solver = {p: k for k, p in SOLVER_TO_PARAM.items()}
 
-    def value(v: str) -> str:
+    def value(v: str) -> str:   # Python's literals as a spec file writes them (YAML: true, false, null)
+        if v in _YAML_WORDS:
+            return _YAML_WORDS[v]
         return v[1:-1] if len(v) >= 2 and v[0] == v[-1] and v[0] in "'\"" else v
 
     def param(m) -> str:
@@ -617,8 +622,9 @@ def _check_method_rules(entry, mtype: str, params: dict, solver: dict, registry)
         except InputError as exc:
             raise SpecError(f"model: {words(str(exc))}") from None
     field = words(f"{need.param}=x").rsplit(": ", 1)[0]   # the default broke it: name the field to write
+    default = repr(effective.get(need.param))
     raise SpecError(f"model: {field}: required with {words(f'method={method.name!r}')} (the default "
-                    f"{effective.get(need.param)!r} is not valid): {words(need.why)}")
+                    f"{_YAML_WORDS.get(default, default)} is not valid): {words(need.why)}")
 
 
 def _check_constraints_field(value):

@@ -199,7 +199,7 @@ def test_method_rules_are_checked_when_the_spec_is_read(tmp_path, text, message)
 def test_a_default_the_method_rejects_names_the_field_to_write():
     """spot-dp searches a fixed depth and max_depth defaults to None (greedy grows until min_samples_leaf):
     the message says to write model.max_depth, not that the user wrote None."""
-    with pytest.raises(SpecError, match=r"^model: model.max_depth: required with type: spot-dp \(the default None "
+    with pytest.raises(SpecError, match=r"^model: model.max_depth: required with type: spot-dp \(the default null "
                                         r"is not valid\): expected an integer in \[0, 4\]"):
         parse_spec({"data": {"dataset": "iris"}, "model": {"type": "spot-dp"}}, catalog=quick_catalog())
 
