@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from ..errors import SolverError, VerificationError
+from ..solvers.api import prove_start
 from ..solvers.result import ObjectiveBound, SolveResult
 from ..tree import Tree
 from .fitcontrol import FitControl, run_dp
@@ -129,7 +130,9 @@ def run_mio(job: MIO, ctl: FitControl, who: str, verbose=False) -> MIOOutcome:
     plan = {**job.plan, "start": start.source if start is not None and job.hand_start else None,
             "bound": None if bound is None else bound.provenance}
     handed = start if job.hand_start else None
-    res = ctl.solve(form, None if handed is None else handed.tree, objective_bound=bound, **job.solver_options)
+    res = _proven_by_dp(ctl, form, handed, bound, dp_run, ctx)
+    if res is None:
+        res = ctl.solve(form, None if handed is None else handed.tree, objective_bound=bound, **job.solver_options)
     res.plan = plan
     if ctx is not None:
         ctx.infeasible(res)
@@ -139,6 +142,22 @@ def run_mio(job: MIO, ctl: FitControl, who: str, verbose=False) -> MIOOutcome:
         if tree is not None:
             return _compare(who, out, tree, handed, score)
     return _without_solution(who, ctl, job, out, start, ctx)
+
+
+def _proven_by_dp(ctl: FitControl, form, start: Start | None, bound, dp_run, ctx):
+    """The DP's own tree reaching the DP bound is optimal for the model: a result without a solver, or None.
+
+    Only for the DP's tree unchanged and no side constraints: that tree is feasible for the model by
+    construction (the DP searched the model's own split set), which :func:`~opttrees.solvers.api.prove_start`
+    leaves to its caller."""
+    if (form is None or bound is None or start is None or ctx is not None or start.source != "dp"
+            or dp_run is None or not dp_run.start_feasible or start.tree is not dp_run.tree):
+        return None
+    with ctl.stage("solve"):
+        res = prove_start(form, start.tree, bound)
+    if res is not None and "build" in ctl.timings:
+        res.timings["build"] = ctl.timings["build"]
+    return res
 
 
 def _repaired(ctx, start: Start | None, what: str) -> Start | None:

@@ -147,6 +147,36 @@ def _solve(formulation, solver, time_limit, mip_gap, threads, seed, warm_start, 
 _BOOL = Satisfies(lambda v: isinstance(v, (bool, np.bool_)), "True or False")
 
 
+def prove_start(formulation, tree, objective_bound: ObjectiveBound) -> SolveResult | None:
+    """``tree`` as a proven-optimal result of ``formulation`` when its re-verified objective reaches
+    ``objective_bound``, without handing the model to a solver; None when it falls short.
+
+    Why: a solver given such a start only stops at once, after a hand-off that costs more than the rest of the
+    fit on thousands of rows (5,000 rows, OCT depth 2: a 15 s hand-off after an 4 s DP). The caller vouches
+    that ``tree`` satisfies every row of the model (the DP's own tree over the formulation's split set, with no
+    side constraints added): this checks the bound against the model and re-verifies the tree by routing the
+    training data, as :func:`solve` does for a returned point, but does not evaluate the model's rows.
+    The result's solver is "none", its proof the bound's provenance; ``formulation.extract()`` decodes the tree.
+    """
+    t0 = time.perf_counter()
+    bound = _resolve_bound(formulation, objective_bound)
+    if bound is None:
+        return None
+    formulation.warm_start(tree)
+    verified, reason = bound.verify(formulation)
+    if verified is None or not bound.meets(verified):
+        return None
+    res = finish("none", "", "optimal", verified, None, time.perf_counter() - t0, 0, [])
+    settle_with_bound(res, bound, verified, reason)
+    if not res.proven_optimal:   # pragma: no cover - meets() above is the rule settle_with_bound applies
+        return None
+    res._note(f"the start tree reaches the {bound.provenance}: proven optimal without a solver (no hand-off)")
+    res.start_objective = verified
+    res.timings.update(total=res.runtime, compile=0.0)
+    formulation.last_result = res
+    return res
+
+
 def _resolve_bound(formulation, objective_bound) -> ObjectiveBound | None:
     """The checked external bound of this solve, or None."""
     if objective_bound is None:
