@@ -126,22 +126,25 @@ def test_fit_rejects_every_invalid_probe_naming_the_parameter(cls, monkeypatch):
 
 @pytest.mark.parametrize("model_type", sorted(models()))
 def test_spec_accepts_exactly_what_fit_accepts(model_type):
-    """parse_spec (no data loaded) and the estimator's fit-time check agree on every probe of every field."""
+    """parse_spec (no data loaded) and the estimator's fit-time checks (the parameter rules, then the method's)
+    agree on every probe of every field."""
     from opttrees.spec import SOLVER_TO_PARAM, parse_spec, solver_keys
     entry = models()[model_type]
     to_key = {p: k for k, p in SOLVER_TO_PARAM.items()}
     takes = solver_keys(entry)
+    base = {"max_depth": 2} if model_type in ("spot-dp", "spot-mio") else {}   # a fixed-depth method needs one
     for name in entry.parameter_rules():
         if name == "decision_problem" or (name in to_key and to_key[name] not in takes):
             continue   # a solver field of a model without a solver is an error whatever its value (test_spec_runs)
         for value in PROBES:
             section = "solver" if name in to_key else "model"
             key = to_key.get(name, name)
-            raw = {"data": {"dataset": "iris"}, "model": {"type": model_type}, "solver": {}}
+            raw = {"data": {"dataset": "iris"}, "model": {"type": model_type, **base}, "solver": {}}
             raw[section][key] = value
-            est = entry.make(**{name: value})
+            est = entry.make(**{**base, name: value})
             try:
                 est._check_params()
+                est._check_method()
                 fit_ok = True
             except InputError:
                 fit_ok = False
@@ -151,7 +154,8 @@ def test_spec_accepts_exactly_what_fit_accepts(model_type):
             except SpecError as exc:
                 if "does not apply to model type" in str(exc):
                     break   # not a setting of this type: any value is an error (tests/cli/test_spec_messages.py)
-                assert str(exc).startswith(f"{section}.{key}: expected "), str(exc)
+                # a value its rules reject, or one the model type's method cannot take
+                assert str(exc).startswith((f"{section}.{key}: expected ", "model: ")), str(exc)
                 spec_ok = False
             assert spec_ok == fit_ok, (model_type, name, value)
 
