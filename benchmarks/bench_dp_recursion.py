@@ -10,7 +10,12 @@ two checkouts, run it once per checkout, e.g. against a ``git worktree`` of the 
     PYTHONPATH=/path/to/other/checkout python benchmarks/bench_dp_recursion.py
     python benchmarks/bench_dp_recursion.py
 
-``--quick`` skips the largest cases.
+``--quick`` skips the largest cases. ``--spo`` runs only the SPO DP: both engines in the same process on the
+cases above and on ``bench_dp.py --spo``'s problem (shortest path n = 1000, 4x4 grid, min leaf 20, alpha 1e-4,
+depths 2 and 3, 5 / 10 / 20 quantile thresholds): ``_engine="python"`` (the recursion down to depth one, one
+oracle call per subproblem; also run with BLAS held to one thread, to separate that effect) against the default
+(the depth-two solver), checking that the objectives agree; ``--spo-old-once`` times the Python engine once
+instead of best of 3 (its depth-3, 20-threshold case takes minutes).
 """
 import sys
 import time
@@ -44,19 +49,43 @@ def best_of(f, k=3):
     return min(ts), res
 
 
+def spo_cases(X, C, prob, old_k=3):
+    """SPO DP: the reference engine (``_engine="python"``, as is and with BLAS on one thread) against the default."""
+    from threadpoolctl import threadpool_limits
+
+    from opttrees.datasets.spo import shortest_path_data
+    from opttrees.estimators.spot_mio import round_features
+
+    D = shortest_path_data(1000, deg=6, noise=0.5, p=5, grid=(4, 4), n_test=0, seed=0)
+    Xr = round_features(D.X, 3)                  # what bench_dp.py --spo's DP sees
+    cases = {"spo d2 (400 rows, 3x3 grid)": (X, C, prob, dict(max_depth=2)),
+             "spo d3 (400 rows, 6 thresholds)": (X, C, prob, dict(max_depth=3, n_thresholds=6))}
+    for d in (2, 3):
+        for q in (5, 10, 20):
+            cases[f"spo sp1000 d{d} {q} thresholds"] = (Xr, D.C, D.problem, dict(max_depth=d, n_thresholds=q,
+                                                                                  min_samples_leaf=20, alpha=1e-4))
+    print(f"{'case':36s} {'python':>9s} {'py 1 BLAS':>9s} {'pairs':>8s} {'speed-up':>8s}  objective (all)  "
+          f"oracle rows python / pairs")
+    for name, (Xc, Cc, pr, kw) in cases.items():
+        tp, rp = best_of(lambda: solve_dp_spo(Xc, Cc, pr, _engine="python", **kw), old_k)
+        with threadpool_limits(1, user_api="blas"):
+            t1, r1 = best_of(lambda: solve_dp_spo(Xc, Cc, pr, _engine="python", **kw), old_k)
+        tn, rn = best_of(lambda: solve_dp_spo(Xc, Cc, pr, **kw))
+        same = "same" if max(abs(rp.objective - rn.objective), abs(r1.objective - rn.objective)) <= 1e-9 else \
+            f"DIFFERENT ({rp.objective:.12g}, {r1.objective:.12g})"
+        print(f"{name:36s} {tp:8.3f}s {t1:8.3f}s {tn:7.3f}s {tp / tn:7.1f}x  {rn.objective:.9f} {same}  "
+              f"{rp.timings['oracle_rows']} / {rn.timings['oracle_rows']}", flush=True)
+
+
 def main(quick=False):
     rng = np.random.default_rng(0)
     prob = GridShortestPath(3, 3)
     X = rng.normal(size=(400, 5))
     B = rng.normal(size=(5, prob.n_decisions))
     C = np.exp(X @ B / 3) + rng.random((400, prob.n_decisions))
-    spo = {
-        "spo d2 (400 rows, 3x3 grid)": lambda: solve_dp_spo(X, C, prob, max_depth=2),
-        "spo d3": lambda: solve_dp_spo(X, C, prob, max_depth=3, n_thresholds=6),
-    }
-    for name, f in spo.items():
-        t, res = best_of(f)
-        print(f"{name:44s} {t:8.3f} s  objective {res.objective:.9f}  {res.status}")
+    spo_cases(X, C, prob, old_k=1 if "--spo-old-once" in sys.argv else 3)
+    if "--spo" in sys.argv:
+        return
 
     # the 1,000-row problems as the first version of this script drew them (same stream of ``rng``)
     Xp = np.round(rng.normal(size=(1000, 5)), 2)

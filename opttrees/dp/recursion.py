@@ -45,7 +45,9 @@ class SubsetRecursion:
     """Memoised best trees over row subsets of the 0/1 matrix ``Xb`` (1 goes right).
 
     ``node(rows, d) -> Node`` is the task; ``pen`` the cost per split; ``min_leaf`` rows per side;
-    ``on_subproblem(count)`` is called for every new subproblem (progress)."""
+    ``on_subproblem(count)`` is called for every new subproblem (progress). While ``node`` runs, ``path`` holds
+    the splits that led to its rows from the root, as (column, side) with side 1 for x = 1: one description
+    of the rows (the cache is by rows, so another path may lead to the same ones)."""
 
     def __init__(self, Xb: np.ndarray, node: Callable[[np.ndarray, int], Node], pen: float, min_leaf: int,
                  deadline: Budget, on_subproblem: Callable[[int], None] | None = None):
@@ -56,6 +58,7 @@ class SubsetRecursion:
         self.deadline = deadline
         self.on_subproblem = on_subproblem
         self.cache: dict = {}
+        self.path: list[tuple[int, int]] = []
         self.counters = {"subproblems": 0, "cache_hits": 0}
 
     def best(self, rows: np.ndarray, d: int) -> tuple:
@@ -93,13 +96,20 @@ class SubsetRecursion:
                 c = self.pen + float(info.one[f])
             else:
                 go = self.right[rows, f]
-                c = self.pen + self.best(rows[~go], d - 1)[0]
+                c = self.pen + self._child(rows[~go], d - 1, int(f), 0)
                 if c >= sol[0]:
                     continue
-                c += self.best(rows[go], d - 1)[0]
+                c += self._child(rows[go], d - 1, int(f), 1)
             if c < sol[0]:
                 sol = (float(c), int(f))
         return sol
+
+    def _child(self, rows: np.ndarray, d: int, f: int, side: int) -> float:
+        self.path.append((f, side))
+        try:
+            return self.best(rows, d)[0]
+        finally:
+            self.path.pop()
 
     def build(self, rows: np.ndarray, d: int, heap: np.ndarray, pos: int = 0) -> None:
         """Write the best tree's columns into ``heap`` (children of slot u at 2u+1, 2u+2; -1 leaf)."""
@@ -107,8 +117,12 @@ class SubsetRecursion:
         heap[pos] = f
         if f >= 0:
             go = self.right[rows, f]
-            self.build(rows[~go], d - 1, heap, 2 * pos + 1)
-            self.build(rows[go], d - 1, heap, 2 * pos + 2)
+            for side, child in ((0, rows[~go]), (1, rows[go])):
+                self.path.append((int(f), side))
+                try:
+                    self.build(child, d - 1, heap, 2 * pos + 1 + side)
+                finally:
+                    self.path.pop()
 
     def deepen(self, max_depth: int, on_depth: Callable[[int, float], None] | None = None):
         """Iterative deepening from the root: each finished depth's tree is an anytime incumbent.

@@ -45,16 +45,20 @@ def tiny(seed, n=14, p=2, grid=(2, 3)):
 
 
 # --- moved here from tests/dp/test_dp_spo.py ---
-def brute_spo(Xb, C, prob, depth, alpha, norm):
-    """Minimum over every tree on binary columns (0 left) of total regret / norm + alpha * splits."""
+def brute_spo(Xb, C, prob, depth, alpha, norm, min_leaf=1, w=None):
+    """Minimum over every tree on binary columns (0 left) of total (weighted) regret / norm + alpha * splits,
+    with at least ``min_leaf`` rows in every leaf (inf when even the root has fewer)."""
     Cm = prob.sign * C
     _, z = prob._solve_min(Cm)
+    w = np.ones(len(C)) if w is None else np.asarray(w, dtype=np.float64)
 
     def leaf(rows):
+        if len(rows) < min_leaf:
+            return np.inf
         if not len(rows):
             return 0.0
-        W, _ = prob._solve_min(Cm[rows].sum(axis=0, keepdims=True))
-        return float((Cm[rows] @ W[0] - z[rows]).sum())
+        W, _ = prob._solve_min((w[rows] @ Cm[rows])[None, :])
+        return float(w[rows] @ (Cm[rows] @ W[0] - z[rows]))
 
     def best(rows, d):
         v = leaf(rows)
@@ -62,7 +66,7 @@ def brute_spo(Xb, C, prob, depth, alpha, norm):
             return v
         for f in range(Xb.shape[1]):
             go = Xb[rows, f] == 1
-            if go.all() or not go.any():
+            if go.sum() < min_leaf or (~go).sum() < min_leaf:
                 continue
             v = min(v, alpha * norm + best(rows[~go], d - 1) + best(rows[go], d - 1))
         return v
