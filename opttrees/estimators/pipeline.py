@@ -9,6 +9,7 @@ a registry line and an ``MIO(...)`` (docs/architecture.md, "Adding an MIO model"
 """
 from __future__ import annotations
 
+import sys
 import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
@@ -131,6 +132,9 @@ def run_mio(job: MIO, ctl: FitControl, who: str, verbose=False) -> MIOOutcome:
             "bound": None if bound is None else bound.provenance}
     handed = start if job.hand_start else None
     res = _proven_by_dp(ctl, form, handed, bound, dp_run, ctx)
+    if res is not None and verbose:
+        print(f"[{who}] the DP's tree reaches the {bound.provenance}: proven optimal without a solver (no hand-off)",
+              file=sys.stderr, flush=True)
     if res is None:
         res = ctl.solve(form, None if handed is None else handed.tree, objective_bound=bound, **job.solver_options)
     res.plan = plan

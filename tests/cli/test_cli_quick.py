@@ -32,7 +32,8 @@ def test_help_and_version_import_no_heavy_module():
 
 def test_quiet_solve_prints_no_solver_banner(tmp_path):
     spec = tmp_path / "s.yaml"
-    spec.write_text("data: {dataset: iris}\nmodel: {type: oct, max_depth: 1}\nsolver: {name: highs, time_limit: 30}\n"
+    spec.write_text("data: {dataset: iris}\nmodel: {type: oct, max_depth: 1, warm_start: greedy, dp_bound: false}\n"
+                    "solver: {name: highs, time_limit: 30}\n"
                     f"output: {tmp_path / 'o'}\n")
     r = run("solve", spec, "-q")
     assert r.returncode == 0, r.stderr

@@ -38,6 +38,9 @@ def test_dp_prints_depth_subproblems_best_and_bound(capsys):
 
 def test_mio_with_auto_dp_prints_the_dp_and_the_solver(capsys):
     OptimalTreeClassifier(max_depth=2, time_limit=60, verbose=True).fit(X, Y)
+    err = capsys.readouterr().err   # the DP's tree reaches its bound: proven, and the line says no solver ran
+    assert "[dynamic program]" in err and "proven optimal without a solver" in err and "[highs]" not in err
+    OptimalTreeClassifier(max_depth=2, time_limit=60, verbose=True, dp_bound=False).fit(X, Y)
     err = capsys.readouterr().err
     assert "[dynamic program]" in err and "[highs]" in err
 

@@ -311,7 +311,8 @@ def highs_benders():
 
     ds = load("balance-scale")
     X, y = ds.X[:150], ds.y[:150]
-    clf = BendersOCTClassifier(max_depth=2, solver="highs", time_limit=2).fit(X, y)
+    # the greedy start, no DP bound: the cut loop runs (the DP's tree would be proven without a solver)
+    clf = BendersOCTClassifier(max_depth=2, solver="highs", time_limit=2, warm_start="greedy", dp_bound=False).fit(X, y)
     return clf, X, y
 
 
