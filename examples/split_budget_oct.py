@@ -17,7 +17,7 @@ import numpy as np
 import pyomo.environ as pyo
 
 from opttrees.data import prepare
-from opttrees.estimators.base import OptTreesEstimator, SolverMixin
+from opttrees.estimators.base import OptTreesEstimator, SolverMixin, store_params
 from opttrees.estimators.fitcontrol import controlled_fit
 from opttrees.estimators.pipeline import MIO, Start
 from opttrees.formulations.oct import OCT
@@ -55,16 +55,7 @@ class SplitBudgetTreeClassifier(SolverMixin, OptTreesEstimator):
 
     def __init__(self, *, max_depth=2, min_samples_leaf=1, alpha=0.0, max_splits=2, solver="auto", time_limit=60,
                  mip_gap=1e-6, threads=1, random_state=0, verbose=False):
-        self.max_depth = max_depth
-        self.min_samples_leaf = min_samples_leaf
-        self.alpha = alpha
-        self.max_splits = max_splits
-        self.solver = solver
-        self.time_limit = time_limit
-        self.mip_gap = mip_gap
-        self.threads = threads
-        self.random_state = random_state
-        self.verbose = verbose
+        store_params(self, locals())
 
     def fit(self, X, y):
         self._check_params()

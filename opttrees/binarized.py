@@ -19,7 +19,7 @@ from functools import partial
 
 import numpy as np
 
-from .data import PreparedData, check_sample_weight
+from .data import PreparedData, ShapeOf, check_sample_weight
 from .encoding import Binarizer, IntegerEncoder
 from .errors import InputError
 
@@ -68,6 +68,9 @@ class BinarizedData:
     like that split. Build with :meth:`from_prepared` (estimators) or :meth:`from_binary` (tests, research).
     """
 
+    n = ShapeOf("Z", 0)
+    n_columns = ShapeOf("Z", 1)
+
     def __init__(self, Z, y, n_classes: int | None = None, sample_weight=None, X=None, classes=None,
                  feature_names=None, split_of_col=None, col_of_split=None):
         self.Z = _as_binary(Z)
@@ -94,14 +97,6 @@ class BinarizedData:
         return cls(binarizer.transform(data.X), data.y, data.n_classes, data.sample_weight, X=data.X,
                    classes=data.codec.classes, feature_names=data.feature_names,
                    split_of_col=binarizer.decode, col_of_split=partial(binarizer.encode_split, X=data.X))
-
-    @property
-    def n(self) -> int:
-        return self.Z.shape[0]
-
-    @property
-    def n_columns(self) -> int:
-        return self.Z.shape[1]
 
     def split_of_col(self, c: int) -> tuple[int, float]:
         j, t = self._split_of_col(int(c))

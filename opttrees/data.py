@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
+from typing import overload
 
 import numpy as np
 import pandas as pd
@@ -255,19 +256,30 @@ def split_between(lo: float, hi: float) -> float:
     return float(t) if lo < t <= hi else float(hi)
 
 
+class ShapeOf:
+    """A read-only ``int`` attribute: the size of the instance's array attribute ``array`` along ``axis``. The
+    data classes' ``n``, ``p`` and ``n_columns`` are each one such line (``n = ShapeOf("X", 0)``), which says
+    which array it measures, rather than a four-line property each."""
+
+    def __init__(self, array: str, axis: int):
+        self.array, self.axis = array, axis
+
+    @overload
+    def __get__(self, obj: None, owner: type | None = None) -> ShapeOf: ...
+    @overload
+    def __get__(self, obj: object, owner: type | None = None) -> int: ...
+
+    def __get__(self, obj, owner=None):
+        return self if obj is None else getattr(obj, self.array).shape[self.axis]
+
+
 class RankedFeatures:
     """``n``, ``p``, ``ranks`` and ``splittable`` for a data class with an ``X`` of original units (prepared and
     prescriptive data): what every axis-parallel MIO routes on."""
 
     X: np.ndarray
-
-    @property
-    def n(self) -> int:
-        return self.X.shape[0]
-
-    @property
-    def p(self) -> int:
-        return self.X.shape[1]
+    n = ShapeOf("X", 0)
+    p = ShapeOf("X", 1)
 
     @property
     def ranks(self) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:

@@ -7,6 +7,7 @@ checked, and ``opttrees models --params`` is listed, from the declarations the e
 from __future__ import annotations
 
 import inspect
+from functools import partial
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -67,6 +68,11 @@ def _register_builtin() -> None:
     from .estimators import (BendersOCTClassifier, FlowOCTClassifier, OptimalPrescriptiveTree, OptimalTreeClassifier,
                              OptimalTreeCV, OptimalTreeRegressor, PolicyTree, RobustTreeClassifier, SPOForest, SPOTree)
 
+    # one score a family (register_model's default, accuracy, for the classifiers): what the spec reports
+    regression = partial(register_model, metric="r2")
+    spo = partial(register_model, metric="normalised_spo_loss")
+    prescriptive = partial(register_model, metric="policy_value")
+
     register_model("oct", OptimalTreeClassifier, "Bertsimas–Dunn OCT / OCT-H MIO (split_type: parallel | "
                    "hyperplane)", method="mio")
     register_model("cart", OptimalTreeClassifier, "greedy CART tree pruned with alpha (no solver)",
@@ -75,43 +81,37 @@ def _register_builtin() -> None:
                    method="local-search")
     register_model("oct-dp", OptimalTreeClassifier, "optimal classification tree over binarised features by dynamic "
                    "programming (STreeD; no solver)", method="dp")
-    register_model("ort", OptimalTreeRegressor, "ORT / ORT-H regression tree by local search (or greedy, dp, mio)",
-                   metric="r2")
-    register_model("ort-linear", OptimalTreeRegressor, "ORT-L / ORT-LH: lasso (linear) leaves by local search, or "
-                   "the ORT-L MIO with method: mio (absolute loss: HiGHS or SCIP; squared: SCIP)", metric="r2",
-                   leaf_model="linear")
-    register_model("ort-mio", OptimalTreeRegressor, "ORT / ORT-H MIO (4.8), warm-started by the local search "
-                   "(absolute loss: HiGHS or SCIP; squared: SCIP)", metric="r2", method="mio")
-    register_model("ort-dp", OptimalTreeRegressor, "optimal regression tree (squared loss) over binarised features by "
-                   "dynamic programming (STreeD)", metric="r2", method="dp")
+    regression("ort", OptimalTreeRegressor, "ORT / ORT-H regression tree by local search (or greedy, dp, mio)")
+    regression("ort-linear", OptimalTreeRegressor, "ORT-L / ORT-LH: lasso (linear) leaves by local search, or the "
+               "ORT-L MIO with method: mio (absolute loss: HiGHS or SCIP; squared: SCIP)", leaf_model="linear")
+    regression("ort-mio", OptimalTreeRegressor, "ORT / ORT-H MIO (4.8), warm-started by the local search "
+               "(absolute loss: HiGHS or SCIP; squared: SCIP)", method="mio")
+    regression("ort-dp", OptimalTreeRegressor, "optimal regression tree (squared loss) over binarised features by "
+               "dynamic programming (STreeD)", method="dp")
     register_model("oct-cv", OptimalTreeCV, "OCT tuned by the thesis protocol (depth grid, alpha by batch pruning, "
                    "validation split, refit)", task="classification")
-    register_model("ort-cv", OptimalTreeCV, "ORT tuned by the thesis protocol (as oct-cv; loss squared or absolute)",
-                   metric="r2", task="regression")
+    regression("ort-cv", OptimalTreeCV, "ORT tuned by the thesis protocol (as oct-cv; loss squared or absolute)",
+               task="regression")
     register_model("flow-oct", FlowOCTClassifier, "FlowOCT: strong max-flow MIO on binarised features")
     register_model("benders-oct", BendersOCTClassifier, "BendersOCT: FlowOCT master with lazy min-cut cuts")
     register_model("robust-oct", RobustTreeClassifier,
                    "RobustOCT: robust to feature shifts, calibrated by rho and lam (cut generation)")
     # SPO models: the data's targets are the cost columns (one per decision), e.g.
     # model: {type: spot, decision_problem: {type: shortest_path}, max_depth: 3}
-    register_model("spot", SPOTree, "greedy SPO tree (SPOT), pruned on validation if given",
-                   metric="normalised_spo_loss", method="greedy")
-    register_model("spot-mio", SPOTree, "SPOT MILP warm-started by greedy SPOT (time-limited improver)",
-                   metric="normalised_spo_loss", method="mio")
-    register_model("spot-dp", SPOTree, "exact SPOT-objective tree over binarised features by dynamic programming",
-                   metric="normalised_spo_loss", method="dp")
-    register_model("spo-forest", SPOForest, "SPO forest: bagged greedy SPO trees, mean-cost aggregation",
-                   metric="normalised_spo_loss")
+    spo("spot", SPOTree, "greedy SPO tree (SPOT), pruned on validation if given", method="greedy")
+    spo("spot-mio", SPOTree, "SPOT MILP warm-started by greedy SPOT (time-limited improver)", method="mio")
+    spo("spot-dp", SPOTree, "exact SPOT-objective tree over binarised features by dynamic programming", method="dp")
+    spo("spo-forest", SPOForest, "SPO forest: bagged greedy SPO trees, mean-cost aggregation")
     # prescriptive models: the target is two columns, e.g. data: {csv: trial.csv, target: [treatment, outcome]}
-    register_model("opt", OptimalPrescriptiveTree, "Optimal Prescriptive Tree OPT(mu) by Dunn's local search "
-                   "(counterfactuals: constant, or linear for OPT-L)", metric="policy_value", method="local-search")
-    register_model("opt-dp", OptimalPrescriptiveTree, "OPT(mu), constant counterfactuals, exact over binarised "
-                   "features by dynamic programming", metric="policy_value", method="dp")
-    register_model("opt-mio", OptimalPrescriptiveTree, "OPT(mu) MIO on SCIP warm-started by the local search (tiny "
-                   "data)", metric="policy_value", method="mio")
-    register_model("pt", OptimalPrescriptiveTree, "Kallus's personalisation tree: greedy OPT with mu = 1",
-                   metric="policy_value", method="greedy", mu=1.0)
-    register_model("policy-tree", PolicyTree, "policy tree from DM/IPW/DR teacher scores (cross-fitted), exact by DP",
-                   metric="policy_value", method="dp")
-    register_model("policy-tree-local-search", PolicyTree, "policy tree from teacher scores by local search",
-                   metric="policy_value", method="local-search")
+    prescriptive("opt", OptimalPrescriptiveTree, "Optimal Prescriptive Tree OPT(mu) by Dunn's local search "
+                 "(counterfactuals: constant, or linear for OPT-L)", method="local-search")
+    prescriptive("opt-dp", OptimalPrescriptiveTree, "OPT(mu), constant counterfactuals, exact over binarised "
+                 "features by dynamic programming", method="dp")
+    prescriptive("opt-mio", OptimalPrescriptiveTree, "OPT(mu) MIO on SCIP warm-started by the local search (tiny "
+                 "data)", method="mio")
+    prescriptive("pt", OptimalPrescriptiveTree, "Kallus's personalisation tree: greedy OPT with mu = 1",
+                 method="greedy", mu=1.0)
+    prescriptive("policy-tree", PolicyTree, "policy tree from DM/IPW/DR teacher scores (cross-fitted), exact by DP",
+                 method="dp")
+    prescriptive("policy-tree-local-search", PolicyTree, "policy tree from teacher scores by local search",
+                 method="local-search")

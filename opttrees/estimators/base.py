@@ -13,10 +13,11 @@ validation splits, and the solver's seed is derived from it. Every estimator wit
 fresh seed each fit, as in scikit-learn).
 
 To add an estimator: derive from :class:`OptTreesEstimator` (and :class:`SolverMixin` if it solves a MIO),
-make ``__init__`` keyword-only and store the parameters unchanged (``random_state=DEFAULT_RANDOM_STATE`` if it
-has randomness), declare the rules of the parameters :data:`~opttrees.params.SHARED_RULES` does not cover, and
-call ``self._check_params()`` first in ``fit``; ``tests/estimators/test_params.py`` checks that every parameter has a rule
-and ``tests/cli/test_spec_runs.py`` that every seed defaults to 0.
+make ``__init__`` keyword-only and store the parameters unchanged with ``store_params(self, locals())``
+(``random_state=DEFAULT_RANDOM_STATE`` if it has randomness), declare the rules of the parameters
+:data:`~opttrees.params.SHARED_RULES` does not cover, and call ``self._check_params()`` first in ``fit``;
+``tests/estimators/test_params.py`` checks that every parameter has a rule and ``tests/cli/test_spec_runs.py``
+that every seed defaults to 0.
 """
 from __future__ import annotations
 
@@ -32,6 +33,16 @@ DEFAULT_RANDOM_STATE = 0
 #: the solver settings every MIO estimator takes (the spec's ``solver:`` section sets them); ``random_state``
 #: is a shared rule of every estimator (a model setting in specs), the solver's seed comes from it
 SOLVER_RULES = {name: SHARED_RULES[name] for name in ("solver", "time_limit", "mip_gap", "threads", "verbose")}
+
+
+def store_params(est, args: dict) -> None:
+    """Store an ``__init__``'s arguments on ``est`` unchanged, each under its own name: scikit-learn's rule
+    (``get_params`` and ``clone`` read them back by the signature's names), stated once here instead of one
+    ``self.name = name`` line per parameter in every estimator. Call it as ``store_params(self, locals())``,
+    the whole body of ``__init__`` (``locals()`` then holds exactly the arguments, plus ``self``)."""
+    for name, value in args.items():
+        if name != "self" and not name.startswith("__"):   # __class__: the cell of a zero-argument super()
+            setattr(est, name, value)
 
 
 def warm_start_rules(*heuristics: str) -> list:

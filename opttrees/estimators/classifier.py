@@ -19,7 +19,7 @@ from ..heuristics import local_search
 from ..heuristics.cart import cart_classifier_tree
 from ..heuristics.core import make_problem, objective, refit_leaves
 from ..params import BOOLEAN, FALSE, NONE, Interval, Method, Needs, Options, When, methods
-from .base import OptTreesEstimator, SolverMixin, warm_start_rules
+from .base import OptTreesEstimator, SolverMixin, store_params, warm_start_rules
 from .. import constrained_dp as CDP
 from .. import constraints as C
 from .constrained import (CONSTRAINT_RULES, ConstrainedMixin, ConstraintContext, bind, constrained_dp_start, own_objective,
@@ -228,29 +228,7 @@ class OptimalTreeClassifier(ConstrainedMixin, FittedTreeMixin, ClassifierMixin, 
                  n_hyperplane_restarts=5, hyperplane_margin=0.005, n_jobs=1, binarization="auto", dp_bound="auto",
                  routing="aggregated", loss_rows="tight",
                  n_thresholds=10, max_num_nodes=None, random_state=0, verbose=False, constraints=None):
-        self.constraints = constraints
-        self.max_depth = max_depth
-        self.min_samples_leaf = min_samples_leaf
-        self.alpha = alpha
-        self.method = method
-        self.solver = solver
-        self.time_limit = time_limit
-        self.warm_start = warm_start
-        self.mip_gap = mip_gap
-        self.threads = threads
-        self.n_restarts = n_restarts
-        self.split_type = split_type
-        self.n_hyperplane_restarts = n_hyperplane_restarts
-        self.hyperplane_margin = hyperplane_margin
-        self.n_jobs = n_jobs
-        self.binarization = binarization
-        self.n_thresholds = n_thresholds
-        self.max_num_nodes = max_num_nodes
-        self.dp_bound = dp_bound
-        self.routing = routing
-        self.loss_rows = loss_rows
-        self.random_state = random_state
-        self.verbose = verbose
+        store_params(self, locals())
 
     def _local_search(self, data, alpha, ctl, share: float = 1.0):
         budget = ctl.budget if share == 1.0 else ctl.share(share)

@@ -15,7 +15,7 @@ from ..encoding import Binarizer
 from ..formulations.benders import BendersOCT
 from ..formulations.flow import FlowOCT, FlowStructure, check_depth, greedy_incumbent
 from ..params import BOOLEAN, Interval, Options
-from .base import OptTreesEstimator, SolverMixin, warm_start_rules
+from .base import OptTreesEstimator, SolverMixin, store_params, warm_start_rules
 from .constrained import (CONSTRAINT_RULES, ConstrainedMixin, ConstraintContext, bind, constrained_dp_start,
                           own_objective, verify)
 from .common import FittedTreeMixin, encode_categories, finish_fit, record_display_bounds, root_leaf
@@ -172,20 +172,7 @@ class FlowOCTClassifier(ConstrainedMixin, _TreeClassifierMixin, SolverMixin, Opt
     def __init__(self, *, max_depth=2, regularization=0.0, objective="accuracy", binarization="quantile",
                  n_thresholds=10, solver="auto", time_limit=None, mip_gap=1e-6, threads=1, random_state=0,
                  warm_start="auto", dp_bound="auto", verbose=False, constraints=None):
-        self.constraints = constraints
-        self.max_depth = max_depth
-        self.regularization = regularization
-        self.objective = objective
-        self.binarization = binarization
-        self.n_thresholds = n_thresholds
-        self.solver = solver
-        self.time_limit = time_limit
-        self.mip_gap = mip_gap
-        self.threads = threads
-        self.random_state = random_state
-        self.warm_start = warm_start
-        self.dp_bound = dp_bound
-        self.verbose = verbose
+        store_params(self, locals())
 
     def _constraint_context(self, data):
         return _constraint_context_for(self, data)
@@ -315,7 +302,4 @@ fit_status_, fit_timings_, constraint_values_
     def __init__(self, *, max_depth=2, regularization=0.0, objective="accuracy", binarization="quantile",
                  n_thresholds=10, solver="auto", time_limit=None, mip_gap=1e-6, threads=1, random_state=0,
                  warm_start="auto", dp_bound="auto", verbose=False, constraints=None):
-        super().__init__(max_depth=max_depth, regularization=regularization, objective=objective,
-                         binarization=binarization, n_thresholds=n_thresholds, solver=solver,
-                         time_limit=time_limit, mip_gap=mip_gap, threads=threads, random_state=random_state,
-                         warm_start=warm_start, dp_bound=dp_bound, verbose=verbose, constraints=constraints)
+        store_params(self, locals())

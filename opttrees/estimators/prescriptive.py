@@ -23,7 +23,7 @@ from ..prescriptive.objective import (KIND_LINEAR, KIND_OPT, KIND_POLICY, fill_p
                                       tree_objective)
 from ..prescriptive.search import greedy_prescriptive, local_search_prescriptive
 from ..progress import fmt
-from .base import OptTreesEstimator
+from .base import OptTreesEstimator, store_params
 from .common import check_X_fitted, encode_categories, feature_names_in, finish_fit, record_display_bounds, root_leaf
 from .fitcontrol import controlled_fit, warn_time_limit
 
@@ -52,6 +52,28 @@ CONSTANT_COUNTERFACTUALS = Needs("counterfactuals", (Options("constant"),), "cou
 
 class _PrescriptiveTreeBase(OptTreesEstimator):
     """predict / predict_outcomes / apply / score for estimators whose model is one prescription Tree."""
+
+    def _fit(self, X, treatment, outcome, n_treatment, problem, label: str):
+        """The fit both trees share: check the parameters, prepare the data (stage "prepare"; ``n_treatment``:
+        :func:`~opttrees.prescriptive.data.prepare_prescriptive`'s rule, None for none), build the problem with
+        ``problem(data, ctl)`` (what differs: OPT's objective, the policy tree's teacher scores), then fit the
+        tree of ``method`` and store it."""
+        self._check_params()
+        self._check_method()
+        treatment, outcome = split_target(treatment, outcome)
+        self.solve_result_ = None
+        with controlled_fit(self, self._time_limit()) as ctl:
+            with ctl.stage("prepare"):
+                X, encoding = encode_categories(X)
+                data = prepare_prescriptive(X, treatment, outcome, self.sense, self.treatments, self.min_samples_leaf,
+                                            n_treatment)
+            prob = problem(data, ctl)
+            tree = _fit_tree(self, prob, ctl)
+            self._store(X, data, tree, prob, encoding)
+            tree = self.tree_
+        if self.verbose:
+            print(f"{label}: objective {fmt(self.objective_)}, depth {tree.depth}, {tree.n_splits} splits")
+        return self
 
     def _store(self, X, data, tree, prob, encoding):
         """Tidy the tree (:func:`~opttrees.estimators.common.finish_fit`: payloads refit on the training rows, the
@@ -224,48 +246,17 @@ class OptimalPrescriptiveTree(_PrescriptiveTreeBase):
                  counterfactuals="constant", lasso_lambda=0.01, method="local-search", sense="min", treatments=None,
                  n_restarts=100, max_cuts="auto", binarization="quantile", n_thresholds=10, solver="scip",
                  mip_gap=1e-6, random_state=0, n_jobs=1, verbose=False, time_limit=None):
-        self.max_depth = max_depth
-        self.min_samples_leaf = min_samples_leaf
-        self.alpha = alpha
-        self.mu = mu
-        self.n_treatment = n_treatment
-        self.counterfactuals = counterfactuals
-        self.lasso_lambda = lasso_lambda
-        self.method = method
-        self.sense = sense
-        self.treatments = treatments
-        self.n_restarts = n_restarts
-        self.max_cuts = max_cuts
-        self.binarization = binarization
-        self.n_thresholds = n_thresholds
-        self.solver = solver
-        self.mip_gap = mip_gap
-        self.random_state = random_state
-        self.n_jobs = n_jobs
-        self.verbose = verbose
-        self.time_limit = time_limit
+        store_params(self, locals())
 
     def fit(self, X, treatment, outcome=None):
         """Fit on features X, observed treatments and outcomes (or one two-column target [treatment, outcome])."""
-        self._check_params()
-        self._check_method()
-        linear = self.counterfactuals == "linear"
-        treatment, outcome = split_target(treatment, outcome)
-        self.solve_result_ = None
-        with controlled_fit(self, self._time_limit()) as ctl:
+        kind = KIND_LINEAR if self.counterfactuals == "linear" else KIND_OPT
+
+        def problem(data, ctl):
             with ctl.stage("prepare"):
-                X, encoding = encode_categories(X)
-                data = prepare_prescriptive(X, treatment, outcome, self.sense, self.treatments, self.min_samples_leaf,
-                                            self.n_treatment)
-                prob = make_problem(data, KIND_LINEAR if linear else KIND_OPT, self.mu, self.n_treatment,
-                                    self.min_samples_leaf, self.lasso_lambda)
-            tree = _fit_tree(self, prob, ctl)
-            self._store(X, data, tree, prob, encoding)
-            tree = self.tree_
-        if self.verbose:
-            print(f"OptimalPrescriptiveTree: objective {fmt(self.objective_)}, depth {tree.depth}, "
-                  f"{tree.n_splits} splits")
-        return self
+                return make_problem(data, kind, self.mu, self.n_treatment, self.min_samples_leaf, self.lasso_lambda)
+
+        return self._fit(X, treatment, outcome, self.n_treatment, problem, "OptimalPrescriptiveTree")
 
 
 class PolicyTree(_PrescriptiveTreeBase):
@@ -355,40 +346,15 @@ class PolicyTree(_PrescriptiveTreeBase):
                  propensity_model=None, n_folds=5, propensity_clip=0.01, n_treatment=0, method="dp", sense="min",
                  treatments=None, n_restarts=100, max_cuts="auto", binarization="quantile", n_thresholds=10,
                  random_state=0, n_jobs=1, verbose=False, time_limit=None):
-        self.max_depth = max_depth
-        self.min_samples_leaf = min_samples_leaf
-        self.alpha = alpha
-        self.teacher = teacher
-        self.outcome_model = outcome_model
-        self.propensity_model = propensity_model
-        self.n_folds = n_folds
-        self.propensity_clip = propensity_clip
-        self.n_treatment = n_treatment
-        self.method = method
-        self.sense = sense
-        self.treatments = treatments
-        self.n_restarts = n_restarts
-        self.max_cuts = max_cuts
-        self.binarization = binarization
-        self.n_thresholds = n_thresholds
-        self.random_state = random_state
-        self.n_jobs = n_jobs
-        self.verbose = verbose
-        self.time_limit = time_limit
+        store_params(self, locals())
 
     def fit(self, X, treatment, outcome=None, propensity=None, outcome_estimates=None):
         """Fit on (X, treatment, outcome). ``propensity``: known P(observed treatment | x) per row (or an (n, m)
         matrix), used instead of the propensity model; ``outcome_estimates``: an (n, m) matrix of outcome
         predictions per treatment, used instead of the outcome model."""
-        self._check_params()
-        self._check_method()
-        treatment, outcome = split_target(treatment, outcome)
-        self.solve_result_ = None
-        with controlled_fit(self, self._time_limit()) as ctl:
+
+        def problem(data, ctl):
             with ctl.stage("prepare"):
-                X, encoding = encode_categories(X)
-                data = prepare_prescriptive(X, treatment, outcome, self.sense, self.treatments, self.min_samples_leaf,
-                                            None)
                 check_n_treatment(self.n_treatment, data.counts(), data.classes, allow_zero=True)
                 e_obs = None if propensity is None else tch.check_propensity(propensity, data.treatment, data.m)
                 mu_hat = None if outcome_estimates is None else tch.check_outcome_estimates(
@@ -401,15 +367,13 @@ class PolicyTree(_PrescriptiveTreeBase):
                     e_obs = tch.cross_fit_propensity(data.X, data.treatment, data.m, self.propensity_model,
                                                      self.n_folds, self.random_state, self.propensity_clip)
                 gamma = tch.teacher_scores(self.teacher, data.treatment, data.y, data.m, mu_hat, e_obs)
-            prob = make_problem(data, KIND_POLICY, 1.0, self.n_treatment, self.min_samples_leaf, gamma=gamma)
-            tree = _fit_tree(self, prob, ctl)
-            self.teacher_scores_ = data.to_user(gamma)
-            self._store(X, data, tree, prob, encoding)
-            tree = self.tree_
-        if self.verbose:
-            print(f"PolicyTree ({self.teacher}): objective {fmt(self.objective_)}, depth {tree.depth}, "
-                  f"{tree.n_splits} splits")
-        return self
+            return make_problem(data, KIND_POLICY, 1.0, self.n_treatment, self.min_samples_leaf, gamma=gamma)
+
+        return self._fit(X, treatment, outcome, None, problem, f"PolicyTree ({self.teacher})")
+
+    def _store(self, X, data, tree, prob, encoding):
+        self.teacher_scores_ = data.to_user(prob.gamma)
+        super()._store(X, data, tree, prob, encoding)
 
 
 def _fit_tree(est, prob, ctl):

@@ -15,7 +15,7 @@ from ..errors import InputError
 from ..formulations.ort import ORT
 from ..formulations.ort_linear import ORTLinear
 from ..params import NONE, Interval, Method, Needs, Options, When, methods
-from .base import OptTreesEstimator, SolverMixin, warm_start_rules
+from .base import OptTreesEstimator, SolverMixin, store_params, warm_start_rules
 from .. import constrained_dp as CDP
 from .. import constraints as C
 from .constrained import CONSTRAINT_RULES, ConstrainedMixin, ConstraintContext, bind, own_objective, verify
@@ -198,32 +198,7 @@ class OptimalTreeRegressor(ConstrainedMixin, RegressorMixin, SolverMixin, OptTre
                  verbose=False, time_limit=None, binarization="auto", n_thresholds=10, max_num_nodes=None,
                  leaf_model="constant", leaf_penalty=0.01, leaf_penalty_type="l1", coef_bound=None, max_thresholds=32,
                  constraints=None):
-        self.constraints = constraints
-        self.max_depth = max_depth
-        self.min_samples_leaf = min_samples_leaf
-        self.alpha = alpha
-        self.method = method
-        self.n_restarts = n_restarts
-        self.split_type = split_type
-        self.n_hyperplane_restarts = n_hyperplane_restarts
-        self.loss = loss
-        self.hyperplane_margin = hyperplane_margin
-        self.solver = solver
-        self.warm_start = warm_start
-        self.mip_gap = mip_gap
-        self.threads = threads
-        self.random_state = random_state
-        self.n_jobs = n_jobs
-        self.verbose = verbose
-        self.time_limit = time_limit
-        self.binarization = binarization
-        self.n_thresholds = n_thresholds
-        self.max_num_nodes = max_num_nodes
-        self.leaf_model = leaf_model
-        self.leaf_penalty = leaf_penalty
-        self.leaf_penalty_type = leaf_penalty_type
-        self.coef_bound = coef_bound
-        self.max_thresholds = max_thresholds
+        store_params(self, locals())
 
     def _auto_solver(self) -> tuple[str, str]:
         if self.loss == "squared":

@@ -20,7 +20,7 @@ from ..params import ARRAY_LIKE, NONE, InstanceOf, Interval, Options
 from ..robust.adversary import ShiftSet, worst_case_accuracy
 from ..robust.calibration import calibrate
 from ..robust.shift import shifted_accuracy
-from .base import OptTreesEstimator, SolverMixin, warm_start_rules
+from .base import OptTreesEstimator, SolverMixin, store_params, warm_start_rules
 from .common import check_X_fitted, encode_categories, record_display_bounds
 from .fitcontrol import controlled_fit
 from .pipeline import MIO, Start
@@ -127,24 +127,7 @@ class RobustTreeClassifier(_TreeClassifierMixin, SolverMixin, OptTreesEstimator)
                  rho=None, lam=None, feature_kinds=None, lower=None, upper=None, direction=None,
                  categorical_groups=None, encoding="auto", n_thresholds=10, threads=1, random_state=0,
                  warm_start="greedy", verbose=False):
-        self.max_depth = max_depth
-        self.solver = solver
-        self.time_limit = time_limit
-        self.mip_gap = mip_gap
-        self.regularization = regularization
-        self.rho = rho
-        self.lam = lam
-        self.feature_kinds = feature_kinds
-        self.lower = lower
-        self.upper = upper
-        self.direction = direction
-        self.categorical_groups = categorical_groups
-        self.encoding = encoding
-        self.n_thresholds = n_thresholds
-        self.threads = threads
-        self.random_state = random_state
-        self.warm_start = warm_start
-        self.verbose = verbose
+        store_params(self, locals())
 
     # -------------------------------------------------------------------------------- calibration
     def calibrated_costs(self, X_int):

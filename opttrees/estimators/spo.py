@@ -20,7 +20,7 @@ from ..spo.greedy import check_costs_fit, grow_spo_tree
 from ..spo.loss import decision_regret, normalized_extra_cost
 from ..spo.objective import spot_norm, spot_objective
 from ..spo.pruning import prune_alpha, prune_on_validation, prune_zero_gain, refit_nodes
-from .base import OptTreesEstimator, SolverMixin, warm_start_rules
+from .base import OptTreesEstimator, SolverMixin, store_params, warm_start_rules
 from .common import check_X_fitted, encode_categories, finish_fit, record_display_bounds, root_leaf
 from .fitcontrol import controlled_fit
 
@@ -207,25 +207,7 @@ class SPOTree(SolverMixin, _SPOBase):
                  criterion="spo", quantile_step=0.01, binarization="quantile", n_thresholds=10, prune=True,
                  validation_fraction=0.0, alpha=1e-4, solver="highs", time_limit=60.0, mip_gap=1e-6, x_precision=None,
                  warm_start="auto", dp_bound="auto", random_state=0, verbose=False):
-        self.decision_problem = decision_problem
-        self.max_depth = max_depth
-        self.min_samples_leaf = min_samples_leaf
-        self.method = method
-        self.criterion = criterion
-        self.quantile_step = quantile_step
-        self.binarization = binarization
-        self.n_thresholds = n_thresholds
-        self.prune = prune
-        self.validation_fraction = validation_fraction
-        self.alpha = alpha
-        self.solver = solver
-        self.time_limit = time_limit
-        self.mip_gap = mip_gap
-        self.x_precision = x_precision
-        self.warm_start = warm_start
-        self.dp_bound = dp_bound
-        self.random_state = random_state
-        self.verbose = verbose
+        store_params(self, locals())
 
     def fit(self, X, C, sample_weight=None, X_val=None, C_val=None, sample_weight_val=None):
         """Fit on features X and cost vectors C (Ctrl-C and ``time_limit``: :mod:`opttrees.estimators.fitcontrol`).
@@ -409,16 +391,7 @@ class SPOForest(_SPOBase):
     def __init__(self, decision_problem=None, *, n_estimators=100, max_depth=None, min_samples_leaf=20,
                  max_features="sqrt", criterion="spo", quantile_step=0.01, bootstrap=True, n_jobs=None,
                  random_state=0):
-        self.decision_problem = decision_problem
-        self.n_estimators = n_estimators
-        self.max_depth = max_depth
-        self.min_samples_leaf = min_samples_leaf
-        self.max_features = max_features
-        self.criterion = criterion
-        self.quantile_step = quantile_step
-        self.bootstrap = bootstrap
-        self.n_jobs = n_jobs
-        self.random_state = random_state
+        store_params(self, locals())
 
     def fit(self, X, C, sample_weight=None):
         self._check_params()

@@ -17,7 +17,7 @@ from ..heuristics import tune as _tune
 from ..heuristics.local_search import _seeds
 from ..heuristics.tuning import check_depth_grid
 from ..params import NONE, InstanceOf, Interval, Options
-from .base import OptTreesEstimator
+from .base import OptTreesEstimator, store_params
 from .common import FittedTreeMixin, finish_fit, record_display_bounds, root_leaf
 from .fitcontrol import controlled_fit, warn_time_limit
 
@@ -96,19 +96,7 @@ class OptimalTreeCV(FittedTreeMixin, OptTreesEstimator):
     def __init__(self, *, task="classification", max_depth=10, depths=None, n_restarts=100, min_samples_leaf=1,
                  split_type="parallel", n_hyperplane_restarts=5, validation_fraction=1 / 3, batch_fraction=0.1,
                  random_state=0, n_jobs=1, loss=None, time_limit=None):
-        self.task = task
-        self.max_depth = max_depth
-        self.depths = depths
-        self.n_restarts = n_restarts
-        self.min_samples_leaf = min_samples_leaf
-        self.split_type = split_type
-        self.n_hyperplane_restarts = n_hyperplane_restarts
-        self.validation_fraction = validation_fraction
-        self.batch_fraction = batch_fraction
-        self.random_state = random_state
-        self.n_jobs = n_jobs
-        self.loss = loss
-        self.time_limit = time_limit
+        store_params(self, locals())
 
     def fit(self, X, y, X_val=None, y_val=None):
         self._check_params()

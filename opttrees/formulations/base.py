@@ -53,6 +53,24 @@ class Separator(Protocol):
     def separate(self, value) -> list: ...
 
 
+class IncumbentSeparator:
+    """What every separator at integer incumbents keeps (BendersOCT's, RobustOCT's): its formulation ``f``, the
+    calls and cuts it counts for the solve's statistics, and ``sepa_freq``, whether SCIP also separates its LP
+    points (:mod:`opttrees.solvers.scip`); :meth:`_incumbent` reads the incumbent a call separates."""
+
+    def __init__(self, formulation, sepa_freq: int):
+        self.f = formulation
+        self.n_calls = 0
+        self.n_cuts = 0
+        self.sepa_freq = sepa_freq
+
+    def _incumbent(self, value):
+        """(formulation, its model, the incumbent at ``value``) for one call of ``separate``, counted."""
+        self.n_calls += 1
+        f = self.f
+        return f, f.model, f.struct.incumbent(f.model, value)
+
+
 def reconcile(form, tree_objective: float) -> None:
     """The invariant for every MIO: the reported objective is the returned tree's recomputed one."""
     if form.last_result is not None:

@@ -17,6 +17,7 @@ import pyomo.environ as pyo
 from pyomo.core.expr.numeric_expr import LinearExpression
 
 from ..tree import Tree
+from .base import IncumbentSeparator
 from .flow import FlowOCT, FlowStructure, Incumbent
 from .mincut import tree_values, violated_min_cuts
 
@@ -45,21 +46,16 @@ def fractional_cuts(struct: FlowStructure, m, value, Z: np.ndarray, y: np.ndarra
     return [g_var[int(i)] <= struct.expression(m, cb[j], cw[j]) for j, i in enumerate(rows.tolist())]
 
 
-class BendersSeparator:
+class BendersSeparator(IncumbentSeparator):
     """Per-sample min-cut cuts at integer incumbents (combinatorial: route, compare labels)."""
 
     def __init__(self, formulation: "BendersOCT"):
-        self.f = formulation
-        self.n_calls = 0
-        self.n_cuts = 0
         # SCIP separates LP points at every depth (balance-scale depth 2: time limit 120 s with bound 479.6 ->
         # proven in 110 s, 2426 -> 297 nodes)
-        self.sepa_freq = 1
+        super().__init__(formulation, sepa_freq=1)
 
     def separate(self, value) -> list:
-        f, m = self.f, self.f.model
-        self.n_calls += 1
-        inc = f.struct.incumbent(m, value)
+        f, m, inc = self._incumbent(value)
         node, path = f.struct.route(inc, f.Zu)
         wrong = np.nonzero(inc.predict[node] != f.yu)[0]
         cuts = []

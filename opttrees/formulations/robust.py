@@ -25,7 +25,7 @@ from ..binarized import ThermometerData, thermometer, thermometer_columns  # noq
 from ..errors import InputError, VerificationError
 from ..robust.adversary import Path, ShiftSet, attack
 from ..tree import Tree
-from .base import Formulation
+from .base import Formulation, IncumbentSeparator
 from .benders import CUT_TOL, fractional_cuts, path_cut_terms
 from .flow import FlowStructure, Incumbent, check_depth, check_regularization, verify_at_most_as_good
 from .mincut import max_flows, min_cut_coefficients, tree_values
@@ -35,24 +35,19 @@ from .mincut import max_flows, min_cut_coefficients, tree_values
 POOL_CUTS = 5
 
 
-class RobustSeparator:
+class RobustSeparator(IncumbentSeparator):
     """Cuts (16) and (14) at an integer incumbent, from the exact adversary."""
 
     def __init__(self, formulation: "RobustOCT"):
-        self.f = formulation
-        self.n_calls = 0
-        self.n_cuts = 0
-        self.n_aggregate = 0
         # SCIP: no fractional separation in branch and bound (measured 1.9 s -> 5.7 s on 30 MONK's-1 rows); the
         # HiGHS cut loop still uses it in its LP rounds (2x fewer rounds' time there)
-        self.sepa_freq = -1
+        super().__init__(formulation, sepa_freq=-1)
+        self.n_aggregate = 0
         self.shifts: list[np.ndarray] = []
         self._shift_keys: set = set()
 
     def separate(self, value) -> list:
-        f, m = self.f, self.f.model
-        self.n_calls += 1
-        inc = f.struct.incumbent(m, value)
+        f, m, inc = self._incumbent(value)
         node, path = f.struct.route(inc, f.Z)
         pred = inc.predict[node]
         tbar = np.array([value(m.t[i]) for i in range(f.n)])

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import objectives as obj
-from ..data import PreparedData
+from ..data import PreparedData, ShapeOf
 from ..params import check_alpha  # noqa: F401 (re-exported)
 from ..params import check_depth as _check_depth
 from ..errors import InputError
@@ -50,13 +50,8 @@ class Problem:
     orderT: np.ndarray | None = None  # (p, n) C-contiguous transpose of ``order`` (row scans in the kernels)
     grpT: np.ndarray | None = None    # (p, n) int32: grpT[j, r] = grp[order[r, j], j], ranks in presorted order
 
-    @property
-    def n(self):
-        return self.X.shape[0]
-
-    @property
-    def p(self):
-        return self.X.shape[1]
+    n = ShapeOf("X", 0)
+    p = ShapeOf("X", 1)
 
 
 def _presort(X: np.ndarray, key: np.ndarray):
@@ -175,9 +170,7 @@ class LeafProblem:
     y: np.ndarray
     loss: str
 
-    @property
-    def p(self) -> int:
-        return self.X.shape[1]
+    p = ShapeOf("X", 1)
 
 
 def heap_to_tree(prob: Problem | LeafProblem, ntype, feat, thr, coef) -> Tree:

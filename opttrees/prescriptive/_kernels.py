@@ -35,7 +35,7 @@ import numpy as np
 from numba import njit
 
 from ..heuristics.kernels import routing as _routing
-from ..heuristics.kernels.routing import node_depth, route_parallel
+from ..heuristics.kernels.routing import node_depth, push_children, route_parallel, subtree_stack
 from ..dp import stats_kernels as _stats
 from ..dp.stats_kernels import constant_leaf
 from ..jit import fresh_cache
@@ -175,14 +175,13 @@ def leaf_cost(kind, v, ip, fp, beta, C):
 
 
 # ------------------------------------------------------------------------------------------ tree helpers
-# node_depth and route_parallel (a row's leaf under parallel splits) are the heuristics' (same heap layout):
+# node_depth, route_parallel (a row's leaf under parallel splits) and the subtree walk's stack (subtree_stack,
+# push_children) are the heuristics' (same heap layout):
 # :mod:`opttrees.heuristics.kernels.routing`
 @njit(cache=True, nogil=True)
 def subtree_leaves(ntype, root, out):
     """Leaves of the subtree at ``root`` into ``out``; returns (number of leaves, number of splits)."""
-    stack = np.empty(64, np.int64)
-    stack[0] = root
-    top = 1
+    stack, top = subtree_stack(root)
     nl = 0
     ns = 0
     T = ntype.shape[0]
@@ -196,27 +195,21 @@ def subtree_leaves(ntype, root, out):
             nl += 1
         else:
             ns += 1
-            stack[top] = 2 * u + 2
-            stack[top + 1] = 2 * u + 1
-            top += 2
+            top = push_children(stack, top, u)
     return nl, ns
 
 
 @njit(cache=True, nogil=True)
 def clear_subtree(ntype, root):
     T = ntype.shape[0]
-    stack = np.empty(64, np.int64)
-    stack[0] = root
-    top = 1
+    stack, top = subtree_stack(root)
     while top > 0:
         top -= 1
         u = stack[top]
         if u >= T or ntype[u] == ABSENT:
             continue
         if ntype[u] == SPLIT:
-            stack[top] = 2 * u + 2
-            stack[top + 1] = 2 * u + 1
-            top += 2
+            top = push_children(stack, top, u)
         ntype[u] = ABSENT
 
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .routing import push_children, subtree_stack
+
 
 H_SEED1 = np.uint64(0x9E3779B97F4A7C15)
 
@@ -34,9 +36,7 @@ def mix64(x):
 @njit(cache=True, nogil=True)
 def subtree_key(ntype, feat, thrb, t, h1, h2):
     """Fold the shape, features and thresholds (bits) of the subtree at t, in preorder, into (h1, h2)."""
-    stack = np.empty(64, np.int64)
-    stack[0] = t
-    sp = 1
+    stack, sp = subtree_stack(t)
     while sp > 0:
         sp -= 1
         u = stack[sp]
@@ -48,9 +48,7 @@ def subtree_key(ntype, feat, thrb, t, h1, h2):
         if ntype[u] >= 2:
             h1 = mix64(h1 ^ thrb[u]) + H_SEED1
             h2 = mix64(h2 + thrb[u] * H_SEED2) ^ H_MUL1
-            stack[sp] = 2 * u + 2
-            stack[sp + 1] = 2 * u + 1
-            sp += 2
+            sp = push_children(stack, sp, u)
     return np.int64(mix64(h1)), np.int64(mix64(h2 + H_SEED1))
 
 

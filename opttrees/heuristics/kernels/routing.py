@@ -119,12 +119,29 @@ def route_block(buf, a, b, start, ntype, feat, thr, coef, X, XT, Xs, dest, tmp):
                 dest[buf[r]] = s
 
 
+@njit(cache=True, nogil=True, inline="always")
+def subtree_stack(root):
+    """(stack, 1): a depth-first stack over the heap subtree at ``root``, holding ``root``. How every walk of a
+    subtree starts, here and in the move cache's and the prescriptive kernels'; 64 entries, since a walk that
+    pushes both children of a split holds at most one entry per level and one more (depth <= 62)."""
+    stack = np.empty(64, np.int64)
+    stack[0] = root
+    return stack, 1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def push_children(stack, sp, u):
+    """Push split u's heap children on a :func:`subtree_stack`, the left one on top (popped first: preorder,
+    left to right); returns the stack's new size."""
+    stack[sp] = 2 * u + 2
+    stack[sp + 1] = 2 * u + 1
+    return sp + 2
+
+
 @njit(cache=True, nogil=True)
 def subtree_leaves(ntype, t, out, start):
-    """Append the leaf positions of the subtree at t to out[start:]; return the new end."""
-    stack = np.empty(64, np.int64)
-    stack[0] = t
-    sp = 1
+    """Append the leaf positions of the subtree at t to out[start:]; return the new end (right to left)."""
+    stack, sp = subtree_stack(t)
     k = start
     while sp > 0:
         sp -= 1
@@ -142,9 +159,7 @@ def subtree_leaves(ntype, t, out, start):
 @njit(cache=True, nogil=True)
 def subtree_complexity(ntype, coef, t):
     c = 0
-    stack = np.empty(64, np.int64)
-    stack[0] = t
-    sp = 1
+    stack, sp = subtree_stack(t)
     while sp > 0:
         sp -= 1
         u = stack[sp]
@@ -155,9 +170,7 @@ def subtree_complexity(ntype, coef, t):
                 for j in range(coef.shape[1]):
                     if coef[u, j] != 0.0:
                         c += 1
-            stack[sp] = 2 * u + 1
-            stack[sp + 1] = 2 * u + 2
-            sp += 2
+            sp = push_children(stack, sp, u)
     return c
 
 
