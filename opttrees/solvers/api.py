@@ -152,7 +152,7 @@ def prove_start(formulation, tree, objective_bound: ObjectiveBound) -> SolveResu
     ``objective_bound``, without handing the model to a solver; None when it falls short.
 
     Why: a solver given such a start only stops at once, after a hand-off that costs more than the rest of the
-    fit on thousands of rows (5,000 rows, OCT depth 2: a 15 s hand-off after an 4 s DP). The caller vouches
+    fit on thousands of rows (5,000 rows, OCT depth 2: a 15 s hand-off after a 4 s DP). The caller vouches
     that ``tree`` satisfies every row of the model (the DP's own tree over the formulation's split set, with no
     side constraints added): this checks the bound against the model and re-verifies the tree by routing the
     training data, as :func:`solve` does for a returned point, but does not evaluate the model's rows.
