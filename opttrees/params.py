@@ -234,8 +234,7 @@ class When:
     rules: tuple
 
     def holds(self, params: dict) -> bool:
-        value = params.get(self.param)
-        return any(rule.accepts(value) for rule in self.rules)
+        return any(rule.accepts(params.get(self.param)) for rule in self.rules)
 
 
 @dataclass(frozen=True)
@@ -275,19 +274,22 @@ def method_violation(params: dict, table: dict[str, Method]) -> tuple[Method, Ne
     for need in method.needs:
         if need.when is not None and not need.when.holds(params):
             continue
-        if not any(rule.accepts(params.get(need.param)) for rule in need.rules):
+        if not When(need.param, need.rules).holds(params):
             return method, need
     return None
+
+
+def method_message(params: dict, method: Method, need: Needs, owner: str = "") -> str:
+    """The one wording of a broken method rule (the estimators' and, in spec words, the spec's)."""
+    who = f" for {owner}" if owner else ""
+    return f"{need.param}={params.get(need.param)!r} is not valid with method={method.name!r}{who}: {need.why}"
 
 
 def check_method(params: dict, table: dict[str, Method], owner: str = "") -> None:
     """Check the parameters the chosen ``params["method"]`` restricts (after :func:`check_params`)."""
     broken = method_violation(params, table)
     if broken is not None:
-        method, need = broken
-        who = f" for {owner}" if owner else ""
-        raise InputError(f"{need.param}={params.get(need.param)!r} is not valid with method={method.name!r}{who}: "
-                         f"{need.why}")
+        raise InputError(method_message(params, *broken, owner))
 
 
 # --------------------------------------------------------------------- helpers for the layers below

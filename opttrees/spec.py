@@ -36,7 +36,7 @@ import numpy as np
 import yaml
 
 from .errors import InputError, OptTreesError, SpecError
-from .params import check_method, describe, is_valid, method_violation
+from .params import Method, Needs, When, describe, is_valid, method_message, method_violation
 from .registry import MODELS, ModelEntry, _register_builtin, models  # noqa: F401 (MODELS, _register_builtin: re-exported)
 
 
@@ -332,7 +332,6 @@ def _methods_data(table: dict) -> dict:
 
 
 def _methods_from(data: dict) -> dict:
-    from .params import Method, Needs, When
     def needs(d) -> Needs:
         w = d["when"]
         when = None if w is None else When(w["param"], tuple(_rule_from(r) for r in w["rules"]))
@@ -610,17 +609,14 @@ def _check_method_rules(entry, mtype: str, params: dict, solver: dict, registry)
     read, in spec words: ``type: spot-dp`` with ``max_depth: 6`` fails here, not after loading the data."""
     given = {**params, **{SOLVER_TO_PARAM[k]: v for k, v in solver.items()}}
     effective = {**_effective(entry, params), **given}
-    table = entry.methods()
-    broken = method_violation(effective, table)
+    broken = method_violation(effective, entry.methods())
     if broken is None:
         return
     method, need = broken
     words = lambda text: spec_words(text, mtype, registry)   # noqa: E731
-    if need.param in given:
-        try:   # a type that fixes the method names itself once ("... with type: opt-mio: ...")
-            check_method(effective, table, "" if "method" in entry.fixed else _estimator_name(entry))
-        except InputError as exc:
-            raise SpecError(f"model: {words(str(exc))}") from None
+    if need.param in given:   # a type that fixes the method names itself once ("... with type: opt-mio: ...")
+        owner = "" if "method" in entry.fixed else _estimator_name(entry)
+        raise SpecError(f"model: {words(method_message(effective, method, need, owner))}")
     field = words(f"{need.param}=x").rsplit(": ", 1)[0]   # the default broke it: name the field to write
     default = repr(effective.get(need.param))
     raise SpecError(f"model: {field}: required with {words(f'method={method.name!r}')} (the default "
