@@ -158,18 +158,18 @@ def solve_dp_constrained(constraints, X, y, max_depth: int, min_samples_leaf: in
         Z = binarizer.transform(X)
         col_feature = np.asarray([binarizer.decode(c)[0] for c in range(Z.shape[1])], np.int64)
     sets = feature_sets(constraints, p, max_depth)
-    deadline = Budget(time_limit)
+    budget = Budget(time_limit)
     if Z is None and max_depth >= 3 and len(sets) > 1:
         # most promising sets first (by their depth-two optimum, cheap): a time limit then keeps a good tree
         def shallow(S):
-            if not S or deadline.stop():
+            if not S or budget.stop():
                 return np.inf
             return solve_dp(X[:, S], y, new_task(), 2, None, min_samples_leaf, alpha, sample_weight,
-                            "auto" if exact else "quantile", int(n_thresholds), deadline.remaining())[1].objective
+                            "auto" if exact else "quantile", int(n_thresholds), budget.remaining())[1].objective
         sets = [S for _, S in sorted(((shallow(S), k), S) for k, S in enumerate(sets))]
     best, best_res, stopped, runs = None, None, None, 0
     for S in sets:
-        left = deadline.remaining()
+        left = budget.remaining()
         if Z is not None and col_feature is not None:
             keep = np.flatnonzero(np.isin(col_feature, S))
             if fair:

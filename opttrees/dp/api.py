@@ -116,7 +116,7 @@ def _workspace(n, m, SA, D, n_slots, n_sim, use_depth_two, use_sim, worst) -> tu
 
 
 def run_engine(Xb: np.ndarray, ed: EngineData, max_depth: int, max_num_nodes: int | None, min_samples_leaf: int,
-               alpha: float, deadline: Budget, column_costs=None, use_dataset_cache: bool = True,
+               alpha: float, budget: Budget, column_costs=None, use_dataset_cache: bool = True,
                use_branch_cache: bool = False, use_depth_two: bool = True, use_upper_bound: bool = True,
                use_lower_bound: bool = True, use_similarity_bound: bool = True, iterative_deepening: bool = True,
                seed: int = 0, memory_limit=None, verbose=False) -> EngineResult:
@@ -198,7 +198,7 @@ def run_engine(Xb: np.ndarray, ed: EngineData, max_depth: int, max_num_nodes: in
     depths = range(1, D + 1) if iterative_deepening else [D]
     if D == 0 or nmax == 0 or m == 0:
         depths = []
-    left = deadline.remaining()
+    left = budget.remaining()
     line = ProgressLine("dynamic program", enabled=bool(verbose), time_limit=left)
     line.update(depth=0, subproblems=0, best=best / ed.baseline, bound=bound / ed.baseline)
     for d in depths:
@@ -209,7 +209,7 @@ def run_engine(Xb: np.ndarray, ed: EngineData, max_depth: int, max_num_nodes: in
             E.search(n, d, nn, ub, hb0, hd0, blk, grp, data, task, ws, hashes, opt, dset, br,
                                 stats, stop, root)
 
-        if deadline.stop():   # no depth starts past the deadline (the kernel returns at once, with its bound)
+        if budget.stop():   # no depth starts past the time limit (the kernel returns at once, with its bound)
             stop[0] = 1
         over = [False]
 
@@ -218,7 +218,7 @@ def run_engine(Xb: np.ndarray, ed: EngineData, max_depth: int, max_num_nodes: in
             return over[0]
 
         try:
-            ran = run_threads([work], 1, stop, deadline, compiling=(lambda: is_cold(E.search)) if cold else None,
+            ran = run_threads([work], 1, stop, budget, compiling=(lambda: is_cold(E.search)) if cold else None,
                               on_poll=lambda: line.update(subproblems=int(stats[0])), over_memory=grown)
         except KeyboardInterrupt:
             line.close()
@@ -302,7 +302,7 @@ def _feature_cost_of_tree(tree: Tree, X, w, costs_per_split):
 
 
 def _solve(Xb, X_route, decode, n_features, y, task, max_depth, max_num_nodes, min_samples_leaf, alpha,
-           sample_weight, deadline, column_info, feature_names, t_start, engine_kw, timings):
+           sample_weight, budget, column_info, feature_names, t_start, engine_kw, timings):
     D, nn, ml, a = _common_checks(max_depth, max_num_nodes, min_samples_leaf, alpha, None)
     task = _check_task(task)
     n = Xb.shape[0]
@@ -325,7 +325,7 @@ def _solve(Xb, X_route, decode, n_features, y, task, max_depth, max_num_nodes, m
         fc, fd, fg, fb = col_costs
         cost_fn = _make_feature_cost_fn(X_route, w, fc, fd, fg, fb, column_info[2])
     with stop_on_sigint():
-        res = run_engine(Xb, ed, D, nn, ml, a, deadline, col_costs, **engine_kw)
+        res = run_engine(Xb, ed, D, nn, ml, a, budget, col_costs, **engine_kw)
     tree = heap_to_tree(res.heap, decode, n_features, task.tree_task, ed.classes, feature_names)
     leaf = _fill_payload(tree, task, ed, X_route)
     raw = _raw_cost(tree, task, ed, leaf, cost_fn) + a * ed.baseline * tree.n_splits
@@ -378,7 +378,7 @@ def solve_dp_binary(Xb, y, task=None, max_depth: int = 3, max_num_nodes: int | N
     ``use_upper_bound``, ``use_lower_bound``, ``iterative_deepening``) are passed through.
     """
     t0 = time.perf_counter()
-    deadline = Budget(time_limit)
+    budget = Budget(time_limit)
     _common_checks(max_depth, max_num_nodes, min_samples_leaf, alpha, time_limit)
     Xb8 = check_binary_matrix(Xb, "Xb")
     p = Xb8.shape[1]
@@ -391,7 +391,7 @@ def solve_dp_binary(Xb, y, task=None, max_depth: int = 3, max_num_nodes: int | N
     n_orig = int(blocks.max()) + 1 if p else 0
     column_info = (n_orig, blocks, lambda j, t: j)
     return _solve(Xb8, Xb8.astype(np.float64), lambda c: (c, 0.5), p, y, task, max_depth, max_num_nodes,
-                  min_samples_leaf, alpha, sample_weight, deadline, column_info, feature_names, t0, engine_kw, {})
+                  min_samples_leaf, alpha, sample_weight, budget, column_info, feature_names, t0, engine_kw, {})
 
 
 def solve_dp_columns(Z, X, split_of_col, y, task=None, max_depth: int = 3, max_num_nodes: int | None = None,
@@ -404,7 +404,7 @@ def solve_dp_columns(Z, X, split_of_col, y, task=None, max_depth: int = 3, max_n
     (a VerificationError otherwise: the map does not describe the columns). Other settings as :func:`solve_dp`.
     """
     t0 = time.perf_counter()
-    deadline = Budget(time_limit)
+    budget = Budget(time_limit)
     _common_checks(max_depth, max_num_nodes, min_samples_leaf, alpha, time_limit)
     _check_engine_kw(engine_kw)
     Z8 = check_binary_matrix(Z, "Z")
@@ -419,7 +419,7 @@ def solve_dp_columns(Z, X, split_of_col, y, task=None, max_depth: int = 3, max_n
 
     column_info = (Xa.shape[1], feat, column_of)
     return _solve(Z8, Xa, lambda c: splits[c], Xa.shape[1], y, task, max_depth, max_num_nodes, min_samples_leaf,
-                  alpha, sample_weight, deadline, column_info, feature_names, t0, engine_kw, {})
+                  alpha, sample_weight, budget, column_info, feature_names, t0, engine_kw, {})
 
 
 ENGINE_SWITCHES = ("use_dataset_cache", "use_branch_cache", "use_depth_two", "use_upper_bound", "use_lower_bound",
@@ -494,7 +494,7 @@ def solve_dp(X, y, task=None, max_depth: int = 3, max_num_nodes: int | None = No
     "continuous") and the search's counters.
     """
     t0 = time.perf_counter()
-    deadline = Budget(time_limit)
+    budget = Budget(time_limit)
     _common_checks(max_depth, max_num_nodes, min_samples_leaf, alpha, time_limit)
     _check_engine_kw(engine_kw)
     if binarization not in BINARIZATIONS:
@@ -506,7 +506,7 @@ def solve_dp(X, y, task=None, max_depth: int = 3, max_num_nodes: int | None = No
 
         tree, res = solve_dp_continuous(Xa, y, task=task, max_depth=max_depth, max_num_nodes=max_num_nodes,
                                         min_samples_leaf=min_samples_leaf, alpha=alpha, sample_weight=sample_weight,
-                                        time_limit=deadline.remaining() if time_limit is not None else None,
+                                        time_limit=budget.remaining() if time_limit is not None else None,
                                         n_jobs=n_jobs, **engine_kw)
         if names is not None:
             tree.feature_names = list(names)
@@ -528,7 +528,7 @@ def solve_dp(X, y, task=None, max_depth: int = 3, max_num_nodes: int | None = No
     column_info = (Xa.shape[1], feat, column_of)
     feature_names = list(names) if names is not None else None
     tree, res = _solve(Xb, Xa, binarizer.decode, Xa.shape[1], y, task, max_depth, max_num_nodes, min_samples_leaf,
-                       alpha, sample_weight, deadline, column_info, feature_names, t0, engine_kw,
+                       alpha, sample_weight, budget, column_info, feature_names, t0, engine_kw,
                        {"binarize": t_bin})
     res.timings["engine"] = "binary"
     return tree, res

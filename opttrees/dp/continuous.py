@@ -307,7 +307,7 @@ def _nodes_of(tree):
     return nodes
 
 
-def search(X, ed, max_depth, max_num_nodes, min_samples_leaf, alpha, deadline, n_jobs=1, memory_limit=None,
+def search(X, ed, max_depth, max_num_nodes, min_samples_leaf, alpha, budget, n_jobs=1, memory_limit=None,
            verbose=False):
     """Run the continuous search on checked data: (nested tree, cost, bound, termination, counters, trace)."""
     t0 = time.perf_counter()
@@ -333,7 +333,7 @@ def search(X, ed, max_depth, max_num_nodes, min_samples_leaf, alpha, deadline, n
     trace = [Incumbent(time.perf_counter() - t0, best / ed.baseline, 0.0, relative_gap(best, 0.0), 0)]
     termination = "optimal"
     # the same label as the binary engine's line (one "dynamic program" whatever the search); engine=continuous
-    line = ProgressLine("dynamic program", enabled=bool(verbose), time_limit=deadline.remaining())
+    line = ProgressLine("dynamic program", enabled=bool(verbose), time_limit=budget.remaining())
     line.update(engine="continuous", depth=f"{D}/{D}")
     state = {"best": best, "tree": None, "bound": 0.0, "phase": "start"}
     best_tree = None
@@ -424,7 +424,7 @@ def search(X, ed, max_depth, max_num_nodes, min_samples_leaf, alpha, deadline, n
 
     with stop_on_sigint():
         try:
-            ran = run_threads([work], 1, stop, deadline, compiling=(lambda: is_cold(K.solve_d2)) if cold else None,
+            ran = run_threads([work], 1, stop, budget, compiling=(lambda: is_cold(K.solve_d2)) if cold else None,
                               on_poll=tick, over_memory=grown)
         except BaseException:
             line.close()
@@ -469,7 +469,7 @@ def solve_dp_continuous(X, y, task=None, max_depth: int = 3, max_num_nodes: int 
     is over it, stopped like a time limit when the process grows past it.
     """
     t0 = time.perf_counter()
-    deadline = Budget(time_limit)
+    budget = Budget(time_limit)
     D, nn, ml, a = _common_checks(max_depth, max_num_nodes, min_samples_leaf, alpha, time_limit)
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs < 1:
         raise InputError(f"n_jobs must be an integer >= 1; got {n_jobs!r}")
@@ -491,7 +491,7 @@ def solve_dp_continuous(X, y, task=None, max_depth: int = 3, max_num_nodes: int 
         raise InputError(f"X has {n} rows of positive weight, fewer than min_samples_leaf={ml}: no tree is feasible")
     ed = task.prepare(y, n, w)
     nested, cost, bnd, termination, counters, trace, runtime = search(
-        Xa, ed, D, nn, ml, a, deadline, n_jobs=int(n_jobs), memory_limit=memory_limit, verbose=verbose)
+        Xa, ed, D, nn, ml, a, budget, n_jobs=int(n_jobs), memory_limit=memory_limit, verbose=verbose)
     tree = nested_to_tree(nested, Xa.shape[1], task.tree_task, ed.classes,
                           list(names) if names is not None else None)
     leaf = _fill_payload(tree, task, ed, Xa)

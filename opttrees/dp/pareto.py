@@ -7,7 +7,9 @@ pairwise sums, and anything dominated, or already past a threshold constraint (c
 constraint is anti-monotonic), is dropped. The best tree is picked from the root's front at the end.
 
 Value vectors are minimised component-wise; leaf vectors are per-row contributions summed over the leaf
-(plus a per-leaf constant, e.g. a leaf count). The recursion runs in Python over row subsets; stumps are
+(plus a per-leaf constant, e.g. a leaf count). The recursion runs in Python over row subsets, on the driver
+the scalar DPs share (:class:`opttrees.dp.recursion.SubsetSearch`: partition by split column under the leaf
+minimum, cache by row set and depth, time limit and Ctrl-C, iterative deepening); stumps are
 scored for every column at once with numpy, and dominance filtering and front merges are numba kernels
 (:mod:`opttrees.dp.pareto_kernels`).
 
@@ -32,18 +34,19 @@ import numpy as np
 
 from ..data import LabelCodec, _as_1d, check_sample_weight
 from ..errors import InputError
-from ..interrupt import STOP, Budget
+from ..interrupt import Budget
 from ..solvers.result import Incumbent, finish
 from .api import check_binary_matrix, heap_to_tree
 from .common import _check_int
 from .pareto_kernels import best_pair, merge_pairs, nondominated_grouped, nondominated_sorted, right_sums
+from .recursion import SubsetSearch
 
 PARETO_MAX_DEPTH = 4
 #: slack on the component limits (value vectors are sums of floats)
 FEASIBILITY_TOL = 1e-9
 #: a node's merged vectors are filtered (dominance, limits, budget) whenever more than this many have gathered
 RUNNING_REDUCE = 20000
-#: pair checks per merge block (the deadline is checked between blocks)
+#: pair checks per merge block (the stop is checked between blocks)
 PAIR_BLOCK = 500_000
 #: tied components are grouped after rounding to 1 / TIE_SCALE
 TIE_SCALE = 1e9
@@ -189,11 +192,12 @@ class _Front:
         self.V, self.cost, self.feat, self.a, self.b, self.kids, self.budget = V, cost, feat, a, b, kids, budget
 
 
-class _Search:
-    """The front recursion over row subsets of a binary matrix (0 goes left); see the module docstring."""
+class _Search(SubsetSearch):
+    """The front recursion over row subsets of a binary matrix (0 goes left), on the shared driver
+    (:class:`opttrees.dp.recursion.SubsetSearch`: partition, cache, stop, deepening); see the module docstring."""
 
-    def __init__(self, Z: np.ndarray, task: _ParetoTask, min_leaf: int, deadline: Budget):
-        self.Z = Z
+    def __init__(self, Z: np.ndarray, task: _ParetoTask, min_leaf: int, budget: Budget):
+        super().__init__(Z, min_leaf, budget)
         self.Z8 = np.ascontiguousarray(Z, dtype=np.uint8)
         self.task = task
         self.C = np.ascontiguousarray(task.contrib, dtype=np.float64)
@@ -204,9 +208,7 @@ class _Search:
         self.additive = task.cost_weights is not None
         self.cw = np.asarray(task.cost_weights, np.float64) if self.additive else np.ones(self.q)
         self.ml = min_leaf
-        self.deadline = deadline
-        self.memo: dict = {}
-        self.counters = {"subproblems": 0, "cache_hits": 0, "max_front": 0}
+        self.counters["max_front"] = 0
 
     # ------------------------------------------------------------------------------------------ fronts
     def _finish(self, V, feat, a, b, kids, budget) -> _Front:
@@ -269,14 +271,10 @@ class _Search:
 
     def front(self, rows, d: int, budget: float) -> _Front:
         """The front of depth-<= d subtrees of ``rows`` within ``budget`` (memoised by subset and depth)."""
-        key = (rows.tobytes(), d)
-        hit = self.memo.get(key)
-        if hit is not None and hit.budget >= budget:
-            self.counters["cache_hits"] += 1
+        hit = self.lookup(rows, d, usable=lambda F: F.budget >= budget)
+        if hit is not None:
             return hit
-        self.counters["subproblems"] += 1
-        if self.deadline.stop():
-            raise TimeoutError
+        self.enter()
         if d == 0:
             F = self._assemble(self._leaf_parts(rows), None, budget)
         elif d == 1:
@@ -291,25 +289,23 @@ class _Search:
                     parts.append((FL.V[I] + FR.V[J], np.full(len(I), f), I, J))
                     size += len(I)
                     if size > limit:     # keep the node's running front small (and memory bounded)
-                        if self.deadline.stop():    # a large reduce takes up to a second: not past the deadline
-                            raise TimeoutError
+                        self.check_stop()    # a large reduce takes up to a second: not past the time limit
                         G = self._assemble(parts, None, budget)
                         parts, size = [(G.V, G.feat, G.a, G.b)], len(G.feat)
                         limit = max(RUNNING_REDUCE, 2 * size)    # amortised: a large front is not re-sorted often
             F = self._assemble(parts, kids, budget)
-        self.memo[key] = F
-        return F
+        return self.store(rows, d, F)
 
     def _blocks(self, FL: _Front, FR: _Front, past):
         """Blocks ``slice(i0, i1)`` of FL's rows, about :data:`PAIR_BLOCK` pair checks each with all of FR, until
         ``past(cost)`` says the block's cheapest pair (FL's row i0 with FR's first: the fronts are sorted by
-        cost) is beyond what is wanted, so no later block is wanted either; the deadline checked between blocks."""
+        cost) is beyond what is wanted, so no later block is wanted either; the stop checked between blocks."""
         step = max(1, PAIR_BLOCK // max(len(FR.cost), 1))
         for i0 in range(0, len(FL.cost), step):
             if past(FL.cost[i0] + FR.cost[0]):
                 return
-            if i0 and self.deadline.stop():
-                raise TimeoutError
+            if i0:
+                self.check_stop()
             yield slice(i0, i0 + step)
 
     def _pairs(self, FL: _Front, FR: _Front, budget: float):
@@ -343,18 +339,15 @@ class _Search:
 
     def _children(self, rows, d: int, budget: float):
         """(column, left front, right front) for every column that splits ``rows`` within the leaf minimum."""
-        lo = max(1, self.ml)
-        for f in range(self.Z.shape[1]):
-            if self.deadline.stop():     # a merge of large fronts takes long: check between split columns
-                raise TimeoutError
-            go = self.Z[rows, f]
-            nr = int(go.sum())
-            if nr < lo or len(rows) - nr < lo:
+        for f in range(self.right.shape[1]):
+            self.check_stop()      # a merge of large fronts takes long: check between split columns
+            parts = self.sides(rows, f)
+            if parts is None:
                 continue
-            FL = self.front(rows[~go], d - 1, budget)
+            FL = self.front(parts[0], d - 1, budget)
             if not len(FL.cost):
                 continue
-            FR = self.front(rows[go], d - 1, budget - FL.cost[0])
+            FR = self.front(parts[1], d - 1, budget - FL.cost[0])
             if len(FR.cost):
                 yield f, FL, FR
 
@@ -439,20 +432,21 @@ def solve_dp_pareto(Xb, y, task, max_depth: int = 2, min_samples_leaf: int = 1, 
     def found(score, choice):
         state["score"], state["choice"] = score, choice
 
-    termination, root_front = "optimal", None
-    try:
-        if return_front:
-            root_front = search.front(rows0, D, np.inf)
-            if len(root_front.cost):
-                sc = task.score(root_front.V)
-                k = int(np.argmin(sc))
-                if np.isfinite(sc[k]):
-                    found(float(sc[k]), _entry_choice(root_front, k))
-        else:
-            for d in range(D + 1):       # iterative deepening: each depth's optimum bounds the next
-                search.best(rows0, d, state["score"], found)
-    except TimeoutError:
-        termination = "interrupted" if STOP.is_set() else "time_limit"
+    root: list = []
+
+    def root_front():
+        F = search.front(rows0, D, np.inf)
+        root.append(F)
+        if len(F.cost):
+            sc = task.score(F.V)
+            k = int(np.argmin(sc))
+            if np.isfinite(sc[k]):
+                found(float(sc[k]), _entry_choice(F, k))
+
+    if return_front:
+        termination = search.stoppable(root_front)
+    else:       # iterative deepening: each depth's optimum bounds the next
+        _, termination = search.deepen_with(D, lambda d: search.best(rows0, d, state["score"], found))
     if state["choice"] is None:
         if termination != "optimal":
             raise InputError(f"the Pareto DP stopped ({termination}) before finding a feasible tree; "
@@ -481,7 +475,7 @@ def solve_dp_pareto(Xb, y, task, max_depth: int = 2, min_samples_leaf: int = 1, 
     result = finish("dp-pareto", "opttrees-dp", termination, objective, bound, runtime, counters["subproblems"],
                     [Incumbent(runtime, objective, objective if bound is not None else float("nan"), 0.0)],
                     timings={"total": runtime, **counters})
-    return tree, result, (None if root_front is None else root_front.V)
+    return tree, result, (root[0].V if root else None)
 
 
 def _entry_choice(F: _Front, k: int):

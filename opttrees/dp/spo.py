@@ -98,14 +98,14 @@ def _chains(Xb: np.ndarray, feature) -> tuple[np.ndarray, np.ndarray, np.ndarray
     return L, chain, rank
 
 
-def _pair_sums_dense(XK: np.ndarray, V: np.ndarray, deadline: Budget) -> np.ndarray:
+def _pair_sums_dense(XK: np.ndarray, V: np.ndarray, budget: Budget) -> np.ndarray:
     """P[i, j] = sum of V over the rows with x_i = 1 and x_j = 1: (k, k, statistics), in row blocks."""
     nr, k = XK.shape
     c = V.shape[1]
     P = np.zeros((k, k * c))
     step = max(1, PAIR_BLOCK_FLOATS // max(1, k * c))
     for a in range(0, nr, step):
-        if deadline.stop():
+        if budget.stop():
             raise Stopped
         Xa = XK[a:a + step]
         P += Xa.T @ (Xa[:, :, None] * V[a:a + step, None, :]).reshape(len(Xa), k * c)
@@ -241,7 +241,7 @@ def solve_dp_spo(X, C, problem, max_depth: int = 2, alpha: float = 0.0, min_samp
 
     ``_engine="python"`` runs the reference search (the recursion down to depth one, no depth-two solver)."""
     t0 = time.perf_counter()
-    deadline = Budget(time_limit)
+    budget = Budget(time_limit)
     task = problem if isinstance(problem, SPOTask) else SPOTask(problem)
     prob = task.problem
     D = _check_int("max_depth", max_depth, 0, SPO_MAX_DEPTH)
@@ -405,13 +405,13 @@ def solve_dp_spo(X, C, problem, max_depth: int = 2, alpha: float = 0.0, min_samp
             q = kt >= 3
             if q.any():
                 P = cs.pairs(K[it[q]], K[jt[q]]) if cs is not None else \
-                    _pair_sums_dense(XK, Vr, deadline)[it[q], jt[q]]      # x_i = 1 and x_j = 1
+                    _pair_sums_dense(XK, Vr, budget)[it[q], jt[q]]      # x_i = 1 and x_j = 1
                 kq, iq, jq = kt[q], it[q], jt[q]
                 P[kq == 4] = D1[iq[kq == 4]] - P[kq == 4]
                 t5 = kq == 5
                 P[t5] = tot - D1[iq[t5]] - D1[jq[t5]] + P[t5]
                 sums[q] = P
-            if deadline.stop():
+            if budget.stop():
                 raise Stopped
             new = regrets(sums[:, :ncost], sums[:, ncost])
             if cacheable:
@@ -443,7 +443,7 @@ def solve_dp_spo(X, C, problem, max_depth: int = 2, alpha: float = 0.0, min_samp
         one = cl + cr
         return Node(leaf if len(rows) >= ml else np.inf, order=np.argsort(one), n_right=nR, one=one)
 
-    search = SubsetRecursion(Xb, node, pen, ml, deadline)
+    search = SubsetRecursion(Xb, node, pen, ml, budget)
     with _one_blas_thread() if _engine == "pairs" else contextlib.nullcontext():
         heap, incumbent_depth, termination = search.deepen(D)
     counters.update(search.counters)

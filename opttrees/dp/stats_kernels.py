@@ -26,7 +26,7 @@ with ``n_treatment`` rows, and a leaf with fewer than ``min_samples_leaf`` rows 
 
 Caching: a numba dict keyed by a 128-bit Zobrist hash of the row set (two sums of random 64-bit words) and the
 depth; an entry is stored only when its subproblem was solved to the end, so a search stopped by ``stop[0]``
-(set by :func:`opttrees.jit.run_threads` at the deadline or Ctrl-C) leaves only exact entries, and the next
+(set by :func:`opttrees.jit.run_threads` at the time limit or Ctrl-C) leaves only exact entries, and the next
 depth of the iterative deepening reuses them. The recursion runs on an explicit stack (numba cannot load a
 cached recursive function, see :mod:`opttrees.dp.engine`).
 

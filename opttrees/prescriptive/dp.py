@@ -10,7 +10,7 @@ The search runs compiled (:mod:`opttrees.dp.stats_kernels`, numba): leaf costs f
 statistics, depth one from per-column sums, depth two from *pair statistics* (the summed statistics of the
 rows with x_i = 1 and x_j = 1 for every pair of splitting columns; the MurTree/STreeD depth-two idea), deeper
 levels by the recursion with a cache by row set and the pruning of :mod:`opttrees.dp.recursion`. One depth of
-the iterative deepening is one kernel call on a worker thread that stops at the deadline or Ctrl-C.
+the iterative deepening is one kernel call on a worker thread that stops at the time limit or Ctrl-C.
 
 ``_engine="python"`` runs the same search as the task of :class:`opttrees.dp.recursion.SubsetRecursion` with
 numpy (every subproblem evaluates all its candidate leaves in one vectorised call of
@@ -82,7 +82,7 @@ def _verified_tree(heap, binarizer, keep, prob, a, searched: float):
     return tree, objective
 
 
-def _python_search(Xb, sp, pen, D, deadline, counters, on_depth, line):
+def _python_search(Xb, sp, pen, D, budget, counters, on_depth, line):
     """The search by :class:`SubsetRecursion` with numpy leaf costs: (heap, deepest finished depth, termination).
 
     The reference the compiled search (:func:`_compiled_search`) is tested against (``_engine="python"``)."""
@@ -137,15 +137,15 @@ def _python_search(Xb, sp, pen, D, deadline, counters, on_depth, line):
         if k % 64 == 0:
             line.update(subproblems=k)
 
-    search = SubsetRecursion(Xb, node, pen, 1, deadline, on_subproblem=progress)
+    search = SubsetRecursion(Xb, node, pen, 1, budget, on_subproblem=progress)
     heap, done, termination = search.deepen(D, on_depth)
     counters.update(search.counters)
     return heap, done, termination
 
 
-def _compiled_search(Xb, sp, pen, D, deadline, counters, on_depth, line):
+def _compiled_search(Xb, sp, pen, D, budget, counters, on_depth, line):
     """The same search in numba (:mod:`opttrees.dp.stats_kernels`), one depth of the iterative deepening per
-    kernel call on a worker thread (:func:`opttrees.jit.run_threads` sets ``stop`` at the deadline or Ctrl-C).
+    kernel call on a worker thread (:func:`opttrees.jit.run_threads` sets ``stop`` at the time limit or Ctrl-C).
 
     Returns (heap, deepest finished depth, termination); a depth cut short leaves the previous depth's tree."""
     n, ncol = Xb.shape
@@ -187,7 +187,7 @@ def _compiled_search(Xb, sp, pen, D, deadline, counters, on_depth, line):
 
     with stop_on_sigint():
         for d in range(D + 1):
-            if deadline.stop():   # no depth starts past the deadline (the kernel returns at once)
+            if budget.stop():   # no depth starts past the time limit (the kernel returns at once)
                 stop[0] = 1
             out = np.zeros(3)
             h = np.full(size, -2, np.int64)
@@ -204,7 +204,7 @@ def _compiled_search(Xb, sp, pen, D, deadline, counters, on_depth, line):
                 sync()
                 line.update(subproblems=counters["subproblems"])
 
-            ran = run_threads([work], 1, stop, deadline,
+            ran = run_threads([work], 1, stop, budget,
                               compiling=(lambda: any(is_cold(k) for k in kernels)) if cold else None,
                               on_poll=poll)
             sync()
@@ -231,7 +231,7 @@ def solve_dp_prescriptive(prob: PrescriptiveProblem, max_depth: int = 2, alpha: 
     ``_engine="python"`` runs the search in Python (:class:`SubsetRecursion`), the compiled search's reference.
     """
     t0 = time.perf_counter()
-    deadline = Budget(time_limit)
+    budget = Budget(time_limit)
     D = _check_int("max_depth", max_depth, 0, PRESCRIPTIVE_MAX_DEPTH)
     a = _check_alpha(alpha)
     if prob.kind == KIND_LINEAR:
@@ -253,7 +253,7 @@ def solve_dp_prescriptive(prob: PrescriptiveProblem, max_depth: int = 2, alpha: 
         raise InputError("no feasible tree: the root already has fewer than min_samples_leaf rows or no treatment "
                          "with n_treatment rows")
     trace: list = []
-    line = ProgressLine("prescriptive dynamic program", enabled=bool(verbose), time_limit=deadline.remaining())
+    line = ProgressLine("prescriptive dynamic program", enabled=bool(verbose), time_limit=budget.remaining())
 
     def on_depth(d, cost):
         nonlocal best_cost
@@ -265,7 +265,7 @@ def solve_dp_prescriptive(prob: PrescriptiveProblem, max_depth: int = 2, alpha: 
         raise InputError(f"_engine must be 'numba' or 'python'; got {_engine!r}")
     run = _compiled_search if _engine == "numba" else _python_search
     with line:
-        heap, depth_done, termination = run(Xb, sp, pen, D, deadline, counters, on_depth, line)
+        heap, depth_done, termination = run(Xb, sp, pen, D, budget, counters, on_depth, line)
         line.update(status=termination)
     tree, objective = _verified_tree(heap, binarizer, keep, prob, a, (best_cost + const) / prob.baseline)
     runtime = time.perf_counter() - t0

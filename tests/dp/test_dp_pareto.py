@@ -150,3 +150,38 @@ def test_pruned_search_time_limit_returns_best_so_far():
     assert res.status == "time_limit" and res.bound is None
     pred = tree.predict(Z.astype(float))
     assert abs((pred[g] == 1).mean() - (pred[~g] == 1).mean()) <= 0.05 + 1e-9
+
+
+@pytest.mark.parametrize("return_front", [False, True])
+def test_ctrl_c_inside_the_search_stops_it_with_the_best_tree_so_far(monkeypatch, return_front):
+    """A real SIGINT in the middle of the front search (the shared driver's Ctrl-C handling) ends it with status
+    interrupted and the deepest finished depth's tree, instead of a KeyboardInterrupt; the flag is clear after."""
+    import os
+    import signal
+
+    from opttrees.dp import pareto
+    from opttrees.interrupt import STOP
+    rng = np.random.default_rng(0)
+    Z = rng.integers(0, 2, (300, 12))
+    y = (Z[:, 0] | Z[:, 1]).astype(int)
+    g = rng.integers(0, 2, 300).astype(bool)
+    calls = [0]
+    front = pareto._Search.front
+
+    def counting(self, rows, d, budget):
+        calls[0] += 1
+        if calls[0] == 40:
+            os.kill(os.getpid(), signal.SIGINT)
+        return front(self, rows, d, budget)
+
+    monkeypatch.setattr(pareto._Search, "front", counting)
+    task = GroupFairnessTask([(g, ~g, 0.05)])
+    if return_front:      # no anytime tree without the whole root front: a clear error, not a traceback
+        with pytest.raises(InputError, match="stopped \\(interrupted\\)"):
+            solve_dp_pareto(Z, y, task, max_depth=3, return_front=True)
+    else:
+        tree, res, _ = solve_dp_pareto(Z, y, task, max_depth=3, return_front=False)
+        assert res.status == "interrupted" and res.bound is None and calls[0] >= 40
+        pred = tree.predict(Z.astype(float))
+        assert abs((pred[g] == 1).mean() - (pred[~g] == 1).mean()) <= 0.05 + 1e-9
+    assert not STOP.is_set()
