@@ -95,7 +95,8 @@ ABANDONED = object()
 def run_threads(tasks, jobs: int, stop, budget=None, compiling=None, on_poll=None, poll: float = 0.02,
                 over_memory=None):
     """Run ``tasks`` (callables calling numba kernels) on ``jobs`` daemon threads while this thread polls: the one
-    "run off the caller's thread, poll for a stop" loop of the package (local search, greedy, both DP searches).
+    "run off the caller's thread, poll for a stop" loop of the package (local search, greedy, the DP searches,
+    and a fit's stages that spend their time in one C call, see :func:`run_abandonable`).
 
     When the ``budget`` (an :class:`~opttrees.interrupt.Budget`) is spent or :data:`opttrees.interrupt.STOP` is set
     (first Ctrl-C), or ``over_memory()`` (optional) says the process has grown too large, ``stop[0]`` is set:
@@ -161,6 +162,14 @@ def run_threads(tasks, jobs: int, stop, budget=None, compiling=None, on_poll=Non
     if errors:
         raise errors[0]
     return results
+
+
+def run_abandonable(fn, budget):
+    """``fn()`` on a daemon thread for work that polls no stop flag (one long C call, e.g. scikit-learn's CART
+    on a wide matrix, where a Python signal handler only runs when the call returns): returns ``[fn()]``, or
+    :data:`ABANDONED` when ``budget`` is spent or Ctrl-C is pressed first; the thread is then left to finish in
+    the background and its result dropped. :func:`run_threads` with a task that is never joined at a stop."""
+    return run_threads([fn], 1, [0], budget, compiling=lambda: True)
 
 
 class _ThreadDone:

@@ -33,6 +33,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..interrupt import STOP, Budget, raise_on_sigint, stop_on_sigint
+from ..jit import ABANDONED, run_abandonable
 
 #: values of ``fit_status_``
 FIT_STATUSES = {
@@ -117,27 +118,6 @@ def _quiet_aborts():
             h.removeFilter(_DROP_ABORT_LOGS)
 
 
-def _in_daemon_thread(fn, args, kwargs, should_stop) -> tuple[bool, object]:
-    """Run ``fn`` in a daemon thread; wait in short slices, give up when ``should_stop()`` -> (done, value)."""
-    box = {}
-
-    def target():
-        try:
-            box["value"] = fn(*args, **kwargs)
-        except BaseException as exc:   # handed to the caller below
-            box["error"] = exc
-
-    t = threading.Thread(target=target, name="opttrees-fit-stage", daemon=True)
-    t.start()
-    while t.is_alive():
-        t.join(0.02)
-        if t.is_alive() and should_stop():
-            return False, None
-    if "error" in box:
-        raise box["error"]
-    return True, box["value"]
-
-
 class FitControl:
     """The deadline, stage timings and stop reason of one ``fit`` (see the module docstring)."""
 
@@ -190,9 +170,9 @@ class FitControl:
             try:
                 with raise_on_sigint(), timer, _quiet_aborts():
                     if threaded:
-                        done, value = _in_daemon_thread(fn, args, kwargs, self.stop)
-                        if done:
-                            return value
+                        out = run_abandonable(lambda: fn(*args, **kwargs), self.budget)
+                        if out is not ABANDONED:
+                            return out[0]
                         raise _DeadlinePassed()
                     return fn(*args, **kwargs)
             except (KeyboardInterrupt, _DeadlinePassed):

@@ -72,3 +72,27 @@ def test_every_heuristic_takes_time_limit_as_seconds_or_a_budget():
         assert len(out.table) == (1 if limit is spent else 3)
     with pytest.raises(TypeError):
         local_search(data, 2, deadline=Budget(1.0))   # the old keyword is gone, not silently ignored
+
+
+def test_work_that_polls_nothing_is_abandoned_at_the_limit_and_otherwise_returned():
+    """``run_abandonable`` (the fit stages' thread, on ``run_threads``): a finished call gives its value, an error is
+    raised in the caller, and a call still running when the budget is spent is left behind (ABANDONED) without
+    waiting for it."""
+    import threading
+
+    from opttrees.jit import ABANDONED, run_abandonable
+    assert run_abandonable(lambda: 41 + 1, Budget(None)) == [42]
+    with pytest.raises(ZeroDivisionError):
+        run_abandonable(lambda: 1 / 0, Budget(None))
+    release, finished = threading.Event(), threading.Event()
+
+    def long_call():          # a C call that polls nothing: only ends when released
+        release.wait(60)
+        finished.set()
+        return 1
+
+    try:
+        assert run_abandonable(long_call, Budget(0.05)) is ABANDONED
+        assert not finished.is_set()
+    finally:
+        release.set()
