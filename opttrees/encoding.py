@@ -29,7 +29,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from .data import _as_2d_float, check_X
+from .data import _as_2d_float, check_X, split_between
 from .errors import InputError, NonNumericInputError
 
 
@@ -97,9 +97,31 @@ def _clean_value(v) -> str:
 
 
 def midpoints(values: np.ndarray) -> np.ndarray:
-    """Midpoints between adjacent distinct values (empty for a constant feature)."""
+    """A threshold t with a < t <= b between adjacent distinct values a < b (empty for a constant feature), so
+    that ``x < t`` separates them exactly: the midpoint, or b where the midpoint rounds onto a (neighbouring
+    floats, e.g. 1.0 and 1.0000000000000002, have no number between them) or overflows."""
     u = np.unique(values)
-    return (u[:-1] + u[1:]) / 2.0
+    lo, hi = u[:-1], u[1:]
+    with np.errstate(over="ignore", invalid="ignore"):
+        m = (lo + hi) / 2.0
+    return np.where((lo < m) & (m <= hi), m, hi)
+
+
+def nearest_threshold(thresholds: np.ndarray, candidates: np.ndarray, t: float) -> int:
+    """Index among ``candidates`` of the threshold equal to ``t``, else the nearest one within float tolerance
+    (a threshold recomputed elsewhere); -1 when none. The nearest, not the first close one: thresholds of
+    values 1e-9 apart are all "close" to each other (np.isclose's relative 1e-5)."""
+    cand = np.asarray(candidates, np.int64)
+    if not len(cand):
+        return -1
+    th = np.asarray(thresholds, np.float64)[cand]
+    exact = np.flatnonzero(th == t)
+    if len(exact):
+        return int(cand[exact[0]])
+    close = np.flatnonzero(np.isclose(th, t))
+    if not len(close):
+        return -1
+    return int(cand[close[np.argmin(np.abs(th[close] - t))]])
 
 
 def quantile_midpoints(values: np.ndarray, n_thresholds: int) -> np.ndarray:
@@ -219,21 +241,23 @@ class Binarizer(_CodeTransformer):
     def encode_split(self, feature: int, threshold: float, X=None) -> int:
         """Column for an original-units split ``x_j < threshold``; raises if no column routes identically.
 
-        With ``X`` (training data) the match is by routing; otherwise the threshold must match exactly.
+        An equal threshold first; else, with ``X`` (training data), the column that routes its rows identically;
+        else the nearest threshold within float tolerance (:func:`nearest_threshold`).
         """
         check_is_fitted(self, "threshold_")
         cols = np.nonzero(self.feature_ == feature)[0]
         if not len(cols):
             raise InputError(f"feature {feature} has no binarised column (constant feature?)")
-        exact = cols[np.isclose(self.threshold_[cols], threshold)]
-        if len(exact):
-            return int(exact[0])
-        if X is not None:
+        if X is None or np.any(self.threshold_[cols] == threshold):
+            c = nearest_threshold(self.threshold_, cols, threshold)
+            if c >= 0:
+                return c
+        else:
             Xa = check_X(X, self.n_features_in_)
             target = Xa[:, feature] >= threshold
-            for c in cols:
-                if np.array_equal(Xa[:, feature] >= self.threshold_[c], target):
-                    return int(c)
+            for k in cols:
+                if np.array_equal(Xa[:, feature] >= self.threshold_[k], target):
+                    return int(k)
         raise InputError(f"split x{feature} < {threshold:g} has no matching binarised column")
 
 
@@ -332,7 +356,7 @@ class IntegerEncoder(_CodeTransformer):
         u = self.values_[feature]
         lo = u[min(max(theta, 0), len(u) - 1)]
         hi = u[min(max(theta + 1, 0), len(u) - 1)]
-        return float((lo + hi) / 2.0) if hi > lo else float(lo) + 0.5
+        return split_between(float(lo), float(hi)) if hi > lo else float(lo) + 0.5
 
 
 class OneHotGroups(TransformerMixin, BaseEstimator):

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..data import _as_2d_float, check_sample_weight
-from ..encoding import Binarizer
+from ..encoding import Binarizer, nearest_threshold
 from ..errors import InputError, VerificationError
 from ..interrupt import STOP, Budget, stop_on_sigint
 from ..jit import ABANDONED, announce_compile, is_cold, run_threads, warn_still_compiling
@@ -352,6 +352,9 @@ def _make_feature_cost_fn(X_route, w, fc, fd, fg, fb, column_of):
         cols = {}
         for t in np.nonzero(tree.children_left != LEAF)[0]:
             cols[t] = column_of(int(tree.feature[t]), float(tree.threshold[t]))
+            if cols[t] < 0:
+                raise VerificationError(f"the tree's split x{tree.feature[t]} < {tree.threshold[t]!r} is not a "
+                                        "column of the binarised matrix; its feature costs cannot be checked")
 
         def cost(t, anc):
             c = cols[t]
@@ -414,8 +417,10 @@ def solve_dp_columns(Z, X, split_of_col, y, task=None, max_depth: int = 3, max_n
     splits = [split_of_col(c) for c in range(Z8.shape[1])]
     feat = np.asarray([int(j) for j, _ in splits], np.int64)
 
+    thresholds = np.asarray([float(t) for _, t in splits])
+
     def column_of(j, t):
-        return next(c for c, (jj, tt) in enumerate(splits) if jj == j and np.isclose(tt, t))
+        return nearest_threshold(thresholds, np.flatnonzero(feat == j), t)
 
     column_info = (Xa.shape[1], feat, column_of)
     return _solve(Z8, Xa, lambda c: splits[c], Xa.shape[1], y, task, max_depth, max_num_nodes, min_samples_leaf,
@@ -522,8 +527,7 @@ def solve_dp(X, y, task=None, max_depth: int = 3, max_num_nodes: int | None = No
     feat = binarizer.feature_
 
     def column_of(j, t):
-        cols = np.nonzero((feat == j) & np.isclose(binarizer.threshold_, t))[0]
-        return int(cols[0])
+        return nearest_threshold(binarizer.threshold_, np.flatnonzero(feat == j), t)
 
     column_info = (Xa.shape[1], feat, column_of)
     feature_names = list(names) if names is not None else None

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import objectives as obj
-from ..data import PreparedData, ShapeOf
+from ..data import PreparedData, ShapeOf, split_between
 from ..params import check_alpha  # noqa: F401 (re-exported)
 from ..params import check_depth as _check_depth
 from ..errors import InputError
@@ -157,7 +157,7 @@ def _hyperplane_threshold(data, a_scaled: np.ndarray, b_scaled: float, a_orig: n
     lo, hi = proj[left].max(), proj[~left].min()
     if lo < mapped <= hi or not lo < hi:  # already faithful, or no threshold can separate them
         return mapped
-    return float((lo + hi) / 2)
+    return split_between(float(lo), float(hi))
 
 
 @dataclass

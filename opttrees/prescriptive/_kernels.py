@@ -36,6 +36,7 @@ from numba import njit
 
 from ..heuristics.kernels import routing as _routing
 from ..heuristics.kernels.routing import node_depth, push_children, route_parallel, subtree_stack
+from ..heuristics.kernels.splits import safe_mid
 from ..dp import stats_kernels as _stats
 from ..dp.stats_kernels import constant_leaf
 from ..jit import fresh_cache
@@ -366,11 +367,11 @@ def scan_splits(I, nI, low_d, up_d, lows, nlow, ups, nup, X, orderT, Z, zlo, zhi
                 if np.random.randint(0, n_feasible) == 0:
                     best = fsum
                     bj = j
-                    bt = 0.5 * (x0 + x1)
+                    bt = safe_mid(x0, x1)
             elif fsum < best:
                 best = fsum
                 bj = j
-                bt = 0.5 * (x0 + x1)
+                bt = safe_mid(x0, x1)
     return bj, bt, best
 
 

@@ -163,3 +163,57 @@ def test_make_classification_1500_depth2_returns_verified_tree(solver):
     assert res.objective == pytest.approx(clf.objective_, abs=1e-9)
     errors = (clf.predict(X) != y).sum()
     assert clf.objective_ == pytest.approx(errors / min(np.bincount(y)), abs=1e-9)
+
+
+@given(st.lists(st.floats(-1e300, 1e300, allow_nan=False), min_size=1, max_size=30), st.data())
+def test_binarizer_midpoints_separate_neighbouring_floats(values, data):
+    """Every binarised threshold lies in (a, b] for its adjacent distinct values a < b, also for floats one step
+    apart (their midpoint rounds onto a) and near the overflow limit."""
+    from opttrees.encoding import midpoints
+    v = np.asarray(values)
+    k = data.draw(st.integers(0, len(v) - 1))
+    v = np.append(v, np.nextafter(v[k], np.inf))          # a neighbouring float of one value
+    u = np.unique(v)
+    m = midpoints(v)
+    assert len(m) == len(u) - 1
+    assert np.all(u[:-1] < m) and np.all(m <= u[1:])
+
+
+NEIGHBOURS = [np.array([1.0, (0.1 + 0.2) / 0.3]), np.array([0.3, 0.1 + 0.2]),
+              np.array([1e15, np.nextafter(1e15, np.inf)])]
+
+
+@pytest.mark.parametrize("vals", NEIGHBOURS, ids=["1-ulp", "0.3", "1e15"])
+@pytest.mark.parametrize("make", ["dp-midpoints", "dp-quantile", "mio", "flow", "benders"])
+def test_values_one_float_apart_are_split_and_an_optimum_is_one(vals, make):
+    """Before: the midpoint of two neighbouring floats rounded onto the lower one, so no column separated them; the
+    DP, FlowOCT and BendersOCT called the 50%-accuracy stump optimal and the MIO's DP bound contradicted its
+    tree. Now every exact method separates them, and only at zero errors is it called optimal."""
+    from opttrees.estimators.flow import BendersOCTClassifier, FlowOCTClassifier
+    rng = np.random.default_rng(0)
+    x = rng.choice(vals, 200)
+    X = np.c_[x, rng.normal(size=200)]
+    y = (x > vals.min()).astype(int)
+    est = {"dp-midpoints": lambda: OptimalTreeClassifier(max_depth=1, method="dp", binarization="midpoints"),
+           "dp-quantile": lambda: OptimalTreeClassifier(max_depth=1, method="dp", binarization="quantile"),
+           "mio": lambda: OptimalTreeClassifier(max_depth=1, time_limit=30),
+           "flow": lambda: FlowOCTClassifier(max_depth=1, time_limit=30),
+           "benders": lambda: BendersOCTClassifier(max_depth=1, time_limit=30)}[make]()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", VerificationWarning)
+        est.fit(X, y)
+    assert est.score(X, y) == 1.0
+    assert est.solve_result_.status == "optimal"
+
+
+def test_a_split_is_matched_to_the_nearest_binarised_threshold():
+    """Thresholds of values 1e-9 apart are all within np.isclose of each other: a split maps to its own column
+    (the one routing the rows as it does), not the first close one."""
+    from opttrees.encoding import Binarizer
+    x = 1 + np.arange(4) * 1e-9
+    X = np.c_[np.repeat(x, 3)]
+    b = Binarizer(strategy="midpoints").fit(X)
+    for c, t in enumerate(b.threshold_):
+        assert b.encode_split(0, float(t)) == c
+        assert b.encode_split(0, float(t) + 1e-13) == c            # recomputed elsewhere: the nearest
+        assert b.encode_split(0, float(t) + 1e-13, X=X) == c       # by routing
