@@ -20,6 +20,16 @@ from .errors import InputError, NonNumericInputError
 MIN_SAFE_GAP = 1e-5
 
 
+def check_unique_columns(X: pd.DataFrame, name: str = "X") -> None:
+    """A table's columns are features named by their column names: two with one name (also after ``str``, as
+    the tree stores names) cannot be told apart by name, so they are an error naming them."""
+    names = pd.Index([str(c) for c in X.columns])
+    dup = names[names.duplicated()].unique().tolist()
+    if dup:
+        raise InputError(f"{name} has duplicate column names {dup}: give every column a distinct name "
+                         "(e.g. X.columns = [...]) before fitting")
+
+
 def _as_2d_float(X, name: str = "X") -> tuple[np.ndarray, list[str]]:
     """Return X as a float64 (n, p) array and its feature names, or raise InputError naming the problem."""
     if X is None:
@@ -27,6 +37,7 @@ def _as_2d_float(X, name: str = "X") -> tuple[np.ndarray, list[str]]:
     if isinstance(X, pd.Series):
         X = X.to_frame()
     if isinstance(X, pd.DataFrame):
+        check_unique_columns(X, name)
         names = [str(c) for c in X.columns]
         bad = [c for c in X.columns if not (pd.api.types.is_numeric_dtype(X[c]) or pd.api.types.is_bool_dtype(X[c]))]
         if bad:

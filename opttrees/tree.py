@@ -101,50 +101,46 @@ def _encoding_from_dict(d: dict) -> TableEncoding:
     return TableEncoding.from_dict(d)
 
 
-def _decimal(v: float, digits: int) -> str:
-    """``v`` rounded to ``digits`` significant digits, written without an exponent for ordinary magnitudes."""
-    s = f"{v:.{digits}g}"
-    if "e+" in s and int(s.split("e+")[1]) < 16:
-        s = np.format_float_positional(float(s), trim="-")
-    return s
+def format_threshold(t) -> str:
+    """The threshold ``t`` of a rule ``x < t`` as text: exactly ``t`` (its shortest round-trip decimal), so the
+    printed rule routes every value, training or new, as the tree does. The one rule every export prints
+    thresholds with (text, DOT, PNG/SVG, HTML); thresholds are short because :func:`snap_threshold` made them so
+    at ``fit``, not because the printing rounds them.
 
-
-def format_threshold(t, values=None, *, left_max=None, right_min=None, precision: int | None = None) -> str:
-    """The threshold ``t`` of a rule ``x < t`` as text that routes the training values exactly as ``t`` does.
-
-    The one rule every export prints thresholds with (text, DOT, PNG/SVG, HTML). The result is ``t`` rounded
-    to the fewest significant digits (at least ``precision``; None: 1) whose value ``t'`` satisfies
-    ``left_max < t' <= right_min``, so ``x < t'`` iff ``x < t`` for every training value ``x``. ``left_max`` is
-    the largest training value below ``t`` and ``right_min`` the smallest at or above it; ``values`` gives
-    them from the training values themselves. With neither known, ``t`` is printed exactly (its shortest
-    round-trip decimal, as ``repr``), so nothing is ever rounded across a value.
-
-    >>> format_threshold(504.5, [500, 504, 505, 510], precision=3)
+    >>> format_threshold(504.5)
     '504.5'
-    >>> format_threshold(504.5, [500, 502, 510], precision=3)
-    '504'
     >>> format_threshold(0.1 + 0.2)
     '0.30000000000000004'
     """
     t = float(t)
-    lo = -math.inf if left_max is None else float(left_max)
-    hi = math.inf if right_min is None else float(right_min)
-    if values is not None:
-        v = np.asarray(values, dtype=np.float64).ravel()
-        left, right = v[v < t], v[v >= t]
-        if left.size:
-            lo = max(lo, float(left.max()))
-        if right.size:
-            hi = min(hi, float(right.min()))
-    if not math.isfinite(t):
-        return repr(t)
-    known = (lo > -math.inf or hi < math.inf) and lo < t <= hi   # stale bounds (t edited) are not used
-    first = 1 if precision is None or not known else max(1, min(int(precision), 17))
-    for digits in range(first, 18):
-        s = _decimal(t, digits)
-        if (lo < float(s) <= hi) if known else float(s) == t:
-            return s
+    if t == 0 or (math.isfinite(t) and 1e-4 <= abs(t) < 1e16):
+        return np.format_float_positional(t, unique=True, trim="-")     # 2 rather than 2.0, no exponent
     return repr(t)
+
+
+def snap_threshold(t: float, left_max: float, right_min: float) -> float:
+    """A threshold with few significant digits that routes the training values exactly as ``t`` does.
+
+    ``left_max`` is the largest training value sent left (``x < t``), ``right_min`` the smallest sent right. The
+    result is ``t`` rounded to the fewest significant digits that stay within the middle half of that gap
+    (``|t' - t| <= (right_min - left_max) / 4`` and ``left_max < t' <= right_min``): a midpoint such as
+    0.15000000000000002 between 0.1 and 0.2 becomes 0.15, 12345.5 between 12340 and 12351 becomes 12346, and
+    between neighbouring floats ``t`` stays as it is. Unknown or stale bounds (``t`` outside them) give ``t``.
+
+    >>> snap_threshold(0.1 / 2 + 0.2 / 2, 0.1, 0.2)
+    0.15
+    >>> snap_threshold(12345.5, 12340, 12351)
+    12346.0
+    """
+    t, lo, hi = float(t), float(left_max), float(right_min)
+    if not (math.isfinite(t) and math.isfinite(lo) and math.isfinite(hi) and lo < t <= hi):
+        return t
+    room = (hi - lo) / 4
+    for digits in range(1, 18):
+        c = float(f"{t:.{digits}g}")
+        if lo < c <= hi and abs(c - t) <= room:
+            return c
+    return t
 
 
 _JSON_LISTS = ("children_left", "children_right", "feature", "threshold", "value")
@@ -203,6 +199,16 @@ def _decision_text(dec: np.ndarray, cost_vector: np.ndarray, precision: int, max
     if len(cost_vector) == len(dec):
         parts.append(f"cost {float(cost_vector @ dec):.{precision}g}")
     return sep.join(parts)
+
+
+def _leaf_number(v: float, precision: int) -> str:
+    """A leaf's predicted value with ``precision`` significant digits, but never fewer than its integer part
+    has: 1000019.2 and 1000045.5 print as 1000019 and 1000046, not both as 1e+06."""
+    v = float(v)
+    digits = precision
+    if math.isfinite(v) and abs(v) >= 1:
+        digits = max(precision, min(int(math.floor(math.log10(abs(v)))) + 1, 17))
+    return f"{v:.{digits}g}"
 
 
 def _number(v: float) -> str:
@@ -474,6 +480,12 @@ class Tree:
         return a
 
     # ------------------------------------------------------------------ routing
+    def feature_matrix(self, X) -> np.ndarray:
+        """X as the checked feature matrix this tree routes (what ``apply`` and ``predict`` see): a raw table is
+        re-encoded by the tree's :attr:`encoding`. For code outside the tree (pictures, reports) that must
+        route rows exactly as the tree does."""
+        return self._input(X)
+
     def _input(self, X) -> np.ndarray:
         """X as the features this tree splits on: a tree with an :attr:`encoding` also takes the raw table
         (text categories, missing values) and re-encodes it by column name; otherwise X is checked as it is."""
@@ -675,18 +687,19 @@ class Tree:
         return f"{' '.join(terms) or '0'} {op} {self.threshold_text(t, precision)}"
 
     def threshold_text(self, t: int, precision: int | None = None) -> str:
-        """Branch node ``t``'s threshold as printed: :func:`format_threshold` with the node's display bounds."""
-        lo, hi = (None, None) if self.display_bounds is None else self.display_bounds[t]
-        return format_threshold(self.threshold[t], left_max=lo, right_min=hi, precision=precision)
+        """Branch node ``t``'s threshold as printed: exactly (:func:`format_threshold`); ``precision`` is
+        accepted for the exports' signature and not used (a rounded threshold would misroute new rows)."""
+        return format_threshold(self.threshold[t])
 
     def set_display_bounds(self, X) -> "Tree":
         """Record, for every branch node, the largest training value of its test (``x_j``, or ``a·x`` for a
         hyperplane) among the rows of ``X`` it sends left and the smallest among those it sends right.
 
-        Estimators call it at the end of ``fit`` with their training rows; the bounds travel in the JSON.
-        Every printed threshold then lies between them (:meth:`threshold_text`), so the drawn rule routes each
-        training row exactly as the tree does, with as few digits as that allows. Nodes no row reaches keep
-        ``(-inf, inf)`` and print their threshold exactly. Returns ``self``.
+        Estimators call it at the end of ``fit`` with their training rows; the bounds travel in the JSON. Each
+        threshold is then snapped to the shortest decimal near it in the middle of that gap
+        (:func:`snap_threshold`): every training row is routed as before, and the threshold, printed exactly,
+        is short (0.15, not 0.15000000000000002). Nodes no row reaches keep ``(-inf, inf)`` and their
+        threshold. Returns ``self``.
         """
         X = self._input(X)
         bounds = np.tile([-np.inf, np.inf], (self.n_nodes, 1))
@@ -710,6 +723,7 @@ class Tree:
                 bounds[t, 0] = vals[go_left].max()
             if (~go_left).any():
                 bounds[t, 1] = vals[~go_left].min()
+            self.threshold[t] = snap_threshold(self.threshold[t], bounds[t, 0], bounds[t, 1])
         self.display_bounds = bounds
         return self
 
@@ -725,11 +739,11 @@ class Tree:
             lab = self.classes[self._labels()[t]] if self.classes is not None else self._labels()[t]
             return f"treatment {lab!s}"
         if self.task == "regression":
-            return "predict " + ", ".join(f"{v:.{precision}g}" for v in self.value[t])
+            return "predict " + ", ".join(_leaf_number(v, precision) for v in self.value[t])
         if self.task == "linear":   # intercept, then the non-zero terms only (lasso leaves are sparse)
             v = self.value[t]
             terms = [f"{c:+.{precision}g}*{self.feature_name(j)}" for j, c in enumerate(v[1:]) if c != 0]
-            return f"predict {v[0]:.{precision}g} {' '.join(terms)}".rstrip()
+            return f"predict {_leaf_number(v[0], precision)} {' '.join(terms)}".rstrip()
         if self.task == "spo":
             dec = self.extras.get("decision")
             if dec is None or dec.ndim != 2 or t >= len(dec):

@@ -100,6 +100,8 @@ def encode_categories(X):
     """
     if not isinstance(X, pd.DataFrame):
         return X, None
+    from ..data import check_unique_columns
+    check_unique_columns(X)
     cats = [c for c in X.columns if isinstance(X[c].dtype, pd.CategoricalDtype)]
     if not cats:
         return X, None

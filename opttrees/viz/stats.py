@@ -51,7 +51,10 @@ def class_display_names(tree: Tree, class_names=None) -> list[str] | None:
 
 
 def align_X(tree: Tree, X, name: str = "X") -> np.ndarray:
-    """``X`` as the tree's feature matrix: a DataFrame holding every feature name is matched by name."""
+    """``X`` as the tree's feature matrix: a raw table of a tree with an encoding (category columns) is encoded as
+    ``predict`` encodes it; else a DataFrame holding every feature name is matched by name."""
+    if tree.encoding is not None and isinstance(X, pd.DataFrame):
+        return tree.feature_matrix(X)
     names = tree.feature_names
     if isinstance(X, pd.DataFrame) and names is not None and all(f in X.columns for f in names):
         X = X[list(names)]

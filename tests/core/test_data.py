@@ -105,3 +105,17 @@ def test_sparse_X_is_named():
     from scipy import sparse
     with pytest.raises(InputError, match="sparse matrix"):
         prepare(sparse.csr_matrix(np.eye(3)), [0, 1, 0])
+
+
+def test_duplicate_column_names_are_an_error_naming_them():
+    """Before: an AttributeError from deep inside the estimators (``X[c]`` is a DataFrame for a repeated name)."""
+    from opttrees import OptimalTreeClassifier
+    from opttrees.data import _as_2d_float
+    X = pd.DataFrame(np.random.default_rng(0).random((40, 4)), columns=["a", "a", "b", 1])
+    X2 = X.set_axis(["a", "b", 1, "1"], axis=1)          # 1 and "1" are one name once stored as text
+    y = (X.iloc[:, 0] > 0.5).astype(int)
+    for bad, name in ((X, "a"), (X2, "1")):
+        with pytest.raises(InputError, match=f"duplicate column names \\['{name}'\\]"):
+            _as_2d_float(bad)
+        with pytest.raises(InputError, match="duplicate column names"):
+            OptimalTreeClassifier(max_depth=1, method="greedy").fit(bad, y)

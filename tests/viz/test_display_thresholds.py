@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from opttrees import OptimalTreeClassifier
 from opttrees.errors import InputError
-from opttrees.tree import HYPERPLANE, LEAF, Tree, format_threshold
+from opttrees.tree import HYPERPLANE, LEAF, Tree, format_threshold, snap_threshold
 
 RULE = re.compile(r"(f\d+) (<|>=) (\S+?):?$")
 
@@ -28,33 +28,65 @@ def routes_alike(printed: str, t: float, values) -> bool:
 
 # ------------------------------------------------------------------------------------------ format_threshold
 @pytest.mark.parametrize("values, t", [
-    ([500, 503, 504, 505, 506, 520], 504.5),                      # integers: 504.5 must not print as 504
+    ([500, 503, 504, 505, 506, 520], 504.5),                      # integers: 504.5 must not become 504
     ([500000.0, 500000.0002], 500000.0001),                       # near-equal values
     ([0.3, 0.1 + 0.2], 0.1 + 0.2),                                # float noise: 0.3 vs 0.30000000000000004
     ([0.3, 0.1 + 0.2], np.nextafter(0.3, 1.0)),
     ([-505, -504.25, -3, 0], -504.2),                             # negative values
     ([-1e-9, 1e-9], 0.0),
     ([1e20, 1.0000000000000002e20], 1.0000000000000002e20),
+    ([0.1, 0.2], 0.1 / 2 + 0.2 / 2),
+    ([12340, 12351], 12345.5),
 ])
-@pytest.mark.parametrize("precision", [None, 1, 3, 4])
-def test_format_threshold_routes_the_training_values(values, t, precision):
-    s = format_threshold(t, values, precision=precision)
-    assert routes_alike(s, t, values), s
+def test_a_snapped_threshold_routes_the_training_values_and_prints_exactly(values, t):
+    v = np.asarray(values, dtype=float)
+    lo, hi = v[v < t].max(), v[v >= t].min()
+    s = snap_threshold(t, lo, hi)
+    assert routes_alike(format_threshold(s), t, values)
+    assert float(format_threshold(s)) == s                        # printed exactly
+    assert abs(s - t) <= (hi - lo) / 4                            # stays in the middle half of the gap
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.floats(-1e15, 1e15), st.floats(0, 1e6), st.floats(0, 1))
+def test_snapping_keeps_the_threshold_in_the_middle_of_its_gap(lo, width, frac):
+    hi = lo + width
+    t = lo + frac * (hi - lo)
+    if not lo < t <= hi:
+        t = hi
+    if not lo < t <= hi:
+        return
+    s = snap_threshold(t, lo, hi)
+    assert lo < s <= hi and abs(s - t) <= (hi - lo) / 4
+    assert float(format_threshold(s)) == s
 
 
 def test_format_threshold_examples():
-    assert format_threshold(504.5, [504, 505], precision=3) == "504.5"
-    assert format_threshold(504.5, [504, 505]) == "504.5"
-    assert 504 < float(format_threshold(504.5, [500, 504, 505])) <= 505
-    assert format_threshold(504.5, [500, 510], precision=3) == "504"      # 3 digits are safe here: kept
-    assert format_threshold(0.1 + 0.2, [0.3, 0.1 + 0.2]) == "0.30000000000000004"
-    assert format_threshold(1234567.0, [1, 2e7], precision=2) == "1200000"    # no '1.2e+06'
-    # no training values known: the exact shortest round-trip text, never a rounding across a value
-    for t in (504.5, 0.1 + 0.2, -2.4500000000000001, 1e-300, 123456789.123):
-        assert float(format_threshold(t)) == t and float(format_threshold(t, precision=2)) == t
-    assert format_threshold(505.0) == "505"
-    # stale bounds (the threshold no longer between them) are ignored: exact again
-    assert format_threshold(504.5, left_max=600, right_min=700, precision=1) == "504.5"
+    assert format_threshold(504.5) == "504.5"
+    assert format_threshold(0.1 + 0.2) == "0.30000000000000004"
+    assert format_threshold(505.0) == "505" and format_threshold(1234567.0) == "1234567"     # no '1.2e+06'
+    for t in (504.5, 0.1 + 0.2, -2.4500000000000001, 1e-300, 123456789.123, 1e20):
+        assert float(format_threshold(t)) == t
+    assert snap_threshold(0.1 / 2 + 0.2 / 2, 0.1, 0.2) == 0.15
+    assert snap_threshold(12345.5, 12340, 12351) == 12346
+    assert snap_threshold(504.5, 600, 700) == 504.5               # stale bounds: unchanged
+    assert snap_threshold(504.5, -np.inf, np.inf) == 504.5        # unknown bounds: unchanged
+
+
+def test_the_printed_rule_routes_new_rows_as_predict_does():
+    """Before: a split at 12345.5 between training values 12340 and 12351 printed as 'x0 < 12350', so a new
+    row at 12348 went left by the text and right by predict. Now the fitted threshold is the printed one."""
+    rng = np.random.default_rng(0)
+    x = rng.choice([12340.0, 12351.0], 200)
+    y = (x > 12345).astype(int)
+    clf = OptimalTreeClassifier(max_depth=1, method="dp").fit(np.c_[x], y)
+    m = re.search(r"x0 < (\S+?):?$", clf.tree_.export_text(), re.M) or re.search(r"< (\S+?):?$",
+                                                                                  clf.tree_.export_text(), re.M)
+    assert m is not None
+    printed = float(m.group(1))
+    assert printed == clf.tree_.threshold[0]
+    new = np.linspace(12330, 12360, 3001)
+    assert np.array_equal(clf.predict(np.c_[new]) == clf.predict(np.c_[[12351.0]])[0], new >= printed)
 
 
 def test_a_picture_no_longer_rounds_across_a_value(tmp_path):

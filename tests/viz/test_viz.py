@@ -376,3 +376,20 @@ def test_report_beside_a_saved_tree(tmp_path):
     report = report_beside(tmp_path / "tree.json")
     shown = dict(map(tuple, page_data(tree_to_html(hyperplane_tree(), summary=report))["summary"]))
     assert shown == {"status": "optimal", "model": "oct"}
+
+
+def test_html_stats_of_a_table_with_category_columns_route_as_predict():
+    """Before: ``to_html(X=X, y=y)`` on the training table with a pandas category column raised "non-numeric
+    column ['colour']" (the picture ignored the tree's encoding). Now the node counts are those of predict."""
+    import pandas as pd
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"size": rng.random(300).round(2),
+                      "colour": pd.Categorical(rng.choice(["red", "green", "blue"], 300))})
+    y = np.where((X["size"] > 0.5) ^ (X["colour"] == "red"), "yes", "no")
+    clf = OptimalTreeClassifier(max_depth=2, method="dp").fit(X, y)
+    data = page_data(clf.tree_.to_html(None, X=X, y=y))
+    leaf_of = clf.tree_.apply(X)
+    leaves = [node for node in data["nodes"] if node["split"] is None]
+    assert len(leaves) == clf.tree_.n_leaves > 1
+    for node in leaves:
+        assert sum(node["counts"]) == (leaf_of == node["id"]).sum()
