@@ -44,7 +44,7 @@ def _as_2d_float(X, name: str = "X") -> tuple[np.ndarray, list[str]]:
             raise InputError(
                 f"{name} has non-numeric column(s) {[str(b) for b in bad]}: give category columns the pandas "
                 "'category' dtype (X[col].astype('category'), one-hot encoded by the estimator), encode them "
-                "yourself (e.g. pandas.get_dummies) or drop them before fitting")
+                "yourself (e.g. pandas.get_dummies) or drop them")
         if any(X[c].dtype.kind == "c" for c in X.columns):
             raise InputError(f"{name} has complex values; features must be real numbers (Complex data not supported)")
         arr = X.to_numpy(dtype=np.float64, na_value=np.nan)
@@ -80,7 +80,7 @@ def _as_2d_float(X, name: str = "X") -> tuple[np.ndarray, list[str]]:
         kind = "NaN" if np.isnan(arr[rows[0], cols[0]]) else "infinite"
         where = f"column {names[cols[0]]!r}" if names is not None else f"column {cols[0]}"
         raise InputError(f"{name} contains {len(rows)} NaN/infinite value(s) (first: {kind} at row {rows[0]}, "
-                         f"{where}); impute or drop them before fitting")
+                         f"{where}); impute or drop those rows")
     if names is None:
         names = [f"x{j}" for j in range(arr.shape[1])]
     return arr, names

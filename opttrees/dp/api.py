@@ -535,4 +535,15 @@ def solve_dp(X, y, task=None, max_depth: int = 3, max_num_nodes: int | None = No
                        alpha, sample_weight, budget, column_info, feature_names, t0, engine_kw,
                        {"binarize": t_bin})
     res.timings["engine"] = "binary"
+    _note_split_set(res, Xa, binarizer)
     return tree, res
+
+
+def _note_split_set(res, Xa: np.ndarray, binarizer) -> None:
+    """Say in the result when its proof covers fewer splits than every midpoint (quantile thresholds): an
+    "optimal" DP tree is then the best over those thresholds only, and another method can beat it."""
+    m = len(binarizer.threshold_)
+    every = sum(max(len(np.unique(Xa[:, j])) - 1, 0) for j in range(Xa.shape[1]))
+    if m < every:
+        res._note(f"the search covered {m} of the {every} midpoints (binarization {binarizer.strategy!r}); "
+                  "an optimum is over those thresholds only (binarization='exact' searches every midpoint)")

@@ -223,3 +223,17 @@ def test_spec_model_types_fix_the_method():
     assert reg["oct-dp"].make().method == "dp" and reg["ort-dp"].make().method == "dp"
     assert reg["spot-dp"].make(max_depth=2).method == "dp"
     assert "method" not in reg["oct-dp"].parameter_rules() and "binarization" in reg["oct-dp"].parameter_rules()
+
+
+def test_a_quantile_optimum_says_it_covers_only_its_thresholds():
+    """An "optimal" DP over quantile thresholds is the best over those only: the result says how many of every
+    midpoint it covered; over every midpoint it says nothing."""
+    import numpy as _np
+
+    from opttrees.dp import solve_dp as _solve_dp
+    X = _np.random.default_rng(0).random((300, 3))
+    y = (X[:, 0] > 0.5).astype(int)
+    _, res = _solve_dp(X, y, max_depth=1, binarization="quantile", n_thresholds=5)
+    assert res.status == "optimal" and "covered 15 of the 897 midpoints" in res.message
+    _, res = _solve_dp(X, y, max_depth=1, binarization="midpoints")
+    assert "midpoints (binarization" not in res.message
