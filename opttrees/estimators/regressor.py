@@ -10,7 +10,7 @@ import numpy as np
 from sklearn.base import RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ..data import prepare
+from ..data import TargetScaling, prepare, standardize_target
 from ..errors import InputError
 from ..formulations.ort import ORT
 from ..formulations.ort_linear import ORTLinear
@@ -216,8 +216,10 @@ class OptimalTreeRegressor(ConstrainedMixin, RegressorMixin, SolverMixin, OptTre
         with controlled_fit(self, self._time_limit()) as ctl:
             with ctl.stage("prepare"):
                 X, encoding = encode_categories(X)
-                data = prepare(X, y, task="regression", sample_weight=sample_weight,
-                               min_samples_leaf=self.min_samples_leaf)
+                # every method searches a standardised y (offset and scale meet no tolerance, no cancellation and
+                # no big-M of 1e9); the tree is mapped back to y's units at the end (data.target)
+                data = standardize_target(prepare(X, y, task="regression", sample_weight=sample_weight,
+                                                  min_samples_leaf=self.min_samples_leaf))
                 by_dp = (self.method == "dp" and not linear
                          and CDP.dp_solvable(C.check_constraints(self.constraints)))
                 cons = bind(self, data, (self.method == "mio" and not linear and self.split_type == "parallel")
@@ -275,14 +277,23 @@ class OptimalTreeRegressor(ConstrainedMixin, RegressorMixin, SolverMixin, OptTre
             self.n_features_in_ = data.p
             if hasattr(X, "columns"):
                 self.feature_names_in_ = np.asarray([str(c) for c in X.columns], dtype=object)
-            self.objective_ = score(tree)
+            self.objective_ = score(tree)     # normalised: the same on y and on the standardised y
             verify(self, tree, self._ctx)
             self._ctx = None    # the context holds the training data: not kept after the fit
+            self.tree_ = self._target(data).tree_to_user(tree)   # values in y's units
             record_display_bounds(self, data.X)
         if self.verbose:
             print(f"OptimalTreeRegressor: objective {fmt(self.objective_)}, depth {tree.depth}, "
                   f"{tree.n_splits} splits")
         return self
+
+    @staticmethod
+    def _target(data) -> TargetScaling:
+        return data.target if data.target is not None else TargetScaling()
+
+    def _coef_bound(self, data):
+        """``coef_bound`` (y's units per scaled feature unit) on the standardised y the MIO sees."""
+        return None if self.coef_bound is None else float(self.coef_bound) / self._target(data).scale
 
     def _penalty(self, data) -> float:
         """The penalty the search and the MIO see: per unit of coefficient (y's units), so ``leaf_penalty`` / s_y
@@ -331,7 +342,7 @@ class OptimalTreeRegressor(ConstrainedMixin, RegressorMixin, SolverMixin, OptTre
         # any feasible tree's objective bounds the coefficients (ORTLinear); the slack keeps the start feasible
         build = partial(ORTLinear, data, self.max_depth, self.min_samples_leaf, self.alpha, leaf_penalty=lam,
                         penalty=self.leaf_penalty_type, loss=self.loss, split_type=self.split_type,
-                        margin=float(self.hyperplane_margin), coef_bound=self.coef_bound,
+                        margin=float(self.hyperplane_margin), coef_bound=self._coef_bound(data),
                         upper_bound=1.0 if start is None else min(1.0, score(start.tree) * (1 + 1e-6) + 1e-9))
         return self._run_mio(ctl, MIO(build, score, [start], fallback=lambda: greedy("fallback"))).tree
 

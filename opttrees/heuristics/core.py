@@ -6,12 +6,13 @@ objective in :mod:`opttrees.objectives` and in the MIO.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
 
 from .. import objectives as obj
-from ..data import PreparedData, ShapeOf
+from ..data import PreparedData, ShapeOf, TargetScaling, standardize_target
 from ..params import check_alpha  # noqa: F401 (re-exported)
 from ..params import check_depth as _check_depth
 from ..errors import InputError
@@ -136,6 +137,31 @@ def make_problem(data: PreparedData, loss: str | None = None) -> Problem:
     featok = np.asarray(data.splittable, dtype=np.bool_)
     return Problem(data, loss, X, Xs, grp, orderT.T, np.ascontiguousarray(Z), featok, KIND[loss], base, y, orderT,
                    grpT)
+
+
+def standardized(data: PreparedData) -> tuple[PreparedData, TargetScaling | None]:
+    """Regression data on a standardised target (:func:`opttrees.data.standardize_target`) and the map a caller
+    undoes on the trees it returns (:func:`to_user`); None when there is nothing to undo (classification, or
+    data an estimator already standardised, whose trees it maps back itself).
+
+    Why the public heuristics call it: the kernels' tolerances are relative to L-hat but their statistics
+    and the prune's are sums, so y = 1e6 + small spread or y ~ 1e-9 are searched as y' of spread about 1."""
+    if data.task != "regression" or data.target is not None:
+        return data, None
+    out = standardize_target(data)
+    return out, (None if out.target is None or out.target.identity else out.target)
+
+
+def to_user(result, back: TargetScaling | None):
+    """A Tree, or a search result holding ``tree`` (and ``trees``), with values mapped back to y's units."""
+    if back is None or result is None:
+        return result
+    if isinstance(result, Tree):
+        return back.tree_to_user(result)
+    changes = {"tree": back.tree_to_user(result.tree)}
+    if isinstance(getattr(result, "trees", None), list):
+        changes["trees"] = [back.tree_to_user(t) for t in result.trees]
+    return dataclasses.replace(result, **changes)
 
 
 def empty_heap(D: int, p: int):
