@@ -56,7 +56,9 @@ class OptimalTreeRegressor(ConstrainedMixin, RegressorMixin, SolverMixin, OptTre
     L̂ is the same loss of the root-only constant tree, so ``alpha`` and ``leaf_penalty`` mean the same thing on
     every data set. The complexity is the number of splits (parallel) or of non-zero split coefficients
     (hyperplane). Leaf coefficients are penalised on the features min-max scaled to [0, 1] on the training
-    data; the tree stores them in original units, so ``predict`` takes raw X.
+    data; the tree stores them in original units, so ``predict`` takes raw X. Every method fits a standardised
+    target (y - mean) / s (:func:`opttrees.data.standardize_target`) and the tree is mapped back to y's units, so an
+    offset or scale of y changes neither the tree nor ``objective_``.
 
     Parameters
     ----------
