@@ -181,7 +181,7 @@ class RegressionTask:
         Z = np.column_stack([w, w * z, w * z * z])
         base = obj.squared_baseline(z, w) if not is_constant_target(y) else 1.0
         return EngineData(KIND_SQUARED, Z, np.zeros(n, np.int64), False, 1, np.zeros((1, 1)), base, None, y, w,
-                          extra={"z": z, "target": ts})
+                          extra={"z": z, "target": ts, "loss_scale": ts.scale ** 2})
 
     def leaf_payload(self, ed: EngineData, leaf: np.ndarray, n_nodes: int):
         pred = obj.leaf_predictions(leaf, ed.y, n_nodes, "squared", ed.weights)

@@ -24,7 +24,7 @@ from .classifier import DP_RULES, MARGIN_RULES, NO_NODE_BUDGET, PARALLEL_ONLY, f
 from .fitcontrol import controlled_fit, warn_time_limit
 from .pipeline import MIO, Start
 from ..heuristics import greedy_tree, local_search
-from ..heuristics.core import make_problem, objective, refit_leaves
+from ..heuristics.core import LeafProblem, make_problem, objective, refit_leaves
 from ..heuristics.linear_leaves import check_leaf_penalty, linear_leaf_tree, linear_local_search, linear_tree_objective
 from ..progress import fmt
 
@@ -220,8 +220,9 @@ class OptimalTreeRegressor(ConstrainedMixin, RegressorMixin, SolverMixin, OptTre
                 X, encoding = encode_categories(X)
                 # every method searches a standardised y (offset and scale meet no tolerance, no cancellation and
                 # no big-M of 1e9); the tree is mapped back to y's units at the end (data.target)
-                data = standardize_target(prepare(X, y, task="regression", sample_weight=sample_weight,
-                                                  min_samples_leaf=self.min_samples_leaf))
+                raw = prepare(X, y, task="regression", sample_weight=sample_weight,
+                              min_samples_leaf=self.min_samples_leaf)
+                data = standardize_target(raw)
                 by_dp = (self.method == "dp" and not linear
                          and CDP.dp_solvable(C.check_constraints(self.constraints)))
                 cons = bind(self, data, (self.method == "mio" and not linear and self.split_type == "parallel")
@@ -281,8 +282,11 @@ class OptimalTreeRegressor(ConstrainedMixin, RegressorMixin, SolverMixin, OptTre
                 self.feature_names_in_ = np.asarray([str(c) for c in X.columns], dtype=object)
             self.objective_ = score(tree)     # normalised: the same on y and on the standardised y
             verify(self, tree, self._ctx)
-            self._ctx = None    # the context holds the training data: not kept after the fit
-            self.tree_ = self._target(data).tree_to_user(tree)   # values in y's units
+            constrained, self._ctx = self._ctx is not None, None   # the context holds the training data: not kept
+            user = self._target(data).tree_to_user(tree)           # values in y's units
+            if not linear and not constrained:      # constant leaves: the exact means / medians of the caller's y
+                user = refit_leaves(user, LeafProblem(raw, raw.X, raw.y, self.loss))
+            self.tree_ = user
             record_display_bounds(self, data.X)
         if self.verbose:
             print(f"OptimalTreeRegressor: objective {fmt(self.objective_)}, depth {tree.depth}, "

@@ -6,7 +6,9 @@ objective in :mod:`opttrees.objectives` and in the MIO.
 """
 from __future__ import annotations
 
+import copy
 import dataclasses
+from typing import NamedTuple
 from dataclasses import dataclass
 
 import numpy as np
@@ -139,28 +141,41 @@ def make_problem(data: PreparedData, loss: str | None = None) -> Problem:
                    grpT)
 
 
-def standardized(data: PreparedData) -> tuple[PreparedData, TargetScaling | None]:
-    """Regression data on a standardised target (:func:`opttrees.data.standardize_target`) and the map a caller
-    undoes on the trees it returns (:func:`to_user`); None when there is nothing to undo (classification, or
-    data an estimator already standardised, whose trees it maps back itself).
+class Standardized(NamedTuple):
+    """What :func:`to_user` needs to give trees searched on a standardised y back in y's units."""
+    target: TargetScaling
+    raw: PreparedData
+
+
+def standardized(data: PreparedData) -> tuple[PreparedData, Standardized | None]:
+    """Regression data on a standardised target (:func:`opttrees.data.standardize_target`) and what a caller
+    needs to map the trees it returns back (:func:`to_user`); None when there is nothing to undo (classification,
+    or data an estimator already standardised, whose trees it maps back itself).
 
     Why the public heuristics call it: the kernels' tolerances are relative to L-hat but their statistics
     and the prune's are sums, so y = 1e6 + small spread or y ~ 1e-9 are searched as y' of spread about 1."""
     if data.task != "regression" or data.target is not None:
         return data, None
     out = standardize_target(data)
-    return out, (None if out.target is None or out.target.identity else out.target)
+    return out, (None if out.target is None or out.target.identity else Standardized(out.target, data))
 
 
-def to_user(result, back: TargetScaling | None):
-    """A Tree, or a search result holding ``tree`` (and ``trees``), with values mapped back to y's units."""
+def to_user(result, back: Standardized | None, loss: str | None = None):
+    """A Tree, or a search result holding ``tree`` (and ``trees``), in y's units: constant leaves refitted on the
+    caller's y (exact means / medians), linear leaves mapped."""
     if back is None or result is None:
         return result
+
+    def one(tree):
+        if tree.task == "regression":
+            return refit_leaves(copy.copy(tree), LeafProblem(back.raw, back.raw.X, back.raw.y, loss or "squared"))
+        return back.target.tree_to_user(tree)
+
     if isinstance(result, Tree):
-        return back.tree_to_user(result)
-    changes = {"tree": back.tree_to_user(result.tree)}
+        return one(result)
+    changes = {"tree": one(result.tree)}
     if isinstance(getattr(result, "trees", None), list):
-        changes["trees"] = [back.tree_to_user(t) for t in result.trees]
+        changes["trees"] = [one(t) for t in result.trees]
     return dataclasses.replace(result, **changes)
 
 

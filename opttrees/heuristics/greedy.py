@@ -40,7 +40,7 @@ def greedy_tree(data: PreparedData, max_depth: int, min_samples_leaf: int = 1, a
     """
     data, back = standardized(data)   # regression: searched on a standardised y, values mapped back
     return to_user(_greedy_tree(data, max_depth, min_samples_leaf, alpha, criterion, loss, max_features,
-                                random_state, time_limit), back)
+                                random_state, time_limit), back, loss)
 
 
 def _greedy_tree(data: PreparedData, max_depth, min_samples_leaf, alpha, criterion, loss, max_features,

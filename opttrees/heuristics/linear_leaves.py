@@ -541,7 +541,7 @@ def linear_local_search(data: PreparedData, max_depth: int, alpha: float = 0.0, 
         raise InputError("linear leaves need regression data (prepare(X, y, task='regression'))")
     data, back = standardized(data)
     if back is not None:
-        leaf_penalty = check_leaf_penalty(leaf_penalty) * back.scale
+        leaf_penalty = check_leaf_penalty(leaf_penalty) * back.target.scale
     return to_user(_linear_local_search(data, max_depth, alpha, leaf_penalty, min_samples_leaf, n_restarts,
                                         random_state, starts, max_thresholds, constant_restarts, split_type,
                                         n_hyperplane_restarts, time_limit, return_all), back)

@@ -288,7 +288,7 @@ def local_search(data: PreparedData, max_depth: int, alpha: float = 0.0, min_sam
     data, back = standardized(data)
     return to_user(_local_search(data, max_depth, alpha, min_samples_leaf, n_restarts, split_type, random_state,
                                  n_jobs, n_hyperplane_restarts, loss, return_all, max_moves, random_starts,
-                                 time_limit, verbose), back)
+                                 time_limit, verbose), back, loss)
 
 
 def _local_search(data, max_depth, alpha, min_samples_leaf, n_restarts, split_type, random_state, n_jobs,
