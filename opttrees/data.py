@@ -5,6 +5,9 @@ same validated arrays, and every estimator must reject bad input with the same c
 """
 from __future__ import annotations
 
+import copy
+import dataclasses
+import math
 import warnings
 from dataclasses import dataclass, field
 from typing import overload
@@ -306,6 +309,84 @@ class RankedFeatures:
         return self.ranks[1] > 0
 
 
+def is_constant_target(y) -> bool:
+    """Whether the values of ``y`` are all equal relative to their own scale (a spread within a few rounding
+    units of the largest magnitude): the one test of a constant target, whatever its units (1e-9 or 1e9)."""
+    y = np.asarray(y, dtype=np.float64)
+    if y.size == 0:
+        return True
+    lo, hi = float(y.min()), float(y.max())
+    return bool(hi - lo <= 8 * np.finfo(np.float64).eps * max(abs(lo), abs(hi)))
+
+
+@dataclass(frozen=True)
+class TargetScaling:
+    """The affine map y' = (y - loc) / scale a regression fit works in, and its inverse for fitted values.
+
+    Why: squared and absolute losses of y = 1e6 + small spread, or of y ~ 1e-9, meet absolute tolerances and
+    cancellation in every search (sums of squares, big-M constants, solver feasibility tolerances); on y' (mean
+    0, spread about 1) they do not. The normalised objective loss / L-hat + alpha * splits is the same on y and
+    y' for squared and absolute loss, so trees and objectives carry over; fitted values map back with
+    :meth:`values_to_user` / :meth:`tree_to_user`. ``loc`` is the weighted mean, ``scale`` the power of two
+    nearest y's weighted standard deviation (dividing by it is exact), exactly 1 for a constant target.
+    """
+
+    loc: float = 0.0
+    scale: float = 1.0
+
+    @classmethod
+    def fit(cls, y, sample_weight=None) -> "TargetScaling":
+        y = np.asarray(y, dtype=np.float64)
+        if y.size == 0:
+            return cls()
+        w = np.ones(y.shape) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+        W = float(w.sum())
+        loc = float(np.sum(w * y) / W) if W > 0 else float(y.mean())
+        if not np.isfinite(loc):                          # the sum overflowed: the mean of halves
+            loc = float(np.sum(w * (y / 2)) / W) * 2 if W > 0 else 0.0
+        if is_constant_target(y) or not W > 0:
+            return cls(float(y[0]) if is_constant_target(y) else loc, 1.0)
+        loc += float(np.sum(w * (y - loc)) / W)           # second pass: the mean to the spread's precision
+        d = y - loc
+        a = float(np.abs(d).max())                        # scaled first: no overflow or underflow in the squares
+        sd = a * math.sqrt(float(np.sum(w * (d / a) ** 2)) / W) if a > 0 else 0.0
+        if not (np.isfinite(sd) and sd > 0):
+            return cls(loc, 1.0)
+        return cls(loc, float(2.0 ** round(math.log2(sd))))
+
+    @property
+    def identity(self) -> bool:
+        return self.loc == 0.0 and self.scale == 1.0
+
+    def transform(self, y) -> np.ndarray:
+        return (np.asarray(y, dtype=np.float64) - self.loc) / self.scale
+
+    def values_to_user(self, v) -> np.ndarray:
+        """Fitted constants (or predictions) on y' back to y's units: loc + scale * v."""
+        return self.loc + self.scale * np.asarray(v, dtype=np.float64)
+
+    def loss_to_user(self, raw_loss: float, loss: str) -> float:
+        """A raw loss on y' in y's units (squared loss scales by scale**2, absolute loss by scale)."""
+        return float(raw_loss) * (self.scale ** 2 if loss == "squared" else self.scale)
+
+    def tree_to_user(self, tree):
+        """A copy of a regression ``Tree`` fitted on y' whose values are in y's units: constants loc + scale * v;
+        linear leaves (``task == "linear"``, value rows [intercept, coefs]) intercept loc + scale * b and coefficients
+        scale * beta. Splits are unchanged. (Duck-typed: this module sits below ``tree``.)"""
+        if self.identity or tree.task not in ("regression", "linear"):
+            return tree
+        out = copy.copy(tree)
+        v = np.array(tree.value, dtype=np.float64, copy=True)
+        if tree.task == "linear":
+            v[:, 0] = self.loc + self.scale * v[:, 0]
+            v[:, 1:] = self.scale * v[:, 1:]
+        else:
+            v = self.loc + self.scale * v
+        out.value = v
+        out.extras = dict(tree.extras)
+        return out
+
+
 @dataclass
 class PreparedData(RankedFeatures):
     """Validated training data plus everything the MIO and heuristics derive from it."""
@@ -322,6 +403,9 @@ class PreparedData(RankedFeatures):
     extra: dict = field(default_factory=dict)
     #: rows of the caller's X kept here (zero-weight rows are dropped); None when every row was kept
     kept_rows: np.ndarray | None = None
+    #: regression only: the map from the caller's y to ``y`` (set by :func:`standardize_target`); None when ``y``
+    #: is in the caller's units
+    target: TargetScaling | None = None
 
     @property
     def n_classes(self) -> int:
@@ -385,6 +469,19 @@ def prepare(X, y=None, task: str = "classification", sample_weight=None, min_sam
     Xs = np.clip(scaling.transform(Xa), 0.0, 1.0)
     eps = feature_epsilon(Xs)
     return PreparedData(Xa, Xs, yenc, names, scaling, eps, w, codec, task, kept_rows=kept)
+
+
+def standardize_target(data: PreparedData) -> PreparedData:
+    """Regression data with ``y`` standardised (:class:`TargetScaling`, recorded in ``data.target``); other data,
+    or data already standardised, as it is. Every search on the result finds the trees it would find on the
+    caller's y in exact arithmetic; map fitted values back with ``data.target``."""
+    if data.task != "regression" or data.target is not None:
+        return data
+    ts = TargetScaling.fit(data.y, data.sample_weight)
+    out = dataclasses.replace(data, y=ts.transform(data.y), target=ts)
+    if "_ranks" in data.__dict__:          # X is shared: so is its ranking
+        out.__dict__["_ranks"] = data.__dict__["_ranks"]
+    return out
 
 
 # ------------------------------------------------------------------------------------------------- raw tables

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .data import is_constant_target
+
 
 def class_counts(leaf: np.ndarray, y: np.ndarray, n_classes: int, n_nodes: int,
                  sample_weight: np.ndarray | None = None) -> np.ndarray:
@@ -91,20 +93,26 @@ def weighted_median(y: np.ndarray, w: np.ndarray | None = None) -> float:
 
 
 def squared_baseline(y, sample_weight=None) -> float:
-    """L̂ for squared loss: weighted SSE about the weighted mean (1.0 if y is constant)."""
+    """L̂ for squared loss: weighted SSE about the weighted mean, by two passes (no cancellation whatever y's
+    offset); 1.0 if y is constant, i.e. its values are equal relative to their own scale
+    (:func:`opttrees.data.is_constant_target`), not relative to 1: y ~ 1e-9 has a baseline ~ n * 1e-18."""
     y = np.asarray(y, dtype=np.float64)
+    if is_constant_target(y):
+        return 1.0
     w = _weights(len(y), sample_weight)
     mu = np.average(y, weights=w)
     base = float(np.sum(w * (y - mu) ** 2))
-    return base if base > 1e-12 * max(1.0, float(np.sum(w * y * y))) else 1.0
+    return base if base > 0 and np.isfinite(base) else 1.0
 
 
 def absolute_baseline(y, sample_weight=None) -> float:
-    """L̂ for absolute loss: weighted SAE about the weighted median (1.0 if y is constant)."""
+    """L̂ for absolute loss: weighted SAE about the weighted median (1.0 if y is constant, as for squared loss)."""
     y = np.asarray(y, dtype=np.float64)
+    if is_constant_target(y):
+        return 1.0
     w = _weights(len(y), sample_weight)
     base = float(np.sum(w * np.abs(y - weighted_median(y, w))))
-    return base if base > 0 else 1.0
+    return base if base > 0 and np.isfinite(base) else 1.0
 
 
 def baseline(y, loss: str, n_classes: int | None = None, sample_weight=None) -> float:
@@ -131,7 +139,11 @@ def regression_leaf_stats(leaf: np.ndarray, y: np.ndarray, n_nodes: int,
 
 
 def squared_loss(stats: np.ndarray) -> np.ndarray:
-    """Per-node SSE about the mean from [w, wy, wy^2] (clipped at 0 against cancellation)."""
+    """Per-node SSE about the mean from [w, wy, wy^2] (clipped at 0 against cancellation).
+
+    Sums of raw y cancel catastrophically (y = 1e6 + 0.01 x: every SSE comes out 0 or noise), so pass
+    statistics of a centred (or standardised) y, as the heuristics' ``Problem.Z`` is; :func:`node_losses`
+    computes SSEs by two passes instead."""
     w = stats[..., 0]
     with np.errstate(divide="ignore", invalid="ignore"):
         sse = stats[..., 2] - np.where(w > 0, stats[..., 1] ** 2 / np.where(w > 0, w, 1.0), 0.0)
@@ -142,10 +154,12 @@ def leaf_predictions(leaf: np.ndarray, y: np.ndarray, n_nodes: int, loss: str, s
     """Best constant per node: the weighted mean (squared) or weighted median (absolute); 0 when empty."""
     w = _weights(len(y), sample_weight)
     out = np.zeros(n_nodes)
-    if loss == "squared":
-        s = regression_leaf_stats(leaf, y, n_nodes, w)
+    if loss == "squared":   # about the overall mean: the sums hold the spread, not the offset
+        y = np.asarray(y, dtype=np.float64)
+        c = float(np.average(y, weights=w)) if len(y) and w.sum() > 0 else 0.0
+        s = regression_leaf_stats(leaf, y - c, n_nodes, w)
         nz = s[:, 0] > 0
-        out[nz] = s[nz, 1] / s[nz, 0]
+        out[nz] = c + s[nz, 1] / s[nz, 0]
         return out
     for t in np.unique(leaf):
         m = leaf == t
@@ -169,9 +183,7 @@ def node_losses(leaf: np.ndarray, y: np.ndarray, n_nodes: int, loss: str, n_clas
             return misclassification_loss(counts)
         return counts.sum(axis=1) - counts[np.arange(n_nodes), np.asarray(prediction, dtype=np.int64)]
     y = np.asarray(y, dtype=np.float64)
-    if prediction is None:
-        if loss == "squared":
-            return squared_loss(regression_leaf_stats(leaf, y, n_nodes, w))
+    if prediction is None:   # two passes: each node's best constant, then the losses about it (no cancellation)
         prediction = leaf_predictions(leaf, y, n_nodes, loss, w)
     r = y - np.asarray(prediction, dtype=np.float64)[leaf]
     per = w * (r * r if loss == "squared" else np.abs(r))

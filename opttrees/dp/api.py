@@ -337,7 +337,7 @@ def _solve(Xb, X_route, decode, n_features, y, task, max_depth, max_num_nodes, m
     timings.update({"search": res.runtime, "total": time.perf_counter() - t_start, **res.counters})
     result = finish("dp", "opttrees-dp", res.termination, objective, bound, time.perf_counter() - t_start,
                     res.counters["subproblems"], res.trace, timings=timings)
-    result.dp_baseline = ed.baseline
+    result.dp_baseline = ed.baseline * ed.extra.get("loss_scale", 1.0)   # L-hat in y's units
     if res.counters.get("memory_limit"):
         result.message = (f"stopped at memory_limit={fmt_bytes(check_limit(engine_kw.get('memory_limit')))} (the "
                           "search's caches); the best tree so far and a valid lower bound are returned")

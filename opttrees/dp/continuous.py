@@ -504,7 +504,7 @@ def solve_dp_continuous(X, y, task=None, max_depth: int = 3, max_num_nodes: int 
     timings = {"search": runtime, "total": time.perf_counter() - t0, **counters}
     result = finish("dp", "opttrees-dp-continuous", termination, objective, bound, time.perf_counter() - t0,
                     counters["subproblems"], trace, timings=timings)
-    result.dp_baseline = ed.baseline
+    result.dp_baseline = ed.baseline * ed.extra.get("loss_scale", 1.0)   # L-hat in y's units
     if counters.get("memory_limit"):
         result.message = (f"stopped at memory_limit={fmt_bytes(check_limit(memory_limit))}; the best tree so far "
                           "and a valid lower bound are returned")

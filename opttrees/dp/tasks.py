@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import objectives as obj
-from ..data import LabelCodec, _as_1d
+from ..data import LabelCodec, TargetScaling, _as_1d, is_constant_target
 from ..errors import InputError
 
 KIND_MISCLASSIFICATION, KIND_COST_MATRIX, KIND_SQUARED = 0, 1, 2
@@ -173,15 +173,20 @@ class RegressionTask:
             raise InputError("y must be numeric for RegressionTask") from None
         if not np.isfinite(y).all():
             raise InputError("y contains NaN/infinite values")
-        mu = float(np.average(y, weights=w))
-        yc = y - mu                         # centred: less cancellation in sum(w y^2) - sum(w y)^2 / sum(w)
-        Z = np.column_stack([w, w * yc, w * yc * yc])
-        base = obj.squared_baseline(y, w)
-        return EngineData(KIND_SQUARED, Z, np.zeros(n, np.int64), False, 1, np.zeros((1, 1)), base, None, y, w)
+        # the engine works on y standardised (mean 0, spread about 1): its sums sum(w y^2) - sum(w y)^2 / sum(w)
+        # do not cancel whatever y's offset, and its absolute tolerances mean the same whatever y's scale. Costs,
+        # the baseline and the penalty are all in those units; the objective (cost / baseline) is y's.
+        ts = TargetScaling.fit(y, w)
+        z = ts.transform(y)
+        Z = np.column_stack([w, w * z, w * z * z])
+        base = obj.squared_baseline(z, w) if not is_constant_target(y) else 1.0
+        return EngineData(KIND_SQUARED, Z, np.zeros(n, np.int64), False, 1, np.zeros((1, 1)), base, None, y, w,
+                          extra={"z": z, "target": ts, "loss_scale": ts.scale ** 2})
 
     def leaf_payload(self, ed: EngineData, leaf: np.ndarray, n_nodes: int):
         pred = obj.leaf_predictions(leaf, ed.y, n_nodes, "squared", ed.weights)
         return pred.reshape(-1, 1), None
 
     def leaf_losses_of_tree(self, ed: EngineData, leaf, n_nodes):
-        return obj.node_losses(leaf, ed.y, n_nodes, "squared", sample_weight=ed.weights)
+        """Raw losses in the engine's units (standardised y), to check the search's costs."""
+        return obj.node_losses(leaf, ed.extra.get("z", ed.y), n_nodes, "squared", sample_weight=ed.weights)

@@ -10,7 +10,7 @@ import numpy as np
 from sklearn.base import RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ..data import prepare
+from ..data import TargetScaling, prepare, standardize_target
 from ..errors import InputError
 from ..formulations.ort import ORT
 from ..formulations.ort_linear import ORTLinear
@@ -24,7 +24,7 @@ from .classifier import DP_RULES, MARGIN_RULES, NO_NODE_BUDGET, PARALLEL_ONLY, f
 from .fitcontrol import controlled_fit, warn_time_limit
 from .pipeline import MIO, Start
 from ..heuristics import greedy_tree, local_search
-from ..heuristics.core import make_problem, objective, refit_leaves
+from ..heuristics.core import LeafProblem, make_problem, objective, refit_leaves
 from ..heuristics.linear_leaves import check_leaf_penalty, linear_leaf_tree, linear_local_search, linear_tree_objective
 from ..progress import fmt
 
@@ -56,7 +56,9 @@ class OptimalTreeRegressor(ConstrainedMixin, RegressorMixin, SolverMixin, OptTre
     L̂ is the same loss of the root-only constant tree, so ``alpha`` and ``leaf_penalty`` mean the same thing on
     every data set. The complexity is the number of splits (parallel) or of non-zero split coefficients
     (hyperplane). Leaf coefficients are penalised on the features min-max scaled to [0, 1] on the training
-    data; the tree stores them in original units, so ``predict`` takes raw X.
+    data; the tree stores them in original units, so ``predict`` takes raw X. Every method fits a standardised
+    target (y - mean) / s (:func:`opttrees.data.standardize_target`) and the tree is mapped back to y's units, so an
+    offset or scale of y changes neither the tree nor ``objective_``.
 
     Parameters
     ----------
@@ -216,8 +218,11 @@ class OptimalTreeRegressor(ConstrainedMixin, RegressorMixin, SolverMixin, OptTre
         with controlled_fit(self, self._time_limit()) as ctl:
             with ctl.stage("prepare"):
                 X, encoding = encode_categories(X)
-                data = prepare(X, y, task="regression", sample_weight=sample_weight,
-                               min_samples_leaf=self.min_samples_leaf)
+                # every method searches a standardised y (offset and scale meet no tolerance, no cancellation and
+                # no big-M of 1e9); the tree is mapped back to y's units at the end (data.target)
+                raw = prepare(X, y, task="regression", sample_weight=sample_weight,
+                              min_samples_leaf=self.min_samples_leaf)
+                data = standardize_target(raw)
                 by_dp = (self.method == "dp" and not linear
                          and CDP.dp_solvable(C.check_constraints(self.constraints)))
                 cons = bind(self, data, (self.method == "mio" and not linear and self.split_type == "parallel")
@@ -275,14 +280,26 @@ class OptimalTreeRegressor(ConstrainedMixin, RegressorMixin, SolverMixin, OptTre
             self.n_features_in_ = data.p
             if hasattr(X, "columns"):
                 self.feature_names_in_ = np.asarray([str(c) for c in X.columns], dtype=object)
-            self.objective_ = score(tree)
+            self.objective_ = score(tree)     # normalised: the same on y and on the standardised y
             verify(self, tree, self._ctx)
-            self._ctx = None    # the context holds the training data: not kept after the fit
+            constrained, self._ctx = self._ctx is not None, None   # the context holds the training data: not kept
+            user = self._target(data).tree_to_user(tree)           # values in y's units
+            if not linear and not constrained:      # constant leaves: the exact means / medians of the caller's y
+                user = refit_leaves(user, LeafProblem(raw, raw.X, raw.y, self.loss))
+            self.tree_ = user
             record_display_bounds(self, data.X)
         if self.verbose:
             print(f"OptimalTreeRegressor: objective {fmt(self.objective_)}, depth {tree.depth}, "
                   f"{tree.n_splits} splits")
         return self
+
+    @staticmethod
+    def _target(data) -> TargetScaling:
+        return data.target if data.target is not None else TargetScaling()
+
+    def _coef_bound(self, data):
+        """``coef_bound`` (y's units per scaled feature unit) on the standardised y the MIO sees."""
+        return None if self.coef_bound is None else float(self.coef_bound) / self._target(data).scale
 
     def _penalty(self, data) -> float:
         """The penalty the search and the MIO see: per unit of coefficient (y's units), so ``leaf_penalty`` / s_y
@@ -331,7 +348,7 @@ class OptimalTreeRegressor(ConstrainedMixin, RegressorMixin, SolverMixin, OptTre
         # any feasible tree's objective bounds the coefficients (ORTLinear); the slack keeps the start feasible
         build = partial(ORTLinear, data, self.max_depth, self.min_samples_leaf, self.alpha, leaf_penalty=lam,
                         penalty=self.leaf_penalty_type, loss=self.loss, split_type=self.split_type,
-                        margin=float(self.hyperplane_margin), coef_bound=self.coef_bound,
+                        margin=float(self.hyperplane_margin), coef_bound=self._coef_bound(data),
                         upper_bound=1.0 if start is None else min(1.0, score(start.tree) * (1 + 1e-6) + 1e-9))
         return self._run_mio(ctl, MIO(build, score, [start], fallback=lambda: greedy("fallback"))).tree
 

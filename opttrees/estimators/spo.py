@@ -7,6 +7,9 @@ standing assumption — this is exactly the negative normalised SPO loss.
 """
 from __future__ import annotations
 
+import copy
+import math
+
 import numpy as np
 from sklearn.exceptions import NotFittedError
 
@@ -82,6 +85,26 @@ def _split_validation(X, C, w, frac, random_state):
     perm = np.random.default_rng(random_state).permutation(n)
     va, tr = perm[:n_val], perm[n_val:]
     return (X[tr], C[tr], w[tr]), (X[va], C[va], w[va])
+
+
+def _cost_factor(C: np.ndarray) -> float:
+    """The power of two that brings the largest cost magnitude to about 1 (1.0 for all-zero or tiny ranges)."""
+    big = float(np.abs(C).max()) if C.size else 0.0
+    if not (np.isfinite(big) and big > 0):
+        return 1.0
+    return float(2.0 ** -round(math.log2(big)))
+
+
+def _costs_to_user(tree, g: float):
+    """An SPO tree fitted on costs C * f with its cost vectors and regrets in C's units (g = 1 / f); its
+    decisions and weights are unchanged."""
+    if g == 1.0 or tree is None:
+        return tree
+    out = copy.copy(tree)
+    out.value = np.asarray(tree.value, dtype=np.float64) * g
+    out.extras = {k: (np.asarray(v, dtype=np.float64) * g if k in ("train_loss", "train_spo") else v)
+                  for k, v in tree.extras.items()}
+    return out
 
 
 class SPOTree(SolverMixin, _SPOBase):
@@ -240,17 +263,24 @@ class SPOTree(SolverMixin, _SPOBase):
         elif self.prune and self.validation_fraction:
             (X, C, w), val = _split_validation(X, C, w, self.validation_fraction, self.random_state)
         self.n_features_in_ = X.shape[1]
+        # one positive factor (a power of two: exact) brings the costs to about 1: decisions are invariant to it and
+        # regret scales with it, so every method sees the same problem, and the MILP meets no 1e9 coefficients
+        f = _cost_factor(C)
+        C = C * f
+        if val is not None:
+            val = (val[0], val[1] * f, val[2])
         if self.method == "greedy":
             from ..interrupt import raise_on_sigint
             with raise_on_sigint():    # polls nothing and has no partial tree: Ctrl-C raises at once
                 tree = grow_spo_tree(pr, X, C, w, max_depth=self.max_depth, min_samples_leaf=self.min_samples_leaf,
                                      criterion=self.criterion, quantile_step=self.quantile_step,
                                      feature_names=feature_names)
-            self.unpruned_tree_ = tree
+            self.unpruned_tree_ = _costs_to_user(tree, 1.0 / f)
         elif self.method == "dp":
             tree = self._fit_dp(X, C, w, feature_names, ctl)
         else:
             tree = self._fit_mio(X, C, w, feature_names, ctl)
+            self.greedy_tree_ = _costs_to_user(self.greedy_tree_, 1.0 / f)
         validated = self.prune and val is not None
         if validated:
             tree = prune_on_validation(tree, pr, *val, criterion=self.criterion)
@@ -265,8 +295,8 @@ class SPOTree(SolverMixin, _SPOBase):
         # tidied, not compared with the leaf
         leaf = None if validated or self.criterion != "spo" else refit_nodes(root_leaf(tree), pr, X, C, w)
         tree = finish_fit(self, tree, X, score, leaf=leaf, encoding=encoding)
-        self.tree_ = tree
-        self.objective_ = score(tree)
+        self.objective_ = score(tree)     # normalised regret: the same on C and on C * f
+        self.tree_ = _costs_to_user(tree, 1.0 / f)
         record_display_bounds(self, X)
         return self
 

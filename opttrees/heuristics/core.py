@@ -6,12 +6,15 @@ objective in :mod:`opttrees.objectives` and in the MIO.
 """
 from __future__ import annotations
 
+import copy
+import dataclasses
+from typing import NamedTuple
 from dataclasses import dataclass
 
 import numpy as np
 
 from .. import objectives as obj
-from ..data import PreparedData, ShapeOf, split_between
+from ..data import PreparedData, ShapeOf, TargetScaling, split_between, standardize_target
 from ..params import check_alpha  # noqa: F401 (re-exported)
 from ..params import check_depth as _check_depth
 from ..errors import InputError
@@ -136,6 +139,44 @@ def make_problem(data: PreparedData, loss: str | None = None) -> Problem:
     featok = np.asarray(data.splittable, dtype=np.bool_)
     return Problem(data, loss, X, Xs, grp, orderT.T, np.ascontiguousarray(Z), featok, KIND[loss], base, y, orderT,
                    grpT)
+
+
+class Standardized(NamedTuple):
+    """What :func:`to_user` needs to give trees searched on a standardised y back in y's units."""
+    target: TargetScaling
+    raw: PreparedData
+
+
+def standardized(data: PreparedData) -> tuple[PreparedData, Standardized | None]:
+    """Regression data on a standardised target (:func:`opttrees.data.standardize_target`) and what a caller
+    needs to map the trees it returns back (:func:`to_user`); None when there is nothing to undo (classification,
+    or data an estimator already standardised, whose trees it maps back itself).
+
+    Why the public heuristics call it: the kernels' tolerances are relative to L-hat but their statistics
+    and the prune's are sums, so y = 1e6 + small spread or y ~ 1e-9 are searched as y' of spread about 1."""
+    if data.task != "regression" or data.target is not None:
+        return data, None
+    out = standardize_target(data)
+    return out, (None if out.target is None or out.target.identity else Standardized(out.target, data))
+
+
+def to_user(result, back: Standardized | None, loss: str | None = None):
+    """A Tree, or a search result holding ``tree`` (and ``trees``), in y's units: constant leaves refitted on the
+    caller's y (exact means / medians), linear leaves mapped."""
+    if back is None or result is None:
+        return result
+
+    def one(tree):
+        if tree.task == "regression":
+            return refit_leaves(copy.copy(tree), LeafProblem(back.raw, back.raw.X, back.raw.y, loss or "squared"))
+        return back.target.tree_to_user(tree)
+
+    if isinstance(result, Tree):
+        return one(result)
+    changes = {"tree": one(result.tree)}
+    if isinstance(getattr(result, "trees", None), list):
+        changes["trees"] = [one(t) for t in result.trees]
+    return dataclasses.replace(result, **changes)
 
 
 def empty_heap(D: int, p: int):

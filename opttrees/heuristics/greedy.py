@@ -19,7 +19,7 @@ from ..interrupt import Budget
 from ..jit import ABANDONED, announce_compile, is_cold, run_threads, warn_still_compiling
 from ..tree import Tree
 from .kernels import grow, restarts, structs
-from .core import KIND, check_alpha, check_depth, empty_heap, heap_to_tree, make_problem
+from .core import KIND, check_alpha, check_depth, empty_heap, heap_to_tree, make_problem, standardized, to_user
 
 #: split criteria that fit each loss (the regression losses split on the loss itself)
 CRITERIA = {"misclassification": ("gini", "entropy", "misclassification"), "squared": ("squared",),
@@ -38,6 +38,13 @@ def greedy_tree(data: PreparedData, max_depth: int, min_samples_leaf: int = 1, a
     time_limit: seconds, or an :class:`opttrees.interrupt.Budget` (a fit's clock, shared), read only while the
     kernel is still compiling (a warm greedy tree takes milliseconds): see the module docstring.
     """
+    data, back = standardized(data)   # regression: searched on a standardised y, values mapped back
+    return to_user(_greedy_tree(data, max_depth, min_samples_leaf, alpha, criterion, loss, max_features,
+                                random_state, time_limit), back, loss)
+
+
+def _greedy_tree(data: PreparedData, max_depth, min_samples_leaf, alpha, criterion, loss, max_features,
+                 random_state, time_limit) -> Tree:
     from .pruning import prune_to_alpha
 
     D = check_depth(max_depth)
@@ -71,7 +78,7 @@ def greedy_tree(data: PreparedData, max_depth: int, min_samples_leaf: int = 1, a
             from .local_search import fallback_tree
             tree = fallback_tree(data, D, alpha, min_samples_leaf, prob.loss)
             kind = "the CART tree" if tree.task == "classification" and tree.n_nodes > 1 else "the root leaf"
-            warn_still_compiling("greedy", f"{kind} instead of a greedy tree", stacklevel=3)
+            warn_still_compiling("greedy", f"{kind} instead of a greedy tree", stacklevel=4)
             return tree
     else:
         run()

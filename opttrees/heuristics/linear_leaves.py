@@ -37,7 +37,7 @@ from ..errors import InputError
 from ..interrupt import STOP, Budget
 from ..params import check_alpha, check_nonnegative
 from ..tree import HYPERPLANE, LEAF, Tree
-from .core import check_depth
+from .core import check_depth, standardized, to_user
 
 #: coordinate descent stops when no coefficient moves by more than this (in units of y's spread)
 CD_TOL = 1e-10
@@ -533,9 +533,23 @@ def linear_local_search(data: PreparedData, max_depth: int, alpha: float = 0.0, 
     refinement of the hyperplane.) Each start is improved only by strict improvements, so the
     result's objective is at most every start's objective with lasso leaves refitted
     (:func:`linear_tree_objective`).
+
+    The search runs on a standardised y (:func:`~opttrees.heuristics.core.standardized`; ``leaf_penalty``, per
+    unit of coefficient in y's units, scaled with it) and the leaves are mapped back to y's units.
     """
     if data.task != "regression":
         raise InputError("linear leaves need regression data (prepare(X, y, task='regression'))")
+    data, back = standardized(data)
+    if back is not None:
+        leaf_penalty = check_leaf_penalty(leaf_penalty) * back.target.scale
+    return to_user(_linear_local_search(data, max_depth, alpha, leaf_penalty, min_samples_leaf, n_restarts,
+                                        random_state, starts, max_thresholds, constant_restarts, split_type,
+                                        n_hyperplane_restarts, time_limit, return_all), back)
+
+
+def _linear_local_search(data, max_depth, alpha, leaf_penalty, min_samples_leaf, n_restarts, random_state, starts,
+                         max_thresholds, constant_restarts, split_type, n_hyperplane_restarts, time_limit,
+                         return_all):
     D = check_depth(max_depth)
     alpha = check_alpha(alpha)
     lam = check_leaf_penalty(leaf_penalty, data, min_samples_leaf)

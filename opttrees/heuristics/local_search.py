@@ -70,7 +70,7 @@ from ..jit import ABANDONED, announce_compile, is_cold, run_threads, warn_still_
 from ..progress import ProgressLine
 from ..tree import Tree
 from .kernels import movecache, orders, restarts, search, structs
-from .core import (KIND, check_alpha, check_depth, heap_to_tree, make_problem, objective,
+from .core import (KIND, check_alpha, check_depth, heap_to_tree, make_problem, objective, standardized, to_user,
                    tree_to_heap)
 
 SPLIT_TYPES = ("parallel", "hyperplane")
@@ -181,7 +181,7 @@ def fallback_tree(data: PreparedData, max_depth: int, alpha: float = 0.0, min_sa
 def _fallback(data, D, alpha, min_samples_leaf, loss, what="local-search"):
     tree = fallback_tree(data, D, alpha, min_samples_leaf, loss)
     kind = "the CART tree" if tree.task == "classification" and tree.n_nodes > 1 else "the root leaf"
-    warn_still_compiling(what, f"{kind} instead of a local-search tree", stacklevel=4)
+    warn_still_compiling(what, f"{kind} instead of a local-search tree", stacklevel=5)
     return tree
 
 
@@ -281,7 +281,18 @@ def local_search(data: PreparedData, max_depth: int, alpha: float = 0.0, min_sam
     is grown in full).
 
     verbose: a live line (restarts done, best objective, seconds left) while the restarts run.
+
+    Regression data is searched on a standardised y (:func:`~opttrees.heuristics.core.standardized`) and the
+    trees' values mapped back, so an offset or scale of y changes neither the trees nor the objectives.
     """
+    data, back = standardized(data)
+    return to_user(_local_search(data, max_depth, alpha, min_samples_leaf, n_restarts, split_type, random_state,
+                                 n_jobs, n_hyperplane_restarts, loss, return_all, max_moves, random_starts,
+                                 time_limit, verbose), back, loss)
+
+
+def _local_search(data, max_depth, alpha, min_samples_leaf, n_restarts, split_type, random_state, n_jobs,
+                  n_hyperplane_restarts, loss, return_all, max_moves, random_starts, time_limit, verbose):
     D = check_depth(max_depth)
     alpha = check_alpha(alpha)
     _check_common(min_samples_leaf, split_type, n_restarts, n_hyperplane_restarts)
