@@ -34,7 +34,7 @@ def test_help_documents_commands():
 
 def test_solve_example_spec_writes_outputs(tmp_path):
     out = tmp_path / "out"
-    r = run("solve", "examples/iris_oct.yaml", "--time-limit", "5", "-o", str(out))
+    r = run("solve", "examples/iris_oct.yaml", "--time-limit", "30", "-o", str(out))
     assert r.returncode == 0, r.stderr
     assert "objective=" in r.stdout and "bound=" in r.stdout and "train_accuracy=" in r.stdout
     report = json.loads((out / "report.json").read_text())
