@@ -106,6 +106,8 @@ elif model == "benders-highs":
     est = BendersOCTClassifier(max_depth=3, time_limit=time_limit, solver="highs")
 elif model == "oct":
     est = OptimalTreeClassifier(max_depth=3, time_limit=time_limit)
+elif model == "oct-nodp":
+    est = OptimalTreeClassifier(max_depth=3, time_limit=time_limit, warm_start="greedy", dp_bound=False)
 elif model == "octh":
     est = OptimalTreeClassifier(max_depth=2, split_type="hyperplane", time_limit=time_limit)
 else:
@@ -161,7 +163,7 @@ def archive(commit: str, folder: Path) -> Path:
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--models", nargs="+", default=["flow", "benders", "oct", "octh"])
+    ap.add_argument("--models", nargs="+", default=["flow", "benders", "oct", "oct-nodp", "octh"])
     ap.add_argument("--time-limit", type=float, default=3.0)
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--data", default="synthetic", choices=["synthetic", "breast_cancer"])

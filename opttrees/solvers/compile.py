@@ -7,8 +7,8 @@ feeds warm starts (``start_vector``), lazy cuts (``compile_cut``) and solution l
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass, field
+from time import perf_counter as _clock
 from typing import Any
 
 import numpy as np
@@ -175,14 +175,13 @@ def _compile(model: pyo.ConcreteModel, should_stop=None) -> CompiledModel:
     sorter = FileDeterminism_to_SortComponents(FileDeterminism.ORDERED)
     visitor = LinearRepnVisitor({}, var_recorder=OrderedVarRecorder(var_map, var_order, sorter))
     starts, idx, val, lo, hi, names = [0], [], [], [], [], []
-    clock = time.perf_counter
     next_poll = -math.inf   # the first row polls: a hand-off started after Ctrl-C compiles nothing
     with PauseGC():
         for k, con in enumerate(model.component_data_objects(pyo.Constraint, active=True, descend_into=True)):
-            if should_stop is not None and clock() >= next_poll:
+            if should_stop is not None and _clock() >= next_poll:
                 if should_stop():
                     raise CompileStopped(f"stopped after {k} rows")
-                next_poll = clock() + POLL_SECONDS
+                next_poll = _clock() + POLL_SECONDS
             lb, body, ub = con.to_bounded_expression(True)
             repn = visitor.walk_expression(body)
             if repn.nonlinear is not None:
