@@ -254,9 +254,9 @@ def finish_flow_fit(est, tree, data, form, encoding, ctx=None):
     """:func:`~opttrees.estimators.common.finish_fit` for the flow family (FlowOCT, BendersOCT, RobustOCT): the
     model's own objective (maximised) judges the tidied tree and the majority-class leaf; without a built model
     (stopped before it) only the splits that change no training prediction are tidied."""
-    from ..heuristics.core import make_problem, refit_leaves
+    from ..heuristics.core import leaf_problem, refit_leaves
 
-    leaf = refit_leaves(root_leaf(tree), make_problem(data))
+    leaf = refit_leaves(root_leaf(tree), leaf_problem(data))
     leaf.classes = list(data.codec.classes)
     if form is None:
         return finish_fit(est, tree, data.X, encoding=encoding)

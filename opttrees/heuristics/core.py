@@ -214,6 +214,14 @@ class LeafProblem:
     p = ShapeOf("X", 1)
 
 
+def leaf_problem(data: PreparedData, loss: str | None = None) -> LeafProblem:
+    """What :func:`refit_leaves` needs, without :func:`make_problem`'s presorting (a numba kernel: loading it costs
+    about half a second in a process that has not run it yet)."""
+    loss = loss or default_loss(data)
+    dtype = np.int64 if loss == "misclassification" else np.float64
+    return LeafProblem(data, np.asarray(data.X, dtype=np.float64), np.asarray(data.y, dtype=dtype), loss)
+
+
 def heap_to_tree(prob: Problem | LeafProblem, ntype, feat, thr, coef) -> Tree:
     """Compact the heap arrays into a Tree (original units) with leaf payloads refitted on the training data."""
     data = prob.data

@@ -166,16 +166,14 @@ def fallback_tree(data: PreparedData, max_depth: int, alpha: float = 0.0, min_sa
     """A tree made without numba, for a fit whose kernels are still compiling at its time limit: CART
     (scikit-learn, pruned with ``alpha``) for classification, the root leaf for regression."""
     from .cart import cart_classifier_tree
-    from .core import LeafProblem, default_loss, empty_heap
+    from .core import default_loss, empty_heap, leaf_problem
     loss = loss or default_loss(data)
     if loss == "misclassification":
         try:
             return cart_classifier_tree(data, int(max_depth), int(min_samples_leaf), float(alpha))
         except Exception:   # pragma: no cover - the root leaf below is always valid
             pass
-    y = np.asarray(data.y, dtype=np.int64 if loss == "misclassification" else np.float64)
-    light = LeafProblem(data, np.asarray(data.X, dtype=np.float64), y, loss)
-    return heap_to_tree(light, *empty_heap(0, data.p))
+    return heap_to_tree(leaf_problem(data, loss), *empty_heap(0, data.p))
 
 
 def _fallback(data, D, alpha, min_samples_leaf, loss, what="local-search"):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from time import perf_counter as _clock
 from typing import Any
 
 import numpy as np
@@ -116,6 +117,11 @@ class CompileStopped(Exception):
     """The hand-off was stopped (Ctrl-C or the time limit) before the model reached the solver."""
 
 
+#: seconds between two calls of ``should_stop`` while rows are compiled (a poll by time: a row of a FlowOCT or
+#: OCT-H model can hold thousands of nonzeros, so a count of rows says little about the time between polls)
+POLL_SECONDS = 0.05
+
+
 def fixed_vars(model: pyo.Block) -> list:
     """``(VarData, value)`` of every fixed variable of ``model`` (e.g. the user's ``d[1].fix(1)``)."""
     out = []
@@ -132,8 +138,9 @@ def fixed_vars(model: pyo.Block) -> list:
 def compile_model(model: pyo.ConcreteModel, should_stop=None, fixed: list | None = None) -> CompiledModel:
     """Walk every active constraint and the single active objective of ``model``.
 
-    ``should_stop()`` is asked every few thousand rows (Ctrl-C, deadline): a hand-off of a model with
-    millions of nonzeros takes tens of seconds, which a time limit must count and a Ctrl-C must cut short.
+    ``should_stop()`` is asked before the first row and then every :data:`POLL_SECONDS` of compiling (Ctrl-C,
+    deadline): a hand-off of a model with millions of nonzeros takes tens of seconds, which a time limit must
+    count and a Ctrl-C must cut short.
 
     Fixed variables (``fixed``: the list :func:`fixed_vars` returns, computed here when None) stay columns
     with bounds lo = hi = their value, so that separators, repairs and lazy cuts can name them like any other
@@ -168,10 +175,13 @@ def _compile(model: pyo.ConcreteModel, should_stop=None) -> CompiledModel:
     sorter = FileDeterminism_to_SortComponents(FileDeterminism.ORDERED)
     visitor = LinearRepnVisitor({}, var_recorder=OrderedVarRecorder(var_map, var_order, sorter))
     starts, idx, val, lo, hi, names = [0], [], [], [], [], []
+    next_poll = -math.inf   # the first row polls: a hand-off started after Ctrl-C compiles nothing
     with PauseGC():
         for k, con in enumerate(model.component_data_objects(pyo.Constraint, active=True, descend_into=True)):
-            if should_stop is not None and k % 2048 == 2047 and should_stop():
-                raise CompileStopped(f"stopped after {k + 1} rows")
+            if should_stop is not None and _clock() >= next_poll:
+                if should_stop():
+                    raise CompileStopped(f"stopped after {k} rows")
+                next_poll = _clock() + POLL_SECONDS
             lb, body, ub = con.to_bounded_expression(True)
             repn = visitor.walk_expression(body)
             if repn.nonlinear is not None:

@@ -4,18 +4,31 @@ HiGHS 1.15 has no lazy constraints, so separation runs as solve -> separate -> a
 stopped at the first incumbent that violates a cut, all under one overall time limit. Pitfalls handled
 (docs/design-notes.md §1): the interrupt callback always writes an explicit flag (stale-flag bug);
 ``threads`` is process-global, so the scheduler is reset when it changes.
+
+Ctrl-C and the time limit: HiGHS asks its MIP interrupt callback only between LP solves and never during
+presolve; a root LP of the OCT-H model on 1,500 rows runs 10 s without one call (its simplex interrupt callback
+is not passed to the MIP's LP solves either), and its presolve checks its own time limit rarely. So every
+``Highs.run`` runs on a worker thread (highspy releases the GIL) while the calling thread polls
+:data:`~opttrees.interrupt.STOP` and the budget: after a Ctrl-C HiGHS gets :data:`STOP_GRACE` seconds to stop at
+a poll of its own, past the budget :data:`LIMIT_GRACE` seconds; then the run is left behind (its callbacks only
+say "interrupt" from then on) and the solve returns the best point the callbacks have seen, re-checked against
+the model, with the last bound they reported. A run left behind is waited for before the next HiGHS run starts
+(two runs never share HiGHS's scheduler) and at interpreter exit.
 """
 from __future__ import annotations
 
+import atexit
 import functools
 import importlib.metadata
 import logging
 import math
+import threading
 import time
 
 import numpy as np
 
 from ..errors import SolverError
+from ..interrupt import STOP
 from .checks import compiled_violations, dedupe, model_feasible, violated_cuts
 from .compile import CompiledModel
 from .module_adapter import ModuleAdapter
@@ -33,6 +46,35 @@ LP_ROUNDS = 200
 LP_STALL = 5
 
 _threads_in_use: int | None = None
+
+#: seconds between two looks at Ctrl-C and the budget while HiGHS runs on its worker thread; after a Ctrl-C,
+#: seconds HiGHS gets to stop by itself (at its next interrupt poll, with its own final point and bound) before it
+#: is left behind
+POLL = 0.02
+STOP_GRACE = 0.1
+#: seconds HiGHS may run past the solve's budget before it is left behind like after a Ctrl-C (status time_limit).
+#: Its presolve (probing) and the set-up before its root LP check the time limit rarely: on OCT depth 3 at 3,000
+#: rows (0.59 M nonzeros) a 1 s limit ended after 2.3-6.4 s (benchmarks/README.md, "Stopping an MIO fit")
+LIMIT_GRACE = 0.25
+#: at interpreter exit, wait at most this long for runs left behind (interrupted, ending at their next poll)
+EXIT_WAIT = 30.0
+
+#: HiGHS runs left behind after a Ctrl-C, still ending on their worker threads
+_left_behind: list[threading.Thread] = []
+
+
+def _wait_left_behind(timeout: float | None = None) -> None:
+    """Wait for the HiGHS runs left behind by a Ctrl-C (each stops at its next interrupt poll or time limit)."""
+    t0 = time.perf_counter()
+    for t in list(_left_behind):
+        if t.is_alive():
+            log.info("waiting for an interrupted HiGHS run to end before starting another")
+            t.join(None if timeout is None else max(timeout - (time.perf_counter() - t0), 0.0))
+        if not t.is_alive():
+            _left_behind.remove(t)
+
+
+atexit.register(_wait_left_behind, EXIT_WAIT)
 
 #: HiGHS's MIP presolve neither polls the interrupt callback nor checks its time limit: on a FlowOCT model
 #: with 5.1 M nonzeros it ran 21-24 s with 12 s left (time_limit 20 -> 32 s wall). Measured at about
@@ -71,6 +113,7 @@ def version() -> str:
 
 def _build(cm: CompiledModel, opts: SolveOptions):
     hs = _highspy()
+    _wait_left_behind()   # HiGHS's scheduler is process-global: never two runs at once, nor a reset under one
     global _threads_in_use
     if _threads_in_use is not None and _threads_in_use != opts.threads:
         hs.Highs.resetGlobalScheduler(True)
@@ -166,9 +209,24 @@ class HighsRun:
         self.stop_round = False      # set by the solution callback to end a round
         self.extra_timings: dict = {}
         self._ticked = 0.0
-        self.h.cbMipImprovingSolution.subscribe(self._on_improving)
-        self.h.cbMipLogging.subscribe(self._on_logging)
-        self.h.cbMipInterrupt.subscribe(self._on_interrupt)
+        self.left = False            # the run was left behind after a Ctrl-C or the budget (module docstring)
+        self.left_why = ""           # "interrupted" or "time_limit"
+        self.seen_x: np.ndarray | None = None    # the last improving point HiGHS reported (checked if used)
+        self.seen_bound: float | None = None     # the last dual bound HiGHS reported in a callback
+        self.seen_nodes = 0
+        self.subscribe(self.h.cbMipImprovingSolution, self._on_improving)
+        self.subscribe(self.h.cbMipLogging, self._on_logging)
+        self.subscribe(self.h.cbMipInterrupt, self._on_interrupt)
+
+    def subscribe(self, event, fn) -> None:
+        """``fn`` as a HiGHS callback that, once the run is left behind, only asks HiGHS to stop."""
+        def guarded(e):
+            if self.left:
+                if hasattr(e, "interrupt"):
+                    e.interrupt(True)
+                return
+            fn(e)
+        event.subscribe(guarded)
 
     # ------------------------------------------------------------------ incumbents
     def better(self, obj: float) -> bool:
@@ -186,13 +244,22 @@ class HighsRun:
     # ------------------------------------------------------------------ callbacks
     def _on_improving(self, e) -> None:   # without a separator the master is the full model: incumbents are real
         o = e.data_out
+        self.seen_x = np.array(o.mip_solution, dtype=np.float64)   # a view into HiGHS memory: copy
+        self._saw_bound(o)
         self.prog.incumbent(self.sgn * o.objective_function_value, self.sgn * o.mip_dual_bound,
                             int(o.mip_node_count))
 
     def _on_logging(self, e) -> None:
         o = e.data_out
+        self._saw_bound(o)
         self.prog.tick(self.shown_primal(self.sgn * o.objective_function_value), self.sgn * o.mip_dual_bound,
                        int(o.mip_node_count))
+
+    def _saw_bound(self, o) -> None:
+        b = self.sgn * o.mip_dual_bound
+        if math.isfinite(b) and abs(b) < 1e19:
+            self.seen_bound = b
+        self.seen_nodes = int(o.mip_node_count)
 
     def _on_interrupt(self, e) -> None:
         now = time.perf_counter()
@@ -205,10 +272,63 @@ class HighsRun:
     def start_with(self, x0: np.ndarray) -> None:
         if not np.isnan(x0).any() and model_feasible(self.cm, x0):
             self.offer(x0, self.cm.objective_value(x0), math.nan, 0)  # kept if nothing better comes in time
-        _set_start(self.h, x0)
+        if not self.left:   # a run left behind still owns h
+            _set_start(self.h, x0)
 
     def lp_phase(self) -> None:
         """Nothing to strengthen without a separator (see :meth:`HighsCutLoop.lp_phase`)."""
+
+    def run_highs(self) -> bool:
+        """``self.h.run()`` on a worker thread while this thread watches for Ctrl-C and the budget: True when HiGHS
+        returned, False when it was left behind (see the module docstring; :attr:`left_why` says why); a second
+        Ctrl-C leaves it and raises."""
+        done, box = threading.Event(), {}
+
+        def target():
+            try:
+                self.h.run()
+            except BaseException as exc:   # handed to the calling thread below
+                box["error"] = exc
+            finally:
+                done.set()
+
+        t = threading.Thread(target=target, name="opttrees-highs", daemon=True)
+        t.start()
+        try:
+            while not done.wait(POLL):
+                if STOP.is_set() and not done.wait(STOP_GRACE):
+                    self.leave(t, "interrupted")
+                    return False
+                left = self.opts.remaining()
+                if left is not None and left < -LIMIT_GRACE:
+                    self.leave(t, "time_limit")
+                    return False
+        except BaseException:   # KeyboardInterrupt: a second Ctrl-C
+            if not done.is_set():
+                self.leave(t, "interrupted")
+            raise
+        if "error" in box:
+            raise box["error"]
+        return True
+
+    def leave(self, t: threading.Thread, why: str) -> None:
+        """Leave the run behind: from now on its callbacks only interrupt it; keep the callbacks' last bound."""
+        self.left, self.left_why = True, why
+        _left_behind.append(t)
+        if self.seen_bound is not None:
+            self.bound = self.seen_bound
+        if self.cm.is_mip:
+            self.nodes += self.seen_nodes
+        log.info("HiGHS did not stop within %.2f s of %s: returning its last reported point and bound while it "
+                 "ends in the background", STOP_GRACE if why == "interrupted" else LIMIT_GRACE,
+                 "Ctrl-C" if why == "interrupted" else "its time limit")
+
+    def left_point(self) -> np.ndarray | None:
+        """The last improving point HiGHS reported before the run was left behind, if it satisfies the model."""
+        x = self.seen_x
+        if x is None or len(x) != self.cm.n_cols or not model_feasible(self.cm, x):
+            return None
+        return x
 
     def run_round(self) -> tuple[str, np.ndarray | None, float | None, bool]:
         """One ``Highs.run``: (status, returned point, its own objective, HiGHS's figure agrees with it)."""
@@ -217,7 +337,9 @@ class HighsRun:
         if remaining is not None:
             self.h.setOptionValue("time_limit", float(max(remaining, 0.01)))
         self.stop_round = False
-        self.h.run()
+        if not self.run_highs():
+            x = self.left_point()
+            return self.left_why, x, (self.cm.objective_value(x) if x is not None else None), False
         name = str(self.h.getModelStatus()).split(".")[-1]
         status = _STATUS.get(name, "error" if name in ("kSolveError", "kModelError", "kLoadError") else "limit")
         info = self.h.getInfo()
@@ -238,6 +360,8 @@ class HighsRun:
         return status, x, obj, consistent
 
     def loop(self) -> str:
+        if self.left:   # the root cut rounds were left behind: h is not ours any more
+            return self.left_why
         if self.prog.stop:
             return "interrupted"
         status, x, obj, consistent = self.run_round()
@@ -284,13 +408,16 @@ class HighsCutLoop(HighsRun):
         self.first_violation: float | None = None
         self.presolve_on = True
         self.lp_rounds = 0
-        self.h.cbMipSolution.subscribe(self._on_solution)
+        self.subscribe(self.h.cbMipSolution, self._on_solution)
 
     def shown_primal(self, reported: float) -> float:
         return self.best_obj if self.best_obj is not None else math.nan
 
     def _on_improving(self, e) -> None:   # master incumbents may violate cuts: only offer() reports
-        return
+        self._saw_bound(e.data_out)       # the master's bound is valid for the full model
+
+    def left_point(self) -> np.ndarray | None:
+        return None   # the master's points may violate cuts: only separator-checked ones (offer()) count
 
     def _on_solution(self, e) -> None:   # separation at every integer-feasible solution HiGHS finds
         o = e.data_out
@@ -321,11 +448,12 @@ class HighsCutLoop(HighsRun):
             violated = violated_cuts(self.cm, self.separator, x0)
             if violated:
                 fresh = dedupe(violated, self.keys)
-                if fresh:
+                if fresh and not self.left:
                     self.add_cuts(fresh)
             else:
                 self.offer(x0, self.cm.objective_value(x0), math.nan, 0)
-        _set_start(self.h, x0)
+        if not self.left:   # a run left behind still owns h
+            _set_start(self.h, x0)
 
     def lp_phase(self) -> None:
         """Root cutting planes: solve the master's LP relaxation, add the min-cuts its point violates, repeat.
@@ -350,7 +478,8 @@ class HighsCutLoop(HighsRun):
                     break
                 if remaining is not None:
                     h.setOptionValue("time_limit", float(max(remaining, 0.01)))
-                h.run()
+                if not self.run_highs():
+                    return
                 self.lp_rounds += 1
                 if str(h.getModelStatus()).split(".")[-1] != "kOptimal":
                     break
@@ -367,13 +496,17 @@ class HighsCutLoop(HighsRun):
                 if len(history) > LP_STALL and abs(history[-1 - LP_STALL] - lp_bound) <= 1e-4 * max(1.0, abs(lp_bound)):
                     break
         finally:
-            h.changeColsIntegrality(len(idx), idx, np.full(len(idx), int(hs.HighsVarType.kInteger), dtype=np.uint8))
-            h.setOptionValue("time_limit", float("inf"))
+            if not self.left:   # a run left behind still owns h
+                h.changeColsIntegrality(len(idx), idx, np.full(len(idx), int(hs.HighsVarType.kInteger),
+                                                                dtype=np.uint8))
+                h.setOptionValue("time_limit", float("inf"))
             self.extra_timings.update(lp_rounds=self.lp_rounds, lp_time=time.perf_counter() - t0, lp_cuts=self.n_cuts)
 
     def loop(self) -> str:
         cm, sep = self.cm, self.separator
         while True:
+            if self.left:   # a run (LP or integer round) was left behind: h is not ours any more
+                return self.left_why
             if self.prog.stop:
                 return "interrupted"
             remaining = self.opts.remaining()
@@ -387,6 +520,8 @@ class HighsCutLoop(HighsRun):
                 cuts += dedupe(violated, self.keys)
                 if not violated:
                     self.offer(x, obj, self.bound if self.bound is not None else math.nan, self.nodes)
+            if self.left:
+                return self.left_why
             if status in ("infeasible", "unbounded", "error"):
                 return status
             if self.prog.stop:

@@ -157,6 +157,15 @@ def solve_scip(cm: CompiledModel, opts: SolveOptions, x0: np.ndarray | None = No
     load_time = time.perf_counter() - t0
     prog = Progress("scip", opts, cm.sense)  # runtime and trace times are measured from here
     errors: list[str] = []
+    over = [False]   # stopped by us because the budget was spent (SCIP checks its own limit too rarely)
+
+    def spent() -> bool:
+        """The solve's budget is spent: SCIP's own time limit is checked between root separation rounds, whose
+        Python callbacks (lazy cuts, this handler) can run it seconds past it on a loaded machine."""
+        left = opts.remaining()
+        if left is not None and left < 0:
+            over[0] = True
+        return over[0]
 
     class Events(ps.Eventhdlr):  # type: ignore[name-defined]
         def eventinit(self):
@@ -179,7 +188,7 @@ def solve_scip(cm: CompiledModel, opts: SolveOptions, x0: np.ndarray | None = No
                                    t=time.perf_counter() - prog.t0)
                 else:
                     prog.tick(mm.getPrimalbound(), mm.getDualbound(), mm.getNNodes())
-                if prog.stop:
+                if prog.stop or spent():
                     mm.interruptSolve()
             except Exception:
                 errors.append(traceback.format_exc())
@@ -188,7 +197,7 @@ def solve_scip(cm: CompiledModel, opts: SolveOptions, x0: np.ndarray | None = No
     m.includeEventhdlr(Events(), "opttrees_progress", "incumbent trace and progress")
     counter = {"cuts": 0}
     if separator is not None:
-        _attach_lazy(ps, m, xs, cm, separator, counter, errors)
+        _attach_lazy(ps, m, xs, cm, separator, counter, errors, spent)
     remaining = opts.remaining()
     if remaining is not None:   # the deadline covers compile and load: SCIP gets what is left
         m.setParam("limits/time", float(max(remaining, 0.01)))
@@ -210,7 +219,9 @@ def solve_scip(cm: CompiledModel, opts: SolveOptions, x0: np.ndarray | None = No
         raise SolverError("SCIP callback failed:\n" + errors[0])
     runtime = time.perf_counter() - prog.t0
     status = _STATUS.get(m.getStatus(), "error")
-    if prog.stop or m.getStatus() == "userinterrupt":
+    if over[0] and not prog.stop and m.getStatus() == "userinterrupt":
+        status = "time_limit"   # interrupted by us at the budget (spent())
+    elif prog.stop or m.getStatus() == "userinterrupt":
         # SCIP catches Ctrl-C itself during optimize: pass it on so the rest of the fit stops too
         status = "interrupted"
         if m.getStatus() == "userinterrupt" and not prog._stop:
@@ -245,7 +256,7 @@ class ScipAdapter(ModuleAdapter):
     solve_function = "solve_scip"
 
 
-def _attach_lazy(ps, m, xs, cm: CompiledModel, separator, counter: dict, errors: list) -> None:
+def _attach_lazy(ps, m, xs, cm: CompiledModel, separator, counter: dict, errors: list, spent=lambda: False) -> None:
     from pyscipopt.scip import Expr, ExprCons, Term
 
     SCIP_RESULT = ps.SCIP_RESULT
@@ -310,7 +321,11 @@ def _attach_lazy(ps, m, xs, cm: CompiledModel, separator, counter: dict, errors:
                             prefix="lazy", removable=False, only_violated=False)
 
         def conssepalp(self, constraints, nusefulconss):
-            # fractional LP points (only when the separator can: see formulations/mincut.py)
+            # fractional LP points (only when the separator can: see formulations/mincut.py); optional cuts, so
+            # none once the budget is spent (the solve is being stopped)
+            if spent():
+                self.model.interruptSolve()
+                return {"result": SCIP_RESULT.DIDNOTFIND}
             return self.run(fractional_cuts_at, SCIP_RESULT.CONSADDED, SCIP_RESULT.DIDNOTFIND,
                             prefix="sepa", removable=True, only_violated=True)
 
