@@ -11,6 +11,7 @@ extraction) so that the limit is the wall time of the whole fit, not of the solv
 from __future__ import annotations
 
 import contextlib
+import logging
 import math
 import signal
 import threading
@@ -138,3 +139,20 @@ def seconds(time_limit: float | Budget | None) -> float | None:
 
 #: the name the layers used before :class:`Budget` (the same class)
 Deadline = Budget
+
+
+#: solver runs left behind after a Ctrl-C or past their budget (threads still ending: a solver phase that polls
+#: nothing, see :mod:`opttrees.solvers.highs`); HiGHS's scheduler is process-global, so any code about to run
+#: HiGHS waits for them first (:func:`wait_left_behind`)
+LEFT_BEHIND: list[threading.Thread] = []
+
+
+def wait_left_behind(timeout: float | None = None) -> None:
+    """Wait for the solver runs left behind by a stop (each ends at its next interrupt poll or time limit)."""
+    t0 = time.perf_counter()
+    for t in list(LEFT_BEHIND):
+        if t.is_alive():
+            logging.getLogger("opttrees").info("waiting for an interrupted HiGHS run to end before starting another")
+            t.join(None if timeout is None else max(timeout - (time.perf_counter() - t0), 0.0))
+        if not t.is_alive():
+            LEFT_BEHIND.remove(t)

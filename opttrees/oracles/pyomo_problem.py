@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InputError, SolverError
+from ..interrupt import wait_left_behind
 from .base import DecisionProblem
 
 
@@ -141,8 +142,15 @@ class PyomoDecisionProblem(DecisionProblem):
     def _run(self, h, cost_full):
         import highspy
         h.changeColsCost(self._ncol, np.arange(self._ncol, dtype=np.int32), cost_full)
+        wait_left_behind()       # a HiGHS run left behind by a stop holds the process-global scheduler
         h.run()
         st = h.getModelStatus()
+        if st == highspy.HighsModelStatus.kNotset:
+            # the scheduler was started by another run with another thread count: HiGHS refuses to run
+            # (threads is process-global); reset it, as the MIO adapter does, and run again
+            highspy.Highs.resetGlobalScheduler(True)
+            h.run()
+            st = h.getModelStatus()
         if st != highspy.HighsModelStatus.kOptimal:
             raise SolverError(f"decision problem solve failed with HiGHS status {h.modelStatusToString(st)} "
                               "(is S non-empty and bounded?)")

@@ -28,7 +28,7 @@ import time
 import numpy as np
 
 from ..errors import SolverError
-from ..interrupt import STOP
+from ..interrupt import LEFT_BEHIND, STOP, wait_left_behind
 from .checks import compiled_violations, dedupe, model_feasible, violated_cuts
 from .compile import CompiledModel
 from .module_adapter import ModuleAdapter
@@ -59,19 +59,10 @@ LIMIT_GRACE = 0.25
 #: at interpreter exit, wait at most this long for runs left behind (interrupted, ending at their next poll)
 EXIT_WAIT = 30.0
 
-#: HiGHS runs left behind after a Ctrl-C, still ending on their worker threads
-_left_behind: list[threading.Thread] = []
-
-
-def _wait_left_behind(timeout: float | None = None) -> None:
-    """Wait for the HiGHS runs left behind by a Ctrl-C (each stops at its next interrupt poll or time limit)."""
-    t0 = time.perf_counter()
-    for t in list(_left_behind):
-        if t.is_alive():
-            log.info("waiting for an interrupted HiGHS run to end before starting another")
-            t.join(None if timeout is None else max(timeout - (time.perf_counter() - t0), 0.0))
-        if not t.is_alive():
-            _left_behind.remove(t)
+#: HiGHS runs left behind after a Ctrl-C, still ending on their worker threads (the registry lives in
+#: :mod:`opttrees.interrupt` so that every HiGHS user, e.g. the SPO oracles below this layer, can wait for them)
+_left_behind: list[threading.Thread] = LEFT_BEHIND
+_wait_left_behind = wait_left_behind
 
 
 atexit.register(_wait_left_behind, EXIT_WAIT)
