@@ -39,6 +39,7 @@ import pyomo.environ as pyo
 
 from ..encoding import Binarizer
 from ..errors import InputError, VerificationError
+from ..interrupt import STOP
 from ..objectives import misclassification_baseline
 from ..solvers.result import ObjectiveBound, SolveResult
 from ..tree import Tree
@@ -115,7 +116,10 @@ def dp_for_formulation(form, binarization: str = "midpoints", n_thresholds: int 
     run = {"oct": _oct, "flow": _flow, "spot": _spot}[kind](form, binarization, n_thresholds, time_limit,
                                                              verbose=verbose)
     run.details.setdefault("formulation", type(form).__name__)
-    if run.bound is not None and bound:
+    if run.bound is not None and bound and STOP.is_set():
+        # after Ctrl-C no solver starts and nothing is proven: skip the model record (0.2-0.8 s on 50k rows)
+        run.bound, run.why_no_bound = None, "interrupted (Ctrl-C) before the bound was made"
+    elif run.bound is not None and bound:
         run.bound = run.bound() if callable(run.bound) else run.bound
     elif run.bound is not None:
         run.bound, run.why_no_bound = None, "not asked for (bound=False)"
