@@ -27,6 +27,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from base_code import archive
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 
@@ -154,14 +156,6 @@ def run(code: Path, model: str, offset: float, time_limit: float) -> dict:
             return {"wall": wall, **json.loads(line[7:])}
     return {"wall": wall, "model": model, "offset": offset, "phase": "error", "latency": None,
             "error": (p.stderr or p.stdout)[-600:]}
-
-
-def archive(commit: str, folder: Path) -> Path:
-    dest = folder / f"code_{commit[:10]}"
-    dest.mkdir()
-    tar = subprocess.run(["git", "archive", commit], cwd=ROOT, capture_output=True, check=True).stdout
-    subprocess.run(["tar", "-x", "-C", str(dest)], input=tar, check=True)
-    return dest
 
 
 def main():

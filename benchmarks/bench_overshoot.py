@@ -26,6 +26,8 @@ import tempfile
 from collections import defaultdict
 from pathlib import Path
 
+from base_code import archive
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 
@@ -151,14 +153,6 @@ def run(code: Path, model: str, time_limit: float, dataset: str = "synthetic") -
         if line.startswith("RESULT "):
             return json.loads(line[7:])
     return {"model": model, "wall": None, "error": (p.stderr or p.stdout)[-600:]}
-
-
-def archive(commit: str, folder: Path) -> Path:
-    dest = folder / f"code_{commit[:10]}"
-    dest.mkdir()
-    tar = subprocess.run(["git", "archive", commit], cwd=ROOT, capture_output=True, check=True).stdout
-    subprocess.run(["tar", "-x", "-C", str(dest)], input=tar, check=True)
-    return dest
 
 
 def main():
