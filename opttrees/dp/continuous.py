@@ -22,6 +22,7 @@ incumbent (the coarse grid's best) whatever the number of threads, so the result
 """
 from __future__ import annotations
 
+import copy
 import time
 import warnings
 from concurrent.futures import ThreadPoolExecutor
@@ -71,6 +72,11 @@ class _Problem:
         self.pen = float(alpha * ed.baseline)
         self.minl = int(minl)
         self.exhaustive = self.kind != KIND_SQUARED and self.minl <= 1
+        # subset monotonicity (a side's optimum never falls when rows are added) holds only without a minimum leaf
+        # size: with one, more rows can make a split feasible and the optimum fall (docs/dp.md, "Bounds")
+        self.monotone = self.minl <= 1
+        # moving rows (a side's optimum rises by at most the worst loss of the rows added) holds with a minimum
+        # leaf size too (the subset's optimal tree stays feasible on the superset), for misclassification only
         self.moving = self.kind != KIND_SQUARED
         if self.kind == 1:
             self.worst = ed.weights * ed.M.max(axis=1)[ed.lab]
@@ -81,6 +87,15 @@ class _Problem:
         self.h1 = rng.integers(0, 2 ** 63, self.n, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
         self.h2 = rng.integers(0, 2 ** 63, self.n, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
         self.evaluations = 0
+
+    def without_min_leaf(self) -> _Problem:
+        """The same problem with ``min_samples_leaf=1``: its optimum is below this one's and never falls when rows
+        are added, so it gives the interval bounds that a minimum leaf size makes unsound."""
+        relaxed = copy.copy(self)
+        relaxed.minl = 1
+        relaxed.monotone = True
+        relaxed.exhaustive = self.kind != KIND_SQUARED
+        return relaxed
 
     def d2(self, so, xs, m, depth, B, ub, side, counters):
         tree = np.zeros(6)
@@ -114,6 +129,9 @@ class _Searcher:
         self.side = np.zeros(prob.n, np.uint8)
         self.mark = np.zeros(prob.n, np.uint8)
         self.counters = np.zeros(4)
+        # with a minimum leaf size the interval bounds come from the optimum without it (a relaxation, and
+        # monotone in the rows): a second searcher of the relaxed problem computes those side values on demand
+        self.relaxed = None if prob.monotone else _Searcher(prob.without_min_leaf())
 
     def solve(self, so, xs, m, d, B, ub):
         """(cost, lb, tree): a tree of cost < ub when one exists (cost = its cost), else cost = inf; lb is a
@@ -206,25 +224,54 @@ class _Searcher:
         wp = np.concatenate([[0.0], np.cumsum(P.worst[so[f, :m]])])
         cb = _cap(d - 1)
         budgets = [(nl, B - 1 - nl) for nl in range(0, B) if nl <= cb and B - 1 - nl <= cb]
-        if state is None:
-            vals = {}
-        else:
-            vals = state
+        # vals[j]: the sides' lower bounds per node budget at evaluated position j; rel[j]: the same without the
+        # minimum leaf size (only with one; see relaxed_sides)
+        vals, rel = ({}, {}) if state is None else state
         best, best_tree, low = ub, None, INF
 
+        def relaxed_sides(j):
+            """Lower bounds of the two sides at position j with no minimum leaf size, per node budget. Solved
+            with the cut ``best - pen``: a side at or above it already closes every interval it bounds, and
+            ``best`` only falls, so a value once computed stays good enough."""
+            got = rel.get(j)
+            if got is None:
+                R = self.relaxed
+                left, xl, right, xr = K.split_orders(so, xs, m, f, int(bp[j]), R.mark)
+                i = int(bp[j])
+                cut = best - P.pen
+                uL, uR = np.zeros(cb + 1), np.zeros(cb + 1)
+                for nl, nr in budgets:
+                    c, lb_, _ = R.solve(left, xl, i, d - 1, nl, cut)
+                    uL[nl] = c if c < INF else lb_
+                    c, lb_, _ = R.solve(right, xr, m - i, d - 1, nr, cut)
+                    uR[nr] = c if c < INF else lb_
+                got = rel[j] = (uL, uR)
+            return got
+
         def bound(a, b):
+            """Lower bound on every root threshold strictly between evaluated positions a < b (docs/dp.md)."""
             va, vb = vals[a], vals[b]
             w = wp[bp[b]] - wp[bp[a]]
-            out = INF
+            per = {}
             for nl, nr in budgets:
-                v = va[0][nl] + vb[1][nr]
-                if P.moving:
+                v = va[0][nl] + vb[1][nr] if P.monotone else 0.0     # the left side grows, the right side shrinks
+                if P.moving:                                          # rows of weight w move between the sides
                     v = max(v, vb[0][nl] + va[1][nr] - w)
-                out = min(out, v)
-            return P.pen + out
+                per[nl, nr] = v
+            if not P.monotone and P.pen + min(per.values()) < best and not P.stop[0]:
+                ua, ub_ = relaxed_sides(a), relaxed_sides(b)
+                for nl, nr in budgets:
+                    per[nl, nr] = max(per[nl, nr], ua[0][nl] + ub_[1][nr])
+            return P.pen + min(per.values())
 
         def right_lb_of(b):
-            return {nr: vals[b][1][nr] for _, nr in budgets} if b is not None and b in vals else {}
+            """Lower bounds of the right side at j < b from the right side at b, which holds a subset of its rows:
+            monotonicity, so the relaxed values when there is a minimum leaf size (and only those already made)."""
+            if b is None or b not in vals:
+                return {}
+            if P.monotone:
+                return {nr: vals[b][1][nr] for _, nr in budgets}
+            return {nr: rel[b][1][nr] for _, nr in budgets} if b in rel else {}
 
         def run(j, b_right):
             nonlocal best, best_tree, low
@@ -241,13 +288,13 @@ class _Searcher:
             if j not in vals:
                 run(j, None if j == grid[-1] else min(k for k in grid if k > j))
             if P.stop[0]:
-                return (best if best < ub else INF), best_tree, 0.0, vals
+                return (best if best < ub else INF), best_tree, 0.0, (vals, rel)
         done = sorted(vals)
         stack = [(a, b) for a, b in zip(done, done[1:]) if b > a + 1]
         if grid_only:
             for a, b in stack:
                 low = min(low, bound(a, b))
-            return (best if best < ub else INF), best_tree, low, vals
+            return (best if best < ub else INF), best_tree, low, (vals, rel)
         while stack:
             a, b = stack.pop()
             lb = bound(a, b)
@@ -260,7 +307,7 @@ class _Searcher:
             parts = [(x, y) for x, y in parts if y > x + 1]
             parts.sort(key=lambda ab: -bound(*ab))
             stack.extend(parts)
-        return (best if best < ub else INF), best_tree, low, vals
+        return (best if best < ub else INF), best_tree, low, (vals, rel)
 
 
 def _d2_root(prob, so, xs, n, t, B):

@@ -65,6 +65,60 @@ def test_optimum_equals_brute_force(prob):
     assert tree.depth <= depth
 
 
+# issue 38, item 1: with a minimum leaf size a side's optimum can fall when rows are added (a split becomes
+# feasible), so interval bounds built on subset monotonicity cut off the optimum at depth 3
+MINLEAF_X = np.array([[1, 1], [2, 0], [0, 21], [0, 12], [0, 14], [1, 10], [0, 18], [0, 3], [1, 19], [2, 17], [2, 13],
+                      [2, 16]], float)
+MINLEAF_Y = np.array([1, 1, 2, 0, 0, 2, 0, 0, 2, 3, 2, 3])
+
+
+@pytest.mark.parametrize("binarization", ["exact", "midpoints"])
+def test_min_leaf_at_depth_three_finds_the_optimum(binarization):
+    from opttrees import OptimalTreeClassifier
+    clf = OptimalTreeClassifier(method="dp", max_depth=3, min_samples_leaf=2, binarization=binarization)
+    clf.fit(MINLEAF_X, MINLEAF_Y)
+    assert clf.solve_result_.status == "optimal"
+    assert (clf.predict(MINLEAF_X) != MINLEAF_Y).sum() == 0      # the old bound called a 1-error tree optimal
+    assert brute_force_cost(MINLEAF_X, MINLEAF_Y, 3, minleaf=2) == 0
+
+
+def test_min_leaf_regression_at_depth_three_finds_the_optimum():
+    X = np.array([[0.], [3], [5], [5], [9], [10], [11], [12], [14], [15], [17], [18]])
+    y = np.array([-2., 1, -3, -1, 11, 5, -5, 7, 0, 1, 24, 26])
+    tree, res = solve_dp_continuous(X, y, task=RegressionTask(), max_depth=3, min_samples_leaf=2)
+    assert res.status == "optimal"
+    assert res.objective * res.dp_baseline == pytest.approx(brute_force_cost(X, y, 3, minleaf=2, loss="sq"), rel=1e-9)
+    assert res.objective == pytest.approx(0.0863372093, rel=1e-8)    # the old bound stopped at 0.0865552
+
+
+def test_default_mio_proof_by_dp_bound_is_sound_with_min_leaf():
+    """More than 100 midpoints: the default MIO's DP start and bound come from the continuous search."""
+    from opttrees import OptimalTreeClassifier
+    Xw = np.hstack([MINLEAF_X] + [MINLEAF_X[:, 1:] + 100 * k for k in range(1, 10)])
+    clf = OptimalTreeClassifier(max_depth=3, min_samples_leaf=2, time_limit=60).fit(Xw, MINLEAF_Y)
+    assert clf.solve_result_.status == "optimal"
+    assert (clf.predict(Xw) != MINLEAF_Y).sum() == 0
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_min_leaf_depth_three_random(seed):
+    """Depth 3 with a minimum leaf size, weights, offsets and node limits against brute force (the hypothesis test
+    above draws depth 3 with min leaf rarely)."""
+    r = np.random.default_rng(seed)
+    n, p = int(r.integers(9, 14)), int(r.integers(2, 4))
+    X = r.integers(0, int(r.integers(3, 12)), (n, p)).astype(float) + (1e6 if seed % 3 == 0 else 0.0)
+    reg = seed % 4 == 0
+    y = r.normal(size=n).round(1) if reg else r.integers(0, int(r.integers(2, 5)), n)
+    w = r.integers(1, 4, n).astype(float) if seed % 2 else np.ones(n)
+    ml, nodes = int(r.integers(2, 5)), (None if seed % 5 else int(r.integers(2, 7)))
+    tree, res = solve_dp_continuous(X, y, task=RegressionTask() if reg else None, max_depth=3, max_num_nodes=nodes,
+                                    min_samples_leaf=ml, sample_weight=w, alpha=0.01 * (seed % 3))
+    base = res.dp_baseline
+    want = brute_force_cost(X, y, 3, nodes, 0.01 * (seed % 3) * base, ml, w, "sq" if reg else "mis")
+    assert res.status == "optimal"
+    assert res.objective * base == pytest.approx(want, rel=1e-9, abs=1e-9)
+
+
 def test_zero_weight_rows_are_absent():
     X = np.array([[0.0], [1.0], [2.0], [3.0]])
     y = np.array([0, 1, 0, 1])
