@@ -10,8 +10,8 @@ the two sides. Evaluating one root threshold costs one sweep (:func:`eval_root`)
 of thresholds with bounds rather than evaluating them all. For root thresholds between two evaluated
 positions a < b (``L``, ``R``: the best cost of the left / right side; ``W``: weight of the rows moved):
 
-- subset monotonicity: a side's optimum never falls when rows are added, so ``L(t) >= L(a)`` and
-  ``R(t) >= R(b)``;
+- subset monotonicity: a side's optimum *without a minimum leaf size* never falls when rows are added, so
+  ``Lu(t) >= Lu(a)`` and ``Ru(t) >= Ru(b)`` (with one it can fall: more rows can make a split feasible);
 - moving rows (misclassification, with or without a cost matrix): adding rows of total worst-case loss
   ``W`` raises a side's optimum by at most ``W``, so ``L(t) + R(t) >= L(b) + R(a) - W(a, b]``.
 
