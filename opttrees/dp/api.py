@@ -31,7 +31,7 @@ from ..solvers.result import Incumbent, finish, relative_gap
 from ..tree import LEAF, Tree, heap_topology
 from . import engine as E
 from .memory import check_estimate, check_limit, counts_bytes, fmt_bytes, resident_bytes
-from .common import MAX_DEPTH, _check_task, _common_checks, _fill_payload, _raw_cost
+from .common import MAX_DEPTH, _check_task, _common_checks, _fill_payload, _raw_cost, solved_problem
 
 __all__ = ["MAX_DEPTH", "check_binary_matrix", "solve_dp", "solve_dp_binary", "solve_dp_columns", "heap_to_tree"]
 from .tasks import EngineData
@@ -338,6 +338,7 @@ def _solve(Xb, X_route, decode, n_features, y, task, max_depth, max_num_nodes, m
     result = finish("dp", "opttrees-dp", res.termination, objective, bound, time.perf_counter() - t_start,
                     res.counters["subproblems"], res.trace, timings=timings)
     result.dp_baseline = ed.baseline * ed.extra.get("loss_scale", 1.0)   # L-hat in y's units
+    result.problem = solved_problem(D, nn, ml, a, w, "columns")
     if res.counters.get("memory_limit"):
         result.message = (f"stopped at memory_limit={fmt_bytes(check_limit(engine_kw.get('memory_limit')))} (the "
                           "search's caches); the best tree so far and a valid lower bound are returned")
@@ -544,6 +545,7 @@ def _note_split_set(res, Xa: np.ndarray, binarizer) -> None:
     "optimal" DP tree is then the best over those thresholds only, and another method can beat it."""
     m = len(binarizer.threshold_)
     every = sum(max(len(np.unique(Xa[:, j])) - 1, 0) for j in range(Xa.shape[1]))
+    res.problem["split_set"] = "quantile" if m < every else "every midpoint"
     if m < every:
         res._note(f"the search covered {m} of the {every} midpoints (binarization {binarizer.strategy!r}); "
                   "an optimum is over those thresholds only (binarization='exact' searches every midpoint)")

@@ -155,6 +155,8 @@ def _oct(form, binarization, n_thresholds, time_limit, verbose=False) -> DPRun:
     bound, why = _bound_if_midpoints(binarization, form, res.bound, _verify_oct, details,
                                      "quantile thresholds are a subset of the splits OCT can make: the DP optimum "
                                      "over them is no bound")
+    if bound is not None:
+        bound, why = _if_relaxation(bound, res, D, ml, alpha, d.sample_weight, "every midpoint")
     return DPRun(tree, res, own, bound, why, True, details)
 
 
@@ -202,7 +204,9 @@ def _flow(form, binarization, n_thresholds, time_limit, verbose=False) -> DPRun:
     upper = (1 - lam) * (total - res.bound * scale)
     details = {"relaxation": "flow", "max_depth": D, "regularization": lam, "min_samples_leaf": 1,
                "split_set": f"the formulation's {form.Z.shape[1]} binary columns", **_dp_facts(res)}
-    return DPRun(tree, res, own, _make_bound(form, upper, -1, _verify_flow, details), "", True, details)
+    bound, why = _if_relaxation(_make_bound(form, upper, -1, _verify_flow, details), res, D, 1, pen / base, s,
+                                "columns")
+    return DPRun(tree, res, own, bound, why, True, details)
 
 
 def _verify_flow(form):
@@ -264,6 +268,27 @@ def _agree(own: float, dp: float, what: str) -> None:
     if abs(own - dp) > AGREE_TOL * max(1.0, abs(own)):
         raise VerificationError(f"DP bound: the DP tree scores {dp:.12g} in the DP but {own:.12g} in the {what} "
                                 "objective; the DP problem is not this formulation's (please report it)")
+
+
+def _if_relaxation(bound, res: SolveResult, depth: int, min_leaf: int, alpha: float, weights, split_set: str):
+    """(bound, "") when the DP's record of what it solved (:attr:`SolveResult.problem`) relaxes the MIO's
+    problem: same depth, no node limit, a minimum leaf size no stricter, the same alpha, the same rows of positive
+    weight and total weight, and the MIO's split set; else (None, why). Checked at the source: whatever a caller
+    passed on the way, a proof rests only on the problem the DP says it solved."""
+    got = res.problem
+    w = np.asarray(weights, dtype=np.float64)
+    want = {"max_depth": int(depth), "max_num_nodes": None, "alpha": float(alpha), "n_rows": int((w > 0).sum()),
+            "weight_sum": float(w.sum()), "split_set": split_set}
+    for key, value in want.items():
+        have = got.get(key, "missing")
+        same = (isinstance(value, float) and isinstance(have, float)
+                and math.isclose(have, value, rel_tol=1e-12, abs_tol=1e-12)) or have == value
+        if not same:
+            return None, f"the DP solved another problem than the MIO's ({key} {have!r}, the MIO's {value!r}): no bound"
+    if not isinstance(got.get("min_samples_leaf"), int) or got["min_samples_leaf"] > int(min_leaf):
+        return None, (f"the DP's min_samples_leaf {got.get('min_samples_leaf')!r} is stricter than the MIO's "
+                      f"{int(min_leaf)}: no bound")
+    return bound, ""
 
 
 def _dp_facts(res: SolveResult) -> dict:

@@ -71,3 +71,10 @@ def _check_task(task):
         raise InputError(f"task must be a dynamic-programming task (ClassificationTask, CostSensitiveTask, "
                          f"RegressionTask, ...); got {type(task).__name__}")
     return task
+
+
+def solved_problem(max_depth, max_num_nodes, min_samples_leaf, alpha, w, split_set: str) -> dict:
+    """:attr:`SolveResult.problem`: what a DP search solved, read from the arguments it actually ran with."""
+    return {"max_depth": int(max_depth), "max_num_nodes": None if max_num_nodes is None else int(max_num_nodes),
+            "min_samples_leaf": int(min_samples_leaf), "alpha": float(alpha), "n_rows": int(len(w)),
+            "weight_sum": float(np.sum(w)), "split_set": split_set}

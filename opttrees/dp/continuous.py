@@ -37,7 +37,7 @@ from ..progress import ProgressLine
 from ..solvers.result import Incumbent, finish, relative_gap
 from ..tree import LEAF, Tree
 from . import continuous_kernels as K
-from .common import _check_task, _common_checks, _fill_payload, _raw_cost
+from .common import _check_task, _common_checks, _fill_payload, _raw_cost, solved_problem
 from .memory import check_limit, fmt_bytes, resident_bytes
 from .tasks import KIND_SQUARED
 
@@ -552,6 +552,7 @@ def solve_dp_continuous(X, y, task=None, max_depth: int = 3, max_num_nodes: int 
     result = finish("dp", "opttrees-dp-continuous", termination, objective, bound, time.perf_counter() - t0,
                     counters["subproblems"], trace, timings=timings)
     result.dp_baseline = ed.baseline * ed.extra.get("loss_scale", 1.0)   # L-hat in y's units
+    result.problem = solved_problem(D, nn, ml, a, w, "every midpoint")
     if counters.get("memory_limit"):
         result.message = (f"stopped at memory_limit={fmt_bytes(check_limit(memory_limit))}; the best tree so far "
                           "and a valid lower bound are returned")

@@ -185,6 +185,10 @@ class SolveResult:
     plan: dict = field(default_factory=dict)
     #: a DP's normalisation (its baseline loss L̂), so a bound in its units can be rescaled (DP results only)
     dp_baseline: float | None = None
+    #: the problem a DP solved, as it solved it (DP results only): "max_depth", "max_num_nodes",
+    #: "min_samples_leaf", "alpha", "n_rows" and "weight_sum" (rows of positive weight), "split_set" ("every
+    #: midpoint", "columns" or "quantile"); a DP bound for a MIO is issued only when it matches the MIO's problem
+    problem: dict = field(default_factory=dict)
 
     def __post_init__(self):
         object.__setattr__(self, "_sealed", True)

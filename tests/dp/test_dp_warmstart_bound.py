@@ -399,3 +399,29 @@ def test_reconcile_keeps_or_revokes_a_dp_bound_proof():
     res = settle_with_bound(finish("highs", "", "time_limit", 2.0, 1.0, 1.0, 0, []), _bound(2.0), 2.0)
     res.reconcile(2.5)
     assert not res.proven_optimal and res.proof is None
+
+
+# ------------------------------------------------------------------------------------------------ provenance
+@pytest.mark.parametrize("change", [{"min_samples_leaf": 3}, {"alpha": 0.05}, {"max_num_nodes": 2},
+                                    {"max_depth": 1}])
+def test_no_bound_when_the_dp_solved_another_problem(monkeypatch, change):
+    """The bound rests on what the DP says it solved (SolveResult.problem), not on what was meant to be passed:
+    a DP run with a stricter minimum leaf, another alpha, a node limit or a shallower depth gives no bound."""
+    import opttrees.dp.bound as B
+
+    X, y = oct_data(3)
+    form = OCT(prepare(X, y), max_depth=2, min_samples_leaf=1, alpha=0.0)
+    honest = dp_for_formulation(form)
+    assert honest.bound is not None and honest.result.problem["split_set"] == "every midpoint"
+    real = B.solve_dp
+
+    def other_problem(*args, **kw):
+        return real(*args, **{**kw, **change})
+    monkeypatch.setattr(B, "solve_dp", other_problem)
+    key = next(iter(change))
+    try:
+        run = dp_for_formulation(form)
+    except Exception as exc:          # a changed objective is caught earlier, by scoring the DP tree in OCT's
+        assert "DP bound" in str(exc)
+        return
+    assert run.bound is None and key in run.why_no_bound
