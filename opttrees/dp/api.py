@@ -31,7 +31,8 @@ from ..solvers.result import Incumbent, finish, relative_gap
 from ..tree import LEAF, Tree, heap_topology
 from . import engine as E
 from .memory import check_estimate, check_limit, counts_bytes, fmt_bytes, resident_bytes
-from .common import MAX_DEPTH, _check_task, _common_checks, _fill_payload, _raw_cost, solved_problem
+from .seed import cart_seed
+from .common import MAX_DEPTH, _check_task, _common_checks, _fill_payload, _raw_cost, nested_to_tree, solved_problem
 
 __all__ = ["MAX_DEPTH", "check_binary_matrix", "solve_dp", "solve_dp_binary", "solve_dp_columns", "heap_to_tree"]
 from .tasks import EngineData
@@ -302,7 +303,9 @@ def _feature_cost_of_tree(tree: Tree, X, w, costs_per_split):
 
 
 def _solve(Xb, X_route, decode, n_features, y, task, max_depth, max_num_nodes, min_samples_leaf, alpha,
-           sample_weight, budget, column_info, feature_names, t_start, engine_kw, timings):
+           sample_weight, budget, column_info, feature_names, t_start, engine_kw, timings, greedy_floor=True):
+    """``greedy_floor``: a search stopped early returns CART's tree on ``X_route`` when that is better (off when
+    the tree must stay within given columns, :func:`solve_dp_columns`)."""
     D, nn, ml, a = _common_checks(max_depth, max_num_nodes, min_samples_leaf, alpha, None)
     task = _check_task(task)
     n = Xb.shape[0]
@@ -327,11 +330,20 @@ def _solve(Xb, X_route, decode, n_features, y, task, max_depth, max_num_nodes, m
     with stop_on_sigint():
         res = run_engine(Xb, ed, D, nn, ml, a, budget, col_costs, **engine_kw)
     tree = heap_to_tree(res.heap, decode, n_features, task.tree_task, ed.classes, feature_names)
+    cost = res.cost
+    if greedy_floor and res.termination != "optimal" and cost_fn is None:
+        # stopped early: never return a tree worse than CART's of the same shape (opttrees.dp.seed)
+        cap = (1 << D) - 1
+        seed, seed_cost = cart_seed(X_route, ed, D, cap if nn is None else min(nn, cap), ml, a * ed.baseline)
+        if seed is not None and seed_cost < cost - 1e-12 * max(1.0, abs(cost)):
+            tree = nested_to_tree(seed, n_features, task.tree_task, ed.classes, feature_names)
+            cost = seed_cost
+            timings["start"] = "cart (better than the search's tree when it stopped)"
     leaf = _fill_payload(tree, task, ed, X_route)
     raw = _raw_cost(tree, task, ed, leaf, cost_fn) + a * ed.baseline * tree.n_splits
-    if abs(raw - res.cost) > 1e-7 * max(1.0, abs(raw)):
+    if abs(raw - cost) > 1e-7 * max(1.0, abs(raw)):
         raise VerificationError(f"dynamic program: the returned tree scores {raw:.12g} but the search reported "
-                                f"{res.cost:.12g}")
+                                f"{cost:.12g}")
     objective = raw / ed.baseline
     bound = min(res.bound / ed.baseline, objective)
     timings.update({"search": res.runtime, "total": time.perf_counter() - t_start, **res.counters})
@@ -425,7 +437,7 @@ def solve_dp_columns(Z, X, split_of_col, y, task=None, max_depth: int = 3, max_n
 
     column_info = (Xa.shape[1], feat, column_of)
     return _solve(Z8, Xa, lambda c: splits[c], Xa.shape[1], y, task, max_depth, max_num_nodes, min_samples_leaf,
-                  alpha, sample_weight, budget, column_info, feature_names, t0, engine_kw, {})
+                  alpha, sample_weight, budget, column_info, feature_names, t0, engine_kw, {}, greedy_floor=False)
 
 
 ENGINE_SWITCHES = ("use_dataset_cache", "use_branch_cache", "use_depth_two", "use_upper_bound", "use_lower_bound",

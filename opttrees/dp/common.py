@@ -7,7 +7,7 @@ import numpy as np
 from ..errors import InputError
 from ..interrupt import Budget
 from ..params import check_nonnegative
-from ..tree import Tree
+from ..tree import LEAF, Tree
 from .tasks import ClassificationTask, EngineData
 
 #: deepest tree the engines accept (heap arrays of 2^(d+1) - 1 nodes; deeper trees are out of reach anyway)
@@ -78,3 +78,33 @@ def solved_problem(max_depth, max_num_nodes, min_samples_leaf, alpha, w, split_s
     return {"max_depth": int(max_depth), "max_num_nodes": None if max_num_nodes is None else int(max_num_nodes),
             "min_samples_leaf": int(min_samples_leaf), "alpha": float(alpha), "n_rows": int(len(w)),
             "weight_sum": float(np.sum(w)), "split_set": split_set}
+
+
+def nested_to_tree(tree, n_features: int, tree_task: str, classes=None, feature_names=None) -> Tree:
+    """A nested tree (None or (feature, threshold, left, right)) as a Tree with empty payloads."""
+    nodes = _nodes_of(tree)
+    m = len(nodes)
+    fe = np.array([a[0] if a[0] >= 0 else LEAF for a in nodes], np.int64)
+    th = np.array([a[1] for a in nodes])
+    cl = np.array([a[2] for a in nodes], np.int64)
+    cr = np.array([a[3] for a in nodes], np.int64)
+    return Tree(cl, cr, fe, th, np.zeros((m, 1)), task=tree_task, classes=classes, feature_names=feature_names,
+                n_features=n_features)
+
+
+def _nodes_of(tree):
+    """Heap-free flattening of a nested tree: lists (feature, threshold, left index, right index)."""
+    nodes = []
+
+    def add(t):
+        k = len(nodes)
+        nodes.append(None)
+        if t is None:
+            nodes[k] = (-1, 0.0, -1, -1)
+        else:
+            lk = add(t[2])
+            rk = add(t[3])
+            nodes[k] = (int(t[0]), float(t[1]), lk, rk)
+        return k
+    add(tree)
+    return nodes

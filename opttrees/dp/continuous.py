@@ -35,10 +35,10 @@ from ..interrupt import STOP, Budget, stop_on_sigint
 from ..jit import ABANDONED, announce_compile, is_cold, run_threads, warn_still_compiling
 from ..progress import ProgressLine
 from ..solvers.result import Incumbent, finish, relative_gap
-from ..tree import LEAF, Tree
 from . import continuous_kernels as K
-from .common import _check_task, _common_checks, _fill_payload, _raw_cost, solved_problem
+from .common import _check_task, _common_checks, _fill_payload, _raw_cost, nested_to_tree, solved_problem
 from .memory import check_limit, fmt_bytes, resident_bytes
+from .seed import cart_seed
 from .tasks import KIND_SQUARED
 
 INF = np.inf
@@ -320,38 +320,8 @@ def _d2_root(prob, so, xs, n, t, B):
     return _small_tree(arr)
 
 
-def nested_to_tree(tree, n_features: int, tree_task: str, classes=None, feature_names=None) -> Tree:
-    """A nested tree (None or (feature, threshold, left, right)) as a Tree with empty payloads."""
-    nodes = _nodes_of(tree)
-    m = len(nodes)
-    fe = np.array([a[0] if a[0] >= 0 else LEAF for a in nodes], np.int64)
-    th = np.array([a[1] for a in nodes])
-    cl = np.array([a[2] for a in nodes], np.int64)
-    cr = np.array([a[3] for a in nodes], np.int64)
-    return Tree(cl, cr, fe, th, np.zeros((m, 1)), task=tree_task, classes=classes, feature_names=feature_names,
-                n_features=n_features)
-
-
 def _root_orders(X):
     return np.ascontiguousarray(np.argsort(X, axis=0, kind="stable").T.astype(np.int32))
-
-
-def _nodes_of(tree):
-    """Heap-free flattening of a nested tree: lists (feature, threshold, left index, right index)."""
-    nodes = []
-
-    def add(t):
-        k = len(nodes)
-        nodes.append(None)
-        if t is None:
-            nodes[k] = (-1, 0.0, -1, -1)
-        else:
-            lk = add(t[2])
-            rk = add(t[3])
-            nodes[k] = (int(t[0]), float(t[1]), lk, rk)
-        return k
-    add(tree)
-    return nodes
 
 
 def search(X, ed, max_depth, max_num_nodes, min_samples_leaf, alpha, budget, n_jobs=1, memory_limit=None,
@@ -375,15 +345,18 @@ def search(X, ed, max_depth, max_num_nodes, min_samples_leaf, alpha, budget, n_j
     leaf_tot = prob.Z.sum(axis=0)
     from .engine import leaf_cost
     leaf = float(leaf_cost(leaf_tot, prob.kind, prob.K, prob.M))
-    best, best_tree = leaf, None
+    # the first incumbent: CART's tree of this shape when it beats the single leaf, so that no anytime answer is
+    # worse than the greedy tree (opttrees.dp.seed)
+    seed, seed_cost = cart_seed(prob.X, ed, D, B, min_samples_leaf, prob.pen)
+    start, start_tree = (seed_cost, seed) if seed_cost < leaf else (leaf, None)
+    best, best_tree = start, start_tree
     bound = 0.0
     trace = [Incumbent(time.perf_counter() - t0, best / ed.baseline, 0.0, relative_gap(best, 0.0), 0)]
     termination = "optimal"
     # the same label as the binary engine's line (one "dynamic program" whatever the search); engine=continuous
     line = ProgressLine("dynamic program", enabled=bool(verbose), time_limit=budget.remaining())
     line.update(engine="continuous", depth=f"{D}/{D}")
-    state = {"best": best, "tree": None, "bound": 0.0, "phase": "start"}
-    best_tree = None
+    state = {"best": best, "tree": best_tree, "bound": 0.0, "phase": "start"}
 
     def work():
         nonlocal best, best_tree
@@ -476,17 +449,19 @@ def search(X, ed, max_depth, max_num_nodes, min_samples_leaf, alpha, budget, n_j
         except BaseException:
             line.close()
             raise
+        ctrl_c = STOP.is_set()      # read inside the block: leaving the outermost one clears the flag
     abandoned, over_memory = ran is ABANDONED, over[0]
     if abandoned:
-        warn_still_compiling("continuous dynamic program", "the root leaf with lower bound 0", stacklevel=4)
-        best, best_tree, bnd = leaf, None, 0.0
+        warn_still_compiling("continuous dynamic program", "the CART start (or the root leaf) with lower bound 0",
+                             stacklevel=4)
+        best, best_tree, bnd = start, start_tree, 0.0
     else:
         best, best_tree = state["best"], state["tree"]
         bnd = state["bound"] if stop[0] else best
         if state["phase"] != "done" and not stop[0]:
             bnd = 0.0
     if stop[0]:
-        termination = "interrupted" if STOP.is_set() else "limit" if over_memory else "time_limit"
+        termination = "interrupted" if ctrl_c else "limit" if over_memory else "time_limit"
     bound = min(bnd, best)
     line.update(subproblems=prob.evaluations, best=best / ed.baseline, bound=bound / ed.baseline, status=termination)
     line.close()
