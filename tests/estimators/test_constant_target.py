@@ -50,6 +50,13 @@ def test_constant_target_gives_the_single_leaf(name, method, loss, kw, alpha):
     assert np.all(np.abs(reg.predict(X) - y) <= 4 * np.spacing(np.abs(y)))
 
 
+@pytest.mark.parametrize("method", ["local-search", "mio"])
+def test_constant_target_linear_leaves_one_leaf(method):
+    reg = OptimalTreeRegressor(method=method, leaf_model="linear", max_depth=1, alpha=0.01, solver="scip",
+                               n_restarts=3, time_limit=30).fit(X8, _ulp_target(1e6))
+    assert reg.tree_.n_leaves == 1 and reg.objective_ == 0.0
+
+
 def test_issue_example_dp_depth1():
     y = _ulp_target(1e6)
     reg = OptimalTreeRegressor(method="dp", max_depth=1, alpha=0.01).fit(X8, y)

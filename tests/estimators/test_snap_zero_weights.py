@@ -13,7 +13,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import opttrees.tree as tree_module
-from opttrees import OptimalTreeClassifier, OptimalTreeRegressor
+from opttrees import BendersOCTClassifier, FlowOCTClassifier, OptimalTreeClassifier, OptimalTreeRegressor
 from opttrees.data import prepare
 
 
@@ -30,10 +30,14 @@ def _fit_pair(make, X, y, w):
     return snapped, raw
 
 
-def test_issue_example_weight0_row_stays_left():
+@pytest.mark.parametrize("make", [lambda: OptimalTreeClassifier(max_depth=1, method="greedy"),
+                                  lambda: OptimalTreeClassifier(max_depth=1),
+                                  lambda: FlowOCTClassifier(max_depth=1), lambda: BendersOCTClassifier(max_depth=1)],
+                         ids=["greedy", "mio", "flow", "benders"])
+def test_issue_example_weight0_row_stays_left(make):
     X = np.array([[0.1], [0.1], [0.2], [0.2], [0.15]])
     y, w = np.array([0, 0, 1, 1, 1]), np.array([1.0, 1, 1, 1, 0])
-    snapped, raw = _fit_pair(lambda: OptimalTreeClassifier(max_depth=1, method="greedy"), X, y, w)
+    snapped, raw = _fit_pair(make, X, y, w)
     assert raw.threshold[0] > 0.15                       # the method's midpoint sends the weight-0 row left
     assert np.array_equal(snapped.apply(X), raw.apply(X))
 
