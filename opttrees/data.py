@@ -270,6 +270,24 @@ def split_between(lo: float, hi: float) -> float:
     return float(t) if lo < t <= hi else float(hi)
 
 
+def cut_of_le(values, t: float, float32: bool = False) -> float | None:
+    """The threshold b (``x < b`` left, the project's rule) that routes each of ``values`` as scikit-learn's
+    ``x <= t`` does: :func:`split_between` the largest value ``x <= t`` sends left and the smallest it sends
+    right, so b lies in (max left, min right]. ``float32``: the test is on ``float32(x)`` (a scikit-learn tree
+    fitted on float64 features compares their float32 copies with its float64 t; rounding to float32 keeps the
+    order, so the left side is still every value below some cut). None when t sends every value one way.
+
+    Why not the nearest midpoint, or ``searchsorted(values, mid, side="right")``: a midpoint of neighbouring
+    floats rounds onto the upper value, which that sends left where scikit-learn sent it right.
+    """
+    v = np.asarray(values, dtype=np.float64)
+    key = v.astype(np.float32).astype(np.float64) if float32 else v
+    left = key <= float(t)
+    if left.all() or not left.any():
+        return None
+    return split_between(float(v[left].max()), float(v[~left].min()))
+
+
 class ShapeOf:
     """A read-only ``int`` attribute: the size of the instance's array attribute ``array`` along ``axis``. The
     data classes' ``n``, ``p`` and ``n_columns`` are each one such line (``n = ShapeOf("X", 0)``), which says
@@ -358,6 +376,16 @@ class TargetScaling:
     def identity(self) -> bool:
         return self.loc == 0.0 and self.scale == 1.0
 
+    @classmethod
+    def fit_transform(cls, y, sample_weight=None) -> tuple["TargetScaling", np.ndarray]:
+        """The scaling of ``y`` and y' = the training target in its units. A constant target
+        (:func:`is_constant_target`) maps to exactly 0, not to its rounding residue y - y[0]: a residue of one
+        float (y = 1e6 and its next float) would itself be a non-constant target of spread 1e-10, and every search
+        split on it (issue 38). Every method searches this y' (:func:`standardize_target`, the DP's tasks)."""
+        y = np.asarray(y, dtype=np.float64)
+        ts = cls.fit(y, sample_weight)
+        return ts, (np.zeros_like(y) if is_constant_target(y) else ts.transform(y))
+
     def transform(self, y) -> np.ndarray:
         return (np.asarray(y, dtype=np.float64) - self.loc) / self.scale
 
@@ -403,6 +431,8 @@ class PreparedData(RankedFeatures):
     extra: dict = field(default_factory=dict)
     #: rows of the caller's X kept here (zero-weight rows are dropped); None when every row was kept
     kept_rows: np.ndarray | None = None
+    #: the features (original units) of the rows of weight 0 that were dropped; None when none was
+    dropped_X: np.ndarray | None = None
     #: regression only: the map from the caller's y to ``y`` (set by :func:`standardize_target`); None when ``y``
     #: is in the caller's units
     target: TargetScaling | None = None
@@ -410,6 +440,12 @@ class PreparedData(RankedFeatures):
     @property
     def n_classes(self) -> int:
         return 0 if self.codec is None else len(self.codec.classes)
+
+    @property
+    def all_rows_X(self) -> np.ndarray:
+        """Every training row's features, the dropped rows of weight 0 included (after ``X``'s): the rows a
+        fitted tree's threshold snapping keeps on their side (:meth:`opttrees.tree.Tree.set_display_bounds`)."""
+        return self.X if self.dropped_X is None or not len(self.dropped_X) else np.vstack([self.X, self.dropped_X])
 
     def class_labels(self) -> np.ndarray:
         """The class labels, for the places where the task guarantees a codec (classification)."""
@@ -427,8 +463,10 @@ def prepare(X, y=None, task: str = "classification", sample_weight=None, min_sam
 
     **Zero weights** (one rule for every method, docs/data.md "Sample weights"): a row of weight 0 is dropped here,
     as if it were not in the data. It counts toward no leaf's ``min_samples_leaf``, gives no threshold and no
-    class; ``kept_rows`` records which rows stayed. (Task "none" keeps every row: its cost vectors are aligned
-    with X by the caller.) ``min_samples_leaf`` counts the remaining rows, whatever their weights.
+    class; ``kept_rows`` records which rows stayed and ``dropped_X`` keeps the others' features, so that snapping
+    a fitted tree's thresholds moves no row of the caller's X (:attr:`PreparedData.all_rows_X`). (Task "none"
+    keeps every row: its cost vectors are aligned with X by the caller.) ``min_samples_leaf`` counts the
+    remaining rows, whatever their weights.
     """
     if task not in ("classification", "regression", "none"):
         raise InputError(f"unknown task {task!r}")
@@ -439,11 +477,11 @@ def prepare(X, y=None, task: str = "classification", sample_weight=None, min_sam
     if n < min_samples_leaf:
         raise InputError(f"X has {n} rows, fewer than min_samples_leaf={min_samples_leaf}: no tree is feasible")
     w = check_sample_weight(sample_weight, n)
-    kept = None
+    kept = dropped = None
     if task != "none":
         ya_all = _as_1d(y, n)
         if (w == 0).any():
-            kept = np.flatnonzero(w > 0)
+            kept, dropped = np.flatnonzero(w > 0), Xa[w == 0]
             Xa, w, ya_all, n = Xa[kept], w[kept], ya_all[kept], len(kept)
             if n < min_samples_leaf:
                 raise InputError(f"X has {n} rows of positive weight, fewer than min_samples_leaf={min_samples_leaf}: "
@@ -468,7 +506,7 @@ def prepare(X, y=None, task: str = "classification", sample_weight=None, min_sam
     scaling = MinMaxScaling.fit(Xa)
     Xs = np.clip(scaling.transform(Xa), 0.0, 1.0)
     eps = feature_epsilon(Xs)
-    return PreparedData(Xa, Xs, yenc, names, scaling, eps, w, codec, task, kept_rows=kept)
+    return PreparedData(Xa, Xs, yenc, names, scaling, eps, w, codec, task, kept_rows=kept, dropped_X=dropped)
 
 
 def standardize_target(data: PreparedData) -> PreparedData:
@@ -477,8 +515,8 @@ def standardize_target(data: PreparedData) -> PreparedData:
     caller's y in exact arithmetic; map fitted values back with ``data.target``."""
     if data.task != "regression" or data.target is not None:
         return data
-    ts = TargetScaling.fit(data.y, data.sample_weight)
-    out = dataclasses.replace(data, y=ts.transform(data.y), target=ts)
+    ts, y = TargetScaling.fit_transform(data.y, data.sample_weight)
+    out = dataclasses.replace(data, y=y, target=ts)
     if "_ranks" in data.__dict__:          # X is shared: so is its ranking
         out.__dict__["_ranks"] = data.__dict__["_ranks"]
     return out

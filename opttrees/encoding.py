@@ -29,7 +29,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from .data import _as_2d_float, check_X, split_between
+from .data import _as_2d_float, check_X, cut_of_le, split_between
 from .errors import InputError, NonNumericInputError
 
 
@@ -191,21 +191,21 @@ class Binarizer(_CodeTransformer):
         return self
 
     def add_thresholds(self, X, features, thresholds) -> "Binarizer":
-        """Add columns for the splits ``x_j < t`` (e.g. a CART tree's), snapped to the nearest midpoint of
-        the training data ``X`` so they route the training data exactly; columns already present are kept once.
+        """Add columns for scikit-learn's splits ``x_j <= t`` (a fitted ``DecisionTreeClassifier``'s
+        ``tree_.feature`` and ``tree_.threshold``, trained on ``X``): each becomes the midpoint ``x_j < b`` of the
+        training data ``X`` that routes every training row as scikit-learn did (:func:`opttrees.data.cut_of_le`
+        on float32 values, as scikit-learn compares; b is one of :func:`midpoints`); a split that sends every
+        row one way adds nothing; columns already present are kept once.
         """
         check_is_fitted(self, "threshold_")
         Xa = check_X(X, self.n_features_in_)
         feats, thr = list(self.feature_), list(self.threshold_)
         for j, t in zip(np.asarray(features, dtype=np.int64), np.asarray(thresholds, dtype=np.float64)):
-            mids = midpoints(Xa[:, j])
-            if not len(mids):
+            b = cut_of_le(Xa[:, j], float(t), float32=True)
+            if b is None:
                 continue
-            k = int(np.clip(np.searchsorted(mids, t), 0, len(mids) - 1))
-            if k > 0 and abs(mids[k - 1] - t) < abs(mids[k] - t):
-                k -= 1
             feats.append(int(j))
-            thr.append(float(mids[k]))
+            thr.append(b)
         pairs = sorted(set(zip(feats, thr)))
         self.feature_ = np.asarray([f for f, _ in pairs], dtype=np.int64)
         self.threshold_ = np.asarray([t for _, t in pairs], dtype=np.float64)

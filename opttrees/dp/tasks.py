@@ -176,8 +176,7 @@ class RegressionTask:
         # the engine works on y standardised (mean 0, spread about 1): its sums sum(w y^2) - sum(w y)^2 / sum(w)
         # do not cancel whatever y's offset, and its absolute tolerances mean the same whatever y's scale. Costs,
         # the baseline and the penalty are all in those units; the objective (cost / baseline) is y's.
-        ts = TargetScaling.fit(y, w)
-        z = ts.transform(y)
+        ts, z = TargetScaling.fit_transform(y, w)     # a constant y: z = 0 exactly (no split on rounding noise)
         Z = np.column_stack([w, w * z, w * z * z])
         base = obj.squared_baseline(z, w) if not is_constant_target(y) else 1.0
         return EngineData(KIND_SQUARED, Z, np.zeros(n, np.int64), False, 1, np.zeros((1, 1)), base, None, y, w,

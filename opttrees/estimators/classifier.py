@@ -357,5 +357,5 @@ class OptimalTreeClassifier(ConstrainedMixin, FittedTreeMixin, ClassifierMixin, 
             self.objective_ = score(tree)
             verify(self, tree, self._ctx)
             self._ctx = None    # the context holds the training data: not kept after the fit
-            record_display_bounds(self, data.X)
+            record_display_bounds(self, data)
         return self

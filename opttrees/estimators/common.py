@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 from sklearn.utils.validation import check_is_fitted
 
-from ..data import check_X
+from ..data import PreparedData, check_X
 from ..errors import InputError
 from ..params import check_param
 from ..tidy import _tol, _worse, tidy_tree
@@ -62,9 +62,12 @@ def record_display_bounds(est, X) -> None:
     """Give the fitted trees their training rows' display bounds (:meth:`~opttrees.tree.Tree.set_display_bounds`),
     so every printed threshold (text, DOT, pictures, HTML, the saved JSON) routes those rows as the tree does.
 
-    ``X``: the training features as the trees split on them (the prepared matrix, original units). Called at the
-    end of every estimator's ``fit``.
+    ``X``: the training features as the trees split on them (original units): a ``PreparedData`` (then every row
+    the caller gave, the rows of weight 0 that ``prepare`` dropped included: snapping moves none of them), or
+    the matrix itself. Called at the end of every estimator's ``fit``.
     """
+    if isinstance(X, PreparedData):
+        X = X.all_rows_X
     for attr in ("tree_", "unpruned_tree_", "greedy_tree_"):
         tree = getattr(est, attr, None)
         if isinstance(tree, Tree):

@@ -232,7 +232,7 @@ class FlowOCTClassifier(ConstrainedMixin, _TreeClassifierMixin, SolverMixin, Opt
             self.classes_ = data.codec.classes
             self.n_features_in_ = data.p
             self.feature_names_in_ = np.asarray(data.feature_names, dtype=object)
-            record_display_bounds(self, data.X)
+            record_display_bounds(self, data)
         return self
 
 

@@ -287,7 +287,7 @@ class OptimalTreeRegressor(ConstrainedMixin, RegressorMixin, SolverMixin, OptTre
             if not linear and not constrained:      # constant leaves: the exact means / medians of the caller's y
                 user = refit_leaves(user, LeafProblem(raw, raw.X, raw.y, self.loss))
             self.tree_ = user
-            record_display_bounds(self, data.X)
+            record_display_bounds(self, data)
         if self.verbose:
             print(f"OptimalTreeRegressor: objective {fmt(self.objective_)}, depth {tree.depth}, "
                   f"{tree.n_splits} splits")

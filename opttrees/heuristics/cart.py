@@ -1,16 +1,20 @@
 """scikit-learn's CART converted exactly into an opttrees Tree, pruned with opttrees' objective.
 
 sklearn sends ``float32(x) <= t`` left; opttrees sends ``x < b`` left. We recompute each threshold as the
-midpoint between the training values on either side, so the converted tree routes every training point
-exactly as sklearn did, and store class counts recomputed from the training data.
+guarded midpoint between the training values on either side (:func:`opttrees.data.cut_of_le`, exact for
+neighbouring floats), so the converted tree routes every training point exactly as sklearn did, and store class
+counts recomputed from the training data. :func:`cart_classifier_tree` then checks the minimum leaf size on the
+training rows: a tree that broke it is never returned silently.
 """
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 from sklearn.tree import DecisionTreeClassifier
 
-from ..data import PreparedData, split_between
-from ..objectives import class_counts, majority_label, misclassification_baseline
+from ..data import PreparedData, cut_of_le, split_between
+from ..objectives import class_counts, leaf_sizes, majority_label, misclassification_baseline
 from ..pruning import optimal_subtree
 from ..tree import LEAF, Tree
 
@@ -19,7 +23,7 @@ def tree_from_sklearn(est, data: PreparedData) -> Tree:
     """Convert a fitted sklearn DecisionTreeClassifier trained on ``data.X`` (encoded labels ``data.y``)."""
     sk = est.tree_
     X = data.X
-    X32 = X.astype(np.float32)
+    X32 = X.astype(np.float32)    # sklearn's copy of the features (compared in float64 with its float64 t)
     n_nodes = sk.node_count
     cl = np.where(sk.children_left >= 0, sk.children_left, LEAF)
     cr = np.where(sk.children_right >= 0, sk.children_right, LEAF)
@@ -27,17 +31,11 @@ def tree_from_sklearn(est, data: PreparedData) -> Tree:
     thr = np.zeros(n_nodes)
     for t in np.nonzero(cl >= 0)[0]:
         j = sk.feature[t]
-        left = X32[:, j] <= sk.threshold[t]
-        lo = X[left, j].max() if left.any() else None
-        hi = X[~left, j].min() if (~left).any() else None
-        if lo is None:
-            thr[t] = hi
-        elif hi is None:
-            thr[t] = np.nextafter(lo, np.inf)
-        else:
-            thr[t] = (lo + hi) / 2.0
-            if not lo < thr[t] <= hi:
-                thr[t] = hi
+        b = cut_of_le(X[:, j], float(sk.threshold[t]), float32=True)
+        if b is None:    # every training value on one side: keep them there
+            sent_left = float(X32[0, j]) <= float(sk.threshold[t])
+            b = float(np.nextafter(X[:, j].max(), np.inf)) if sent_left else float(X[:, j].min())
+        thr[t] = b
     tree = Tree(cl, cr, feat, thr, np.zeros((n_nodes, data.n_classes)), task="classification",
                 label=np.zeros(n_nodes, dtype=np.int64), classes=list(data.class_labels()),
                 feature_names=data.feature_names, n_features=data.p)
@@ -79,7 +77,8 @@ def tree_from_ranks(est, data: PreparedData, R: np.ndarray) -> Tree:
     As CART on the raw values would: the cut sits midway between the node's own neighbouring values either
     side of sklearn's rank threshold, then between the training values around that midpoint
     (:func:`opttrees.data.split_between`, exact for neighbouring floats), so ``x < t`` routes every training
-    row as sklearn's ``rank <= t`` did."""
+    row as sklearn's ``rank <= t`` did: the cut lies in (the node's largest left value, its smallest right
+    value] (a midpoint of neighbouring floats rounds onto the upper one, which must still go right)."""
     _, _, values = data.ranks
     sk = est.tree_
     cl = np.where(sk.children_left >= 0, sk.children_left, LEAF)
@@ -92,7 +91,9 @@ def tree_from_ranks(est, data: PreparedData, R: np.ndarray) -> Tree:
         r = R[path[:, t].indices, sk.feature[t]]
         lo, hi = r[r <= sk.threshold[t]].max(), r[r > sk.threshold[t]].min()
         mid = (u[int(lo)] + u[int(hi)]) / 2.0
-        k = int(np.clip(np.searchsorted(u, mid, side="right"), 1, len(u) - 1))   # u[:k] go left
+        # u[:k] go left: those <= mid, as CART on the raw values sends them, but always u[lo] left and u[hi]
+        # right (lo < k <= hi), also when the midpoint of neighbouring floats rounds onto u[hi]
+        k = int(np.clip(np.searchsorted(u, mid, side="right"), int(lo) + 1, int(hi)))
         thr[t] = split_between(float(u[k - 1]), float(u[k]))
     tree = Tree(cl, cr, feat, thr, np.zeros((sk.node_count, data.n_classes)), task="classification",
                 label=np.zeros(sk.node_count, dtype=np.int64), classes=list(data.class_labels()),
@@ -118,4 +119,27 @@ def cart_classifier_tree(data: PreparedData, max_depth: int, min_samples_leaf: i
         tree = tree_from_sklearn(est, data)
     if max_depth == 0:
         return tree.prune([0])
+    tree = enforce_min_leaf(tree, data, min_samples_leaf)
     return prune_classification(tree, data, alpha)
+
+
+def enforce_min_leaf(tree: Tree, data: PreparedData, min_samples_leaf: int) -> Tree:
+    """``tree`` when every leaf holds at least ``min_samples_leaf`` training rows (as a converted CART tree
+    does); else, with a warning (a conversion bug, to report), the tree with the parent of each too-small leaf
+    made a leaf until none is left. Merging only grows leaves and the root holds every row, so this ends
+    with a feasible tree, and no greedy tree or CART start breaks the minimum leaf size silently."""
+    if min_samples_leaf <= 1:
+        return tree
+    small = tree.leaves[leaf_sizes(tree, data.X) < min_samples_leaf]
+    if not small.size:
+        return tree
+    warnings.warn(f"CART tree: {small.size} leaves hold fewer than min_samples_leaf={min_samples_leaf} training "
+                  "rows after conversion (an opttrees bug, please report it); their parents' splits are removed",
+                  RuntimeWarning, stacklevel=3)
+    while small.size:
+        parents = tree.parents()[small]
+        if not (parents >= 0).any():   # the root itself (prepare() keeps at least min_samples_leaf rows)
+            break
+        tree = fill_class_payload(tree.prune(np.unique(parents[parents >= 0])), data)
+        small = tree.leaves[leaf_sizes(tree, data.X) < min_samples_leaf]
+    return tree
