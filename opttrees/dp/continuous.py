@@ -379,7 +379,7 @@ def search(X, ed, max_depth, max_num_nodes, min_samples_leaf, alpha, budget, n_j
             def one(f):
                 o = np.zeros(4)
                 K.best_root_all(so, xs, n, f, prob.lab, prob.wt, prob.K, prob.M, prob.pen, Bd,
-                                np.empty(n, np.int64), o)
+                                np.empty(n, np.int64), o, stop)
                 prob.evaluations += 1
                 return o[0], int(o[1]), stop[0] == 0
             outs = _map(one, feats, n_jobs)

@@ -35,6 +35,8 @@ INF = np.inf
 GRID = 16
 #: the same below the root, where the parent's incumbent already bounds the search
 INNER_GRID = 2
+#: long row loops read the stop flag every POLL_MASK + 1 rows
+POLL_MASK = 4095
 
 # slots of the per-evaluation result vector ``res``
 L0, L1, L1U, R0, R1, R1U = range(6)
@@ -453,7 +455,10 @@ def solve_d2(so, xs, m, Z, lab, wt, ties, worst, kind, K, M, pen, minl, depth, B
                 lbr = 0.0
                 break
             if exhaustive:
-                best_root_all(so, xs, m, f, lab, wt, K, M, pen, B, pos, out)
+                best_root_all(so, xs, m, f, lab, wt, K, M, pen, B, pos, out, stop)
+                if stop[0]:         # f's thresholds were not all scored
+                    lbr = 0.0
+                    break
                 out[2] = out[0]
                 if not out[0] < inc:
                     out[1] = -1.0
@@ -612,7 +617,7 @@ def _build2(mn, mx, ad, size):
 
 
 @njit(cache=True, nogil=True)
-def _two_class_roots(so, xs, m, f, lab, wt, M, pen, pos, outL, outR, size, tot):
+def _two_class_roots(so, xs, m, f, lab, wt, M, pen, pos, outL, outR, size, tot, stop):
     """The splits part of :func:`all_roots_cls` for two classes: the two label pairs' functions are V and
     -V (V = sum of a_k(s) (M[k, 0] - M[k, 1])), so one tree keeping min and max of V serves both."""
     p = so.shape[0]
@@ -625,6 +630,8 @@ def _two_class_roots(so, xs, m, f, lab, wt, M, pen, pos, outL, outR, size, tot):
     mxR = np.empty(2 * size)
     adR = np.zeros(2 * size)
     for g in range(p):
+        if stop[0]:
+            return
         if not xs[g, 0] < xs[g, m - 1]:
             continue
         for q in range(m):
@@ -648,6 +655,8 @@ def _two_class_roots(so, xs, m, f, lab, wt, M, pen, pos, outL, outR, size, tot):
         l0 = 0.0
         l1 = 0.0
         for q in range(m - 1):
+            if (q & POLL_MASK) == 0 and stop[0]:
+                return
             r = so[f, q]
             w = wt[r]
             if lab[r] == 0:
@@ -678,10 +687,11 @@ def _two_class_roots(so, xs, m, f, lab, wt, M, pen, pos, outL, outR, size, tot):
 
 
 @njit(cache=True, nogil=True)
-def all_roots_cls(so, xs, m, f, lab, wt, K, M, pen, pos, outL, outR, leafL, leafR):
+def all_roots_cls(so, xs, m, f, lab, wt, K, M, pen, pos, outL, outR, leafL, leafR, stop):
     """outL[i], outR[i] (i = 1..m-1): the best depth-<=1 cost of the left (first i rows of f's order) and
     right sides over every feature, split or leaf (the leaf included), for a classification loss; leafL and
-    leafR the sides' leaf costs."""
+    leafR the sides' leaf costs. Returns early (values incomplete) once ``stop[0]`` is set: it is read before
+    every second feature and every ``POLL_ROWS`` rows, so a time limit holds on 100,000 rows too."""
     p = so.shape[0]
     T = K * (K - 1)
     pkl = np.empty(T, np.int64)
@@ -722,7 +732,7 @@ def all_roots_cls(so, xs, m, f, lab, wt, K, M, pen, pos, outL, outR, leafL, leaf
     if T == 0:
         return
     if K == 2:
-        _two_class_roots(so, xs, m, f, lab, wt, M, pen, pos, outL, outR, size, tot)
+        _two_class_roots(so, xs, m, f, lab, wt, M, pen, pos, outL, outR, size, tot, stop)
         return
     cls = np.zeros(K)
     mnL = np.empty((T, 2 * size))
@@ -732,6 +742,8 @@ def all_roots_cls(so, xs, m, f, lab, wt, K, M, pen, pos, outL, outR, leafL, leaf
     mxR = np.empty((T, 2 * size))
     adR = np.zeros((T, 2 * size))
     for g in range(p):
+        if stop[0]:
+            return
         if not xs[g, 0] < xs[g, m - 1]:
             continue
         for q in range(m):
@@ -763,6 +775,8 @@ def all_roots_cls(so, xs, m, f, lab, wt, K, M, pen, pos, outL, outR, leafL, leaf
         for k in range(K):
             left[k] = 0.0
         for q in range(m - 1):
+            if (q & POLL_MASK) == 0 and stop[0]:
+                return
             r = so[f, q]
             c = lab[r]
             w = wt[r]
@@ -797,16 +811,19 @@ def all_roots_cls(so, xs, m, f, lab, wt, K, M, pen, pos, outL, outR, leafL, leaf
 
 
 @njit(cache=True, nogil=True)
-def best_root_all(so, xs, m, f, lab, wt, K, M, pen, B, pos, out):
+def best_root_all(so, xs, m, f, lab, wt, K, M, pen, B, pos, out, stop):
     """The best root threshold of feature f for a depth-two tree with <= B (2 or 3) branching nodes, every
-    threshold scored exactly (:func:`all_roots_cls`): out = [cost, i] (i = -1: f has no threshold)."""
+    threshold scored exactly (:func:`all_roots_cls`): out = [cost, i] (i = -1: f has no threshold); nothing
+    when ``stop[0]`` was set on the way (the caller reads the flag)."""
     outL = np.empty(m + 1)
     outR = np.empty(m + 1)
     leafL = np.empty(m + 1)
     leafR = np.empty(m + 1)
-    all_roots_cls(so, xs, m, f, lab, wt, K, M, pen, pos, outL, outR, leafL, leafR)
     out[0] = INF
     out[1] = -1.0
+    all_roots_cls(so, xs, m, f, lab, wt, K, M, pen, pos, outL, outR, leafL, leafR, stop)
+    if stop[0]:
+        return
     for i in range(1, m):
         if outL[i] == INF:
             continue

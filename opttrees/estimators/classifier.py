@@ -18,6 +18,7 @@ from ..formulations.octh import OCTH
 from ..heuristics import local_search
 from ..heuristics.cart import cart_classifier_tree
 from ..heuristics.core import make_problem, objective, refit_leaves
+from ..solvers.result import finish
 from ..params import BOOLEAN, FALSE, NONE, Interval, Method, Needs, Options, When, methods
 from .base import OptTreesEstimator, SolverMixin, store_params, warm_start_rules
 from .. import constrained_dp as CDP
@@ -25,7 +26,7 @@ from .. import constraints as C
 from .constrained import (CONSTRAINT_RULES, ConstrainedMixin, ConstraintContext, bind, constrained_dp_start, own_objective,
                           user_labels, verify)
 from .common import FittedTreeMixin, encode_categories, feature_names_in, finish_fit, record_display_bounds, root_leaf
-from .fitcontrol import controlled_fit, dp_plan, warn_time_limit
+from .fitcontrol import controlled_fit, dp_plan, mio_route, warn_time_limit
 from .pipeline import MIO, DPUse, Start
 
 #: the hyperplane margin mu of OCT-H / ORT-H (``hyperplane_margin``), in min-max scaled units
@@ -278,8 +279,34 @@ class OptimalTreeClassifier(ConstrainedMixin, FittedTreeMixin, ClassifierMixin, 
             ctl.mark_cut_short("dp")
         return tree, res
 
+    def _routed(self, data, depth, alpha, ctl, plan):
+        """The tree of another route when the MIO cannot finish in the time left (:func:`mio_route`), with
+        ``solve_result_`` saying which and why in its plan; None when the MIO runs."""
+        if self._ctx is not None or self.split_type != "parallel" or self.warm_start != "auto" \
+                or self.dp_bound != "auto":
+            return None
+        route, why = mio_route(data, depth, ctl.remaining(), self._solver_name())
+        if route == "dp" and self.binarization not in ("auto", "exact", "midpoints"):
+            route = "local-search"
+        if route == "mio":
+            return None
+        if route == "dp":
+            tree, res = fit_dp_tree(self, data, ctl)
+        else:
+            t0 = ctl.budget.elapsed()
+            tree = self._local_search(data, alpha, ctl)
+            res = finish("local-search", "", "time_limit" if ctl.stop() else "limit",
+                         objective(tree, make_problem(data), alpha), None, ctl.budget.elapsed() - t0, 0, [],
+                         message="a heuristic route: no bound and no proof")
+        res.plan = {**plan, "route": route, "start": None, "bound": None, "dp_binarization": None, "why": why}
+        self.solve_result_ = res
+        return tree
+
     def _mio(self, data, depth, alpha, ctl):
         ws, db, plan = self._plan(data, depth, ctl)
+        routed = self._routed(data, depth, alpha, ctl, plan)
+        if routed is not None:
+            return routed
         prob = make_problem(data)
         starts = []
         if ws in ("greedy", "dp"):   # CART is cheap, and a DP start is kept only when it scores no worse

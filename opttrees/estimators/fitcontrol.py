@@ -324,10 +324,49 @@ CONTINUOUS_SECONDS_PER_CELL = 5e-8
 CONTINUOUS_DEPTH_FACTOR = 20.0
 
 
-def continuous_seconds(n: int, p: int, depth: int) -> float:
-    """Predicted seconds of the continuous DP (:mod:`opttrees.dp.continuous`) on n rows x p features."""
-    base = CONTINUOUS_SECONDS_PER_CELL * p * p * n * max(np.log2(max(n, 2)), 1.0)
+def continuous_seconds(n: int, p: int, depth: int, n_classes: int = 2) -> float:
+    """Predicted seconds of the continuous DP (:mod:`opttrees.dp.continuous`) on n rows x p features; its
+    depth-two routine keeps one pair of segment trees per ordered pair of classes, K (K - 1) / 2 times the
+    two-class work (100,000 x 20, three classes: 171 s measured, 33 s predicted without the factor)."""
+    pairs = max(n_classes * (n_classes - 1) / 2.0, 1.0)
+    base = CONTINUOUS_SECONDS_PER_CELL * pairs * p * p * n * max(np.log2(max(n, 2)), 1.0)
     return base * (CONTINUOUS_DEPTH_FACTOR * p) ** max(depth - 2, 0)
+
+
+#: seconds of the Pyomo OCT build per (row x leaf), times (1 + features / 40): measured on this machine (1,000-16,000
+#: rows, 10-20 features, depths 2-3: 0.6-1.2e-4 s per row x leaf; 100,000 x 20 at depth 2: 58 s)
+BUILD_SECONDS_PER_ROW_LEAF = 1.0e-4
+#: an OCT-type MIO is routed elsewhere when its predicted set-up (build, hand-off, extraction) exceeds this share of
+#: the time left (it would leave the solver nothing), or this many seconds without a time limit
+ROUTE_SETUP_SHARE = 0.5
+ROUTE_SETUP_SECONDS = 120.0
+
+
+def mio_setup_seconds(n: int, p: int, depth: int, solver: str) -> float:
+    """Predicted seconds before an OCT-type MIO on n rows x p features can start solving: the Pyomo build, the
+    hand-off to ``solver`` and the extraction."""
+    build = BUILD_SECONDS_PER_ROW_LEAF * n * 2 ** depth * (1.0 + p / 40.0)
+    return build * (1.0 + HANDOFF_PER_BUILD.get(solver, 3.0) + EXTRACT_PER_BUILD)
+
+
+def mio_route(data, depth: int, left: float | None, solver: str) -> tuple[str, str]:
+    """Where an OCT-type fit goes when the MIO cannot finish: ("mio", "") when its predicted set-up fits, else
+    ("dp", why) when the continuous DP over every midpoint (whose optimum is the OCT optimum) is predicted to
+    finish in the time left, else ("local-search", why)."""
+    setup = mio_setup_seconds(data.n, data.p, depth, solver)
+    room = ROUTE_SETUP_SECONDS if left is None else ROUTE_SETUP_SHARE * left
+    if setup <= room:
+        return "mio", ""
+    why = (f"the MIO's build and hand-off ({data.n} rows, depth {depth}) are predicted to take {setup:.3g} s, more "
+           f"than {room:.3g} s" + ("" if left is None else f" ({ROUTE_SETUP_SHARE:g} of the {left:.3g} s left)"))
+    _, _, values = data.ranks
+    p = sum(len(v) > 1 for v in values)
+    dp = continuous_seconds(data.n, p, depth, max(data.n_classes, 2))
+    if dp <= dp_seconds(left):
+        return "dp", why + f": the DP over every midpoint (predicted {dp:.3g} s; its optimum is the OCT optimum) " \
+                           "runs instead and the model is not built"
+    return "local-search", why + f", and the DP over every midpoint {dp:.3g} s: the local search runs instead " \
+                                 "(no proof)"
 
 
 def dp_statistics(data) -> int:
@@ -348,7 +387,7 @@ def dp_plan(data, depth: int, left: float | None, n_thresholds: int = 10) -> tup
     stats = dp_statistics(data)
     reasons = []
     p = sum(len(v) > 1 for v in values)
-    seconds = continuous_seconds(data.n, p, depth)
+    seconds = continuous_seconds(data.n, p, depth, max(data.n_classes, 2))
     budget = dp_seconds(left)
     if seconds <= budget:      # the continuous search: O(n p) memory, every midpoint
         return "midpoints", (f"the continuous DP over every midpoint ({data.n} rows x {p} features, predicted "
