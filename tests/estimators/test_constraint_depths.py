@@ -172,3 +172,41 @@ def test_depth_three_equals_the_oracle(case, model):
         assert res.proven_optimal, (seed, res.status, res.message)
         assert res.objective == pytest.approx(want, abs=1e-6), (seed, str(est.tree_))
         assert make().validate(prepare(X, y)).satisfied(est.tree_, X, y), seed
+
+
+def _oracle_regression(X, y, make, alpha):
+    """Least absolute loss / (the root leaf's loss) + alpha * splits over every structure of depth <= 2 whose
+    splits leave both sides non-empty (leaf medians) that satisfies the constraint."""
+    from oracles.bruteforce import enumerate_structures, n_leaves, structure_tree
+
+    bound = make().validate(prepare(X, y, task="regression"))
+    base = float(np.abs(y - np.median(y)).sum())
+    best = np.inf
+    for spec in enumerate_structures(X, 2):
+        tree = structure_tree(spec, values=np.zeros(n_leaves(spec)), p=X.shape[1])
+        if not bound.satisfied(tree, X, y):
+            continue
+        leaf = tree.apply(X)
+        loss = sum(float(np.abs(y[leaf == t] - np.median(y[leaf == t])).sum()) for t in np.unique(leaf))
+        best = min(best, loss / base + alpha * (n_leaves(spec) - 1))
+    return best, base
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_ort_forbidden_at_the_root_equals_the_oracle(seed):
+    """The regressor's MIO (the same Bertsimas-Dunn block and tidying): absolute loss against the oracle."""
+    from opttrees import OptimalTreeRegressor
+
+    rng = np.random.default_rng(seed)
+    X = np.column_stack([rng.integers(0, 4, 8), rng.integers(0, 2, 8)]).astype(float)
+    y = 10.0 * X[:, 1] + rng.integers(-1, 2, 8)
+    make, alpha = (lambda: C.ForbidFeatures([1], at_depths=[0])), 0.01
+    best, base = _oracle_regression(X, y, make, alpha)
+    reg = _fit(OptimalTreeRegressor(method="mio", loss="absolute", max_depth=2, alpha=alpha, warm_start="greedy",
+                                    time_limit=60, constraints=[make()]), X, y)
+    res = reg.solve_result_
+    assert res.proven_optimal, res.status
+    assert res.objective == pytest.approx(best, abs=1e-6), str(reg.tree_)
+    own = np.abs(y - reg.predict(X)).sum() / base + alpha * reg.tree_.n_splits
+    assert own == pytest.approx(best, abs=1e-6)
+    assert make().satisfied(reg.tree_, X, y)
