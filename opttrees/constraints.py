@@ -215,6 +215,17 @@ class _BDView(_View):
     def nonempty(self, t):
         return self.m.tree.l[t]
 
+    def split_sides(self, t: int):
+        """(node t splits, rows reach its left child, rows reach its right child) as expressions: the number of
+        non-empty leaves below each side (``l`` marks exactly the non-empty leaves when a leaf must hold >= 1
+        row; else the rows themselves are counted)."""
+        S, tree = self.S, self.m.tree
+        if S.min_samples_leaf >= 1:
+            side = lambda c: LinearExpression([tree.l[s] for s in S.leaves_below(c)])
+        else:   # pragma: no cover - the min-leaf rule asks for >= 1
+            side = lambda c: LinearExpression([tree.z[i, s] for s in S.leaves_below(c) for i in range(self.data.n)])
+        return tree.d[t], side(2 * t), side(2 * t + 1)
+
     def yhat(self, pos: int):
         """(list of per-row prediction vars, row -> index into it)"""
         m = self.m
@@ -325,6 +336,14 @@ class _FlowView(_View):
 
     def nonempty(self, n):
         return self.routing().nonempty[n]
+
+    def split_sides(self, n: int):
+        """(node n branches, distinct rows reaching its left child, ... its right child): the routing block's
+        ``r`` is exact for an integral tree (one path per row from the source)."""
+        blk = self.routing()
+        U = range(blk._n_rows)
+        return (LinearExpression([self.m.b[n, c] for c in self.st.cols]),
+                LinearExpression([blk.r[u, 2 * n] for u in U]), LinearExpression([blk.r[u, 2 * n + 1] for u in U]))
 
     def yhat(self, pos: int):
         blk = self.routing()
@@ -490,6 +509,12 @@ class Constraint:
         blk = _block(formulation, self.name)
         bound._rows(view, blk)
         _hook_warm_start(formulation, view)
+        # extract() tidies the decoded tree: a step that breaks this constraint on the training data is not taken
+        info = bound._info()
+        y = info.y if info.task != "classification" or not info.classes else np.asarray(info.classes)[info.y]
+        keeps = list(getattr(formulation, "tidy_keeps", ()))
+        keeps.append(lambda tree: bound.satisfied(tree, info.X, y, info.w))
+        formulation.tidy_keeps = keeps
         return blk
 
     def _rows(self, view, blk) -> None:
@@ -893,6 +918,11 @@ class ForbidFeatures(Constraint):
 
     .. math:: (\text{node } t \text{ splits on } j) = 0 \qquad \forall j \in F,\ t:\ \operatorname{depth}(t) \in D
 
+    Depths are those of the returned tree, which is tidied (a split with an empty side is removed, moving the
+    subtree below it up a level), so with ``at_depths`` a node at or above the deepest named depth splits only
+    when rows reach both children (:math:`d_t \le \sum_{s \in \mathcal L(2t)} l_s` and the same for
+    :math:`2t + 1`; on the flow block the routing block's :math:`\sum_u r_{u,2n}` and :math:`\sum_u r_{u,2n+1}`).
+
     ``value``: the number of splits that break it.
     """
 
@@ -923,6 +953,18 @@ class ForbidFeatures(Constraint):
             for t, expr in view.split_terms(j):
                 if self.at_depths is None or view.depth_of(t) in self.at_depths:
                     blk.rows.add(expr == 0)
+        if self.at_depths is not None:
+            # The returned tree is tidied: a split that sends every training row one way is removed and the
+            # subtree below it moves up a level, so the depths the constraint names would be judged on another
+            # tree than the model's. A node at or above the deepest named depth splits only when rows reach
+            # both of its children (any tree without such void splits stays feasible; tidying then keeps depths).
+            deepest = max(self.at_depths, default=-1)
+            blk.both_sides = pyo.ConstraintList()
+            for t in view.nodes:
+                if view.depth_of(t) <= deepest:
+                    split, left, right = view.split_sides(t)
+                    blk.both_sides.add(split <= left)
+                    blk.both_sides.add(split <= right)
 
     def value(self, tree, X=None, y=None, sample_weight=None):
         p = tree.n_features if tree.n_features is not None else _matrix(X).shape[1]

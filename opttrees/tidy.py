@@ -106,14 +106,15 @@ def _tol(v: float) -> float:
     return 1e-9 * max(1.0, abs(v)) if np.isfinite(v) else 0.0
 
 
-def tidy_tree(tree: Tree, X: np.ndarray, score=None, sense: int = 1, refit=None) -> Tree:
+def tidy_tree(tree: Tree, X: np.ndarray, score=None, sense: int = 1, refit=None, keep=None) -> Tree:
     """``tree`` without splits that do nothing on its training rows ``X``: a split with an empty side (replaced by
     the occupied side's subtree) and a split into two leaves predicting the same (class, treatment, SPO decision,
     or exactly equal values; one leaf, class counts summed). Each step is kept only when ``score`` (the
     estimator's objective, minimised for ``sense=1``, maximised for -1) does not get worse, so the objective can
     only fall (by alpha per split removed); ``refit(tree)`` recomputes payloads that depend on the rows (e.g.
     prescriptions). Without a ``score`` only steps that keep every training prediction are taken (classification
-    and regression trees)."""
+    and regression trees). ``keep(tree)``, when given, must hold for every step taken (e.g. side constraints that
+    name depths, which removing a split with an empty side changes below it)."""
     if tree is None or tree.n_splits == 0:
         return tree
     if score is None and tree.task not in ("classification", "regression", "linear"):
@@ -125,6 +126,8 @@ def tidy_tree(tree: Tree, X: np.ndarray, score=None, sense: int = 1, refit=None)
         for cand in _candidates(tree, X):
             if refit is not None:
                 cand = refit(cand)
+            if keep is not None and not keep(cand):
+                continue
             s = score(cand) if score is not None else 0.0
             if score is None or _worse(s, best, sense) <= _tol(best):
                 tree, best, changed = cand, s, True

@@ -159,6 +159,8 @@ def finish_fit(est, tree: Tree, X: np.ndarray, score=None, sense: int = 1, leaf=
                  else (score, sense))
         if fn is not None:
             own = fn(tree)
+            if form is not None and hasattr(form, "recomputed_objective"):
+                form.recomputed_objective = own   # the returned tree's, not the solver's tree's before tidying
             if replaced:
                 res.replaced(own, s, f"the single leaf ({own:.9g}) beats the solver's tree and is returned")
             else:

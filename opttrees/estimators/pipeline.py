@@ -252,7 +252,13 @@ def _without_solution(who: str, ctl: FitControl, job: MIO, out: MIOOutcome, star
         what = " satisfying the constraints" if ctx is not None else ""
         raise SolverError(f"{who}: the solver found no feasible tree ({res.status}) and there is no start tree{what} "
                           f"within time_limit={ctl.budget.time_limit}; raise time_limit or use a warm start")
-    if ctl.reason() != "interrupted":
+    if res.has_solution and out.form is not None:
+        # the solver's point was refused at extraction (a strict re-verification): the result reports the tree
+        # returned instead, never a figure about the refused point; nothing is proven about it
+        res.unproven(f"the solver's tree failed re-verification; the {start.source} tree is returned",
+                     unverified=res.claims_optimality)
+        res.reconcile(float(out.form.tree_objective(start.tree)))
+    elif ctl.reason() != "interrupted":
         warnings.warn(f"{who}: the solver returned no solution ({res.status}"
                       f"{'; ' + res.message if res.message else ''}); using the {start.source} tree", stacklevel=4)
     out.tree, out.source = start.tree, start.source

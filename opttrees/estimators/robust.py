@@ -205,12 +205,17 @@ class RobustTreeClassifier(_TreeClassifierMixin, SolverMixin, OptTreesEstimator)
                 self.worst_case_train_accuracy_ = form.worst_case_correct / data.n
             else:   # the start tree's exact worst case, in the encoded units the set is defined in
                 t_int = struct.to_tree(inc, tdata.integer_split_of_col, Xi, data.y, data.n_classes)
-                self.worst_case_train_accuracy_ = worst_case_accuracy(t_int, Xi, data.y, S).worst_case_correct / data.n
+                wc = worst_case_accuracy(t_int, Xi, data.y, S).worst_case_correct
+                self.worst_case_train_accuracy_ = wc / data.n
+                if form is not None:    # the formulation's figures speak about the returned tree
+                    form.worst_case_correct = wc
+                    form.recomputed_objective = form.tree_objective(self.tree_)
             before = self.tree_
             self.tree_ = finish_flow_fit(self, self.tree_, data, form, encoding)
             if self.tree_ is not before and form is not None:    # tidied, or the single leaf: its own worst case
-                self.worst_case_train_accuracy_ = (form.worst_case(form.struct.from_tree(
-                    self.tree_, form.col_of_split)).worst_case_correct / data.n)
+                form.worst_case_correct = form.worst_case(form.struct.from_tree(
+                    self.tree_, form.col_of_split)).worst_case_correct
+                self.worst_case_train_accuracy_ = form.worst_case_correct / data.n
             self.classes_ = data.codec.classes
             self.n_features_in_ = data.p
             self.feature_names_in_ = np.asarray(data.feature_names, dtype=object)

@@ -183,12 +183,14 @@ class Formulation(ABC):
     def _drop_void_splits(self, tree):
         """Splits that send no training row one way, or split a leaf into two predicting the same, are removed
         (:func:`opttrees.tidy.tidy_tree`: every training prediction stays) for the models on the Bertsimas–Dunn
-        block."""
+        block; a step that would break a side constraint's check in ``tidy_keeps`` (added with the constraint's
+        rows) is not taken."""
         from ..tidy import tidy_tree
         from .structure import BDStructure
 
         if isinstance(getattr(self, "structure", None), BDStructure):
-            return tidy_tree(tree, self.data.X)
+            keeps = getattr(self, "tidy_keeps", ())
+            return tidy_tree(tree, self.data.X, keep=(lambda t: all(k(t) for k in keeps)) if keeps else None)
         return tree
 
     def _refit_leaves(self, tree: Tree) -> Tree | None:

@@ -201,6 +201,11 @@ class HighsRun:
         self.extra_timings: dict = {}
         self._ticked = 0.0
         self.left = False            # the run was left behind after a Ctrl-C or the budget (module docstring)
+        # the incumbent (best_x, best_obj) changes on HiGHS's thread (callbacks) and is read on this one; a run left
+        # behind may still be inside a callback when the solve settles its result, so both sides hold this lock
+        # and, once settled, no offer is taken: the result's objective is always the returned point's own
+        self.lock = threading.Lock()
+        self.settled = False
         self.left_why = ""           # "interrupted" or "time_limit"
         self.seen_x: np.ndarray | None = None    # the last improving point HiGHS reported (checked if used)
         self.seen_bound: float | None = None     # the last dual bound HiGHS reported in a callback
@@ -224,10 +229,21 @@ class HighsRun:
         return self.best_obj is None or self.sgn * obj < self.sgn * self.best_obj - 1e-9
 
     def offer(self, x: np.ndarray, obj: float, dual: float, nodes: int) -> None:
-        """A solution of the full problem: keep it if it improves and report it as an incumbent."""
-        if self.better(obj):
+        """A solution of the full problem: keep it if it improves and report it as an incumbent (not after the
+        solve settled its result: a callback of a run left behind that ends late changes nothing)."""
+        with self.lock:
+            if self.settled or not self.better(obj):
+                return
             self.best_x, self.best_obj = np.array(x, dtype=np.float64), obj
             self.prog.incumbent(obj, dual, nodes)
+
+    def settle(self) -> tuple[np.ndarray | None, float | None, list]:
+        """The returned point, its own objective and the trace, taken together; later offers are refused."""
+        with self.lock:
+            self.settled = True
+            x = None if self.best_x is None else self.best_x.copy()
+            obj = None if x is None else self.cm.objective_value(x)
+            return x, obj, list(self.prog.trace)
 
     def shown_primal(self, reported: float) -> float:
         return reported
@@ -356,9 +372,10 @@ class HighsRun:
         if self.prog.stop:
             return "interrupted"
         status, x, obj, consistent = self.run_round()
-        if x is not None and obj is not None and (self.best_obj is None
-                                                  or self.sgn * obj <= self.sgn * self.best_obj + 1e-9):
-            self.best_x, self.best_obj = x, obj
+        with self.lock:
+            if (x is not None and obj is not None and not self.settled
+                    and (self.best_obj is None or self.sgn * obj <= self.sgn * self.best_obj + 1e-9)):
+                self.best_x, self.best_obj = x, obj
         if x is not None and not consistent and status == "optimal":
             status = "limit"
         return status
@@ -368,16 +385,17 @@ class HighsRun:
         if x0 is not None:
             self.start_with(x0)
         status = self.loop()
+        x, obj, trace = self.settle()   # one snapshot: a run left behind cannot slip another point in between
         self.prog.close()
         runtime = time.perf_counter() - self.prog.t0
         bound = self.bound
-        if self.best_obj is not None and bound is not None:
+        if obj is not None and bound is not None:
             # a bound can never be better than a feasible point (numerical noise aside)
-            bound = max(bound, self.best_obj) if self.sgn < 0 else min(bound, self.best_obj)
-        res = finish("highs", version(), status, self.best_obj, bound, runtime, self.nodes, self.prog.trace,
+            bound = max(bound, obj) if self.sgn < 0 else min(bound, obj)
+        res = finish("highs", version(), status, obj, bound, runtime, self.nodes, trace,
                      n_lazy_cuts=self.n_cuts, n_rounds=max(self.rounds, 1),
                      timings={"load": self.load_time, "solve": runtime, **self.extra_timings})
-        return res, self.best_x
+        return res, x
 
 
 class HighsCutLoop(HighsRun):

@@ -159,9 +159,11 @@ def n_leaves(spec) -> int:
     return 1 if spec[0] == "leaf" else n_leaves(spec[3]) + n_leaves(spec[4])
 
 
-def best_constrained_classifier(X, y, depth, constraints, features=None, names=None, sample_weight=None):
-    """Fewest weighted errors over every tree of depth <= ``depth`` (all leaf labellings of a binary problem)
-    that satisfies every constraint; (errors, tree) or (inf, None)."""
+def best_constrained_classifier(X, y, depth, constraints, features=None, names=None, sample_weight=None,
+                                split_cost=0.0):
+    """Fewest weighted errors (plus ``split_cost`` per split) over every tree of depth <= ``depth`` whose splits
+    leave both sides non-empty (all leaf labellings of a binary problem) that satisfies every constraint;
+    (errors + split_cost * splits, tree) or (inf, None)."""
     import itertools
 
     w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, float)
@@ -170,7 +172,7 @@ def best_constrained_classifier(X, y, depth, constraints, features=None, names=N
         L = n_leaves(spec)
         for labels in itertools.product((0, 1), repeat=L):
             tree = structure_tree(spec, 2, np.array(labels), classes=[0, 1], names=names, p=X.shape[1])
-            errors = float(w[tree.predict(X) != y].sum())
+            errors = float(w[tree.predict(X) != y].sum()) + split_cost * (L - 1)
             if errors >= best:
                 continue
             if all(c.satisfied(tree, X, y, sample_weight) for c in constraints):
