@@ -29,6 +29,7 @@ from ..jit import ABANDONED, announce_compile, is_cold, run_threads, warn_still_
 from ..progress import ProgressLine
 from ..solvers.result import Incumbent, finish, relative_gap
 from ..tree import LEAF, Tree, heap_topology
+from . import chooser
 from . import engine as E
 from .memory import check_estimate, check_limit, counts_bytes, fmt_bytes, resident_bytes
 from .seed import cart_seed
@@ -457,28 +458,33 @@ def _check_engine_kw(kw):
             raise InputError(f"{k} must be True or False; got {v!r}")
 
 
-#: with ``binarization="auto"``, data with at most this many midpoints in all go to the binary engine (its
-#: caches and depth-two counts are fastest on few columns); more go to the continuous search
-AUTO_BINARY_COLUMNS = 100
 BINARIZATIONS = ("auto", "exact", "quantile", "midpoints")
 
 
-def choose_engine(Xa, task, binarization: str, engine_kw: dict, binarizer=None) -> str:
-    """"continuous" or "binary" for ``binarization`` (see :func:`solve_dp`), with the reason it cannot be the
-    continuous search as an InputError when "exact" was asked for."""
+def choose_engine(Xa, task, binarization: str, engine_kw: dict, binarizer=None, y=None, max_depth: int = 3,
+                  min_samples_leaf: int = 1) -> tuple[str, dict]:
+    """("continuous" or "binary", the "auto" choice's record) for ``binarization`` (see :func:`solve_dp`), with the
+    reason it cannot be the continuous search as an InputError when "exact" was asked for. "auto" takes the
+    engine predicted to be faster on this shape (:mod:`opttrees.dp.chooser`)."""
     if binarizer is not None or binarization in ("quantile", "midpoints"):
-        return "binary"
+        return "binary", {}
     switches = [k for k in engine_kw if k in ENGINE_SWITCHES]
     costs = getattr(task, "feature_costs", None) is not None
     if binarization == "exact":
         if switches:
             raise InputError(f"{switches[0]} is a switch of the binary engine; binarization='exact' runs the "
                              "continuous search, which has none")
-        return "continuous"
+        return "continuous", {}
     if switches or costs:
-        return "binary"
-    midpoints = sum(len(np.unique(c[np.isfinite(c)])) - 1 for c in np.asarray(Xa, dtype=np.float64).T)
-    return "binary" if midpoints <= AUTO_BINARY_COLUMNS else "continuous"
+        return "binary", {}
+    Xf = np.asarray(Xa, dtype=np.float64)
+    distinct = [len(np.unique(c[np.isfinite(c)])) for c in Xf.T]
+    m = sum(d - 1 for d in distinct)
+    p = sum(d > 1 for d in distinct)
+    K = 2 if getattr(task, "tree_task", "") == "regression" or y is None else len(np.unique(np.asarray(y)))
+    fits = max_depth < 2 or counts_bytes(m, K + 1) <= MAX_COUNT_BYTES
+    choice = chooser.choose(Xf.shape[0], p, m, K, int(max_depth), int(min_samples_leaf), binary_fits=fits)
+    return choice["engine"], choice
 
 
 def solve_dp(X, y, task=None, max_depth: int = 3, max_num_nodes: int | None = None, min_samples_leaf: int = 1,
@@ -500,9 +506,10 @@ def solve_dp(X, y, task=None, max_depth: int = 3, max_num_nodes: int | None = No
         "midpoints": the same split set through a binary matrix and the binary engine (fastest on few distinct
         values; its depth-two counts grow with the square of the midpoints).
         "quantile": at most ``n_thresholds`` midpoints per feature (fewer candidates: faster, not the OCT optimum).
-        "auto" (default): "midpoints" when there are at most ``AUTO_BINARY_COLUMNS`` midpoints in all, when a
-        task has feature costs or a binary-engine switch is given, else "exact". Both are exact over every
-        midpoint, so "auto" only picks the faster engine.
+        "auto" (default): the engine predicted to be faster (:mod:`opttrees.dp.chooser`; ``plan["engine"]`` and
+        the predictions are recorded in the result), the binary one always when a task has feature costs or a
+        binary-engine switch is given. Both are exact over every midpoint, so "auto" only picks the faster
+        engine.
     time_limit : seconds for the whole call; on expiry the best tree so far, with a valid lower bound.
     binarizer : a fitted or unfitted :class:`~opttrees.encoding.Binarizer` (overrides ``binarization``).
     n_jobs : threads for the continuous search (the root's features); the result does not depend on it.
@@ -518,7 +525,8 @@ def solve_dp(X, y, task=None, max_depth: int = 3, max_num_nodes: int | None = No
     if binarization not in BINARIZATIONS:
         raise InputError(f"binarization must be one of {', '.join(map(repr, BINARIZATIONS))}; got {binarization!r}")
     Xa, names = _as_2d_float(X, "X")
-    engine = choose_engine(Xa, _check_task(task), binarization, engine_kw, binarizer)
+    engine, choice = choose_engine(Xa, _check_task(task), binarization, engine_kw, binarizer, y, max_depth,
+                                   min_samples_leaf)
     if engine == "continuous":
         from .continuous import solve_dp_continuous
 
@@ -529,6 +537,7 @@ def solve_dp(X, y, task=None, max_depth: int = 3, max_num_nodes: int | None = No
         if names is not None:
             tree.feature_names = list(names)
         res.timings["engine"] = "continuous"
+        _note_choice(res, choice)
         return tree, res
     if binarizer is None:
         strategy = "quantile" if binarization == "quantile" else "midpoints"
@@ -549,7 +558,16 @@ def solve_dp(X, y, task=None, max_depth: int = 3, max_num_nodes: int | None = No
                        {"binarize": t_bin})
     res.timings["engine"] = "binary"
     _note_split_set(res, Xa, binarizer)
+    _note_choice(res, choice)
     return tree, res
+
+
+def _note_choice(res, choice: dict) -> None:
+    """The "auto" engine choice in ``res.plan``: the engine, both predictions and the measured search time."""
+    if choice:
+        res.plan = {**res.plan, "engine": choice["engine"], "engine_why": choice["why"],
+                    "predicted_seconds": {k: round(v, 4) for k, v in choice["predicted"].items()},
+                    "actual_seconds": round(float(res.timings.get("search", res.runtime)), 4)}
 
 
 def _note_split_set(res, Xa: np.ndarray, binarizer) -> None:

@@ -333,6 +333,9 @@ def search_feature(so, xs, m, f, Z, lab, wt, ties, worst, kind, K, M, pen, minl,
     best = ub
     ng = min(nb, grid + 1)
     for q in range(ng):
+        if stop[0]:                 # the grid is not finished: its gaps bound nothing
+            out[2] = 0.0
+            return
         j = (q * (nb - 1)) // (ng - 1) if ng > 1 else 0
         if done[j]:
             continue

@@ -283,7 +283,7 @@ class OptimalTreeClassifier(ConstrainedMixin, FittedTreeMixin, ClassifierMixin, 
         """The tree of another route when the MIO cannot finish in the time left (:func:`mio_route`), with
         ``solve_result_`` saying which and why in its plan; None when the MIO runs."""
         if self._ctx is not None or self.split_type != "parallel" or self.warm_start != "auto" \
-                or self.dp_bound != "auto":
+                or self.dp_bound != "auto" or ctl.stop():    # out of time already: the MIO path's fallback
             return None
         route, why = mio_route(data, depth, ctl.remaining(), self._solver_name())
         if route == "dp" and self.binarization not in ("auto", "exact", "midpoints"):
@@ -292,9 +292,11 @@ class OptimalTreeClassifier(ConstrainedMixin, FittedTreeMixin, ClassifierMixin, 
             return None
         if route == "dp":
             tree, res = fit_dp_tree(self, data, ctl)
+            warn_time_limit(self, ctl, "the dynamic program (best tree so far, see solve_result_.bound)")
         else:
             t0 = ctl.budget.elapsed()
             tree = self._local_search(data, alpha, ctl)
+            warn_time_limit(self, ctl, "the local search (best of the restarts completed)")
             res = finish("local-search", "", "time_limit" if ctl.stop() else "limit",
                          objective(tree, make_problem(data), alpha), None, ctl.budget.elapsed() - t0, 0, [],
                          message="a heuristic route: no bound and no proof")

@@ -154,7 +154,7 @@ def test_same_tree_for_any_n_jobs():
 
 def test_auto_picks_the_continuous_search_on_many_midpoints():
     rng = np.random.default_rng(0)
-    X = rng.normal(size=(300, 3))
+    X = rng.normal(size=(2000, 8))
     y = (X[:, 0] > 0).astype(int)
     assert solve_dp(X, y, max_depth=2)[1].timings["engine"] == "continuous"
     assert solve_dp(X.round(0), y, max_depth=2)[1].timings["engine"] == "binary"
