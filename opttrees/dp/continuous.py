@@ -71,7 +71,7 @@ class _Problem:
         self.M = np.ascontiguousarray(M, dtype=np.float64)
         self.pen = float(alpha * ed.baseline)
         self.minl = int(minl)
-        self.exhaustive = self.kind != KIND_SQUARED and self.minl <= 1
+        self.exhaustive = self.kind != KIND_SQUARED and self.minl <= 1 and self.K <= K.EXHAUSTIVE_MAX_CLASSES
         # subset monotonicity (a side's optimum never falls when rows are added) holds only without a minimum leaf
         # size: with one, more rows can make a split feasible and the optimum fall (docs/dp.md, "Bounds")
         self.monotone = self.minl <= 1
@@ -94,7 +94,7 @@ class _Problem:
         relaxed = copy.copy(self)
         relaxed.minl = 1
         relaxed.monotone = True
-        relaxed.exhaustive = self.kind != KIND_SQUARED
+        relaxed.exhaustive = self.kind != KIND_SQUARED and self.K <= K.EXHAUSTIVE_MAX_CLASSES
         return relaxed
 
     def d2(self, so, xs, m, depth, B, ub, side, counters):

@@ -37,6 +37,11 @@ GRID = 16
 INNER_GRID = 2
 #: long row loops read the stop flag every POLL_MASK + 1 rows
 POLL_MASK = 4095
+#: every root threshold is scored exactly (:func:`best_root_all`, one pair of segment trees per ordered pair of
+#: classes) up to this many classes; with more, the interval search evaluates fewer thresholds faster (8 classes,
+#: 20,000 x 10, depth 2: 2.4 s instead of 21.7 s; 5 classes, 5,000 x 10: 0.86 instead of 1.51 s; 3 classes,
+#: 20,000 x 10: 2.5 s against 2.2 s)
+EXHAUSTIVE_MAX_CLASSES = 3
 
 # slots of the per-evaluation result vector ``res``
 L0, L1, L1U, R0, R1, R1U = range(6)
@@ -451,7 +456,7 @@ def solve_d2(so, xs, m, Z, lab, wt, ties, worst, kind, K, M, pen, minl, depth, B
         out = np.zeros(4)
         inc = best if best < ub else ub
         lbr = INF
-        exhaustive = kind != 2 and minl <= 1
+        exhaustive = kind != 2 and minl <= 1 and K <= EXHAUSTIVE_MAX_CLASSES
         pos = np.empty(side.shape[0], np.int64) if exhaustive else np.empty(0, np.int64)
         for f in range(p):
             if stop[0]:             # the features not searched bound nothing
