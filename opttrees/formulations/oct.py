@@ -71,12 +71,22 @@ class OCT(Formulation):
         self.model = self._new_block(block, "OCT")
         self._build()
 
+    @property
+    def weight_scale(self) -> float:
+        """The power of two the model divides the sample weights by (their mean, rounded to a power of two): the
+        model's counts stay near the row counts whatever the weights' units, so the solver's absolute tolerances
+        mean the same for weights times 1e-9 or 1e9 (which gave false proofs). Exact in floating point, so the
+        normalised objective is unchanged."""
+        mean = float(np.mean(self.data.sample_weight)) if self.data.n else 1.0
+        return float(2.0 ** round(np.log2(mean))) if mean > 0 else 1.0
+
     def _build(self) -> None:
         d, S, m = self.data, self.structure, self.model
         n, K, TL = d.n, d.n_classes, S.leaves
-        w = d.sample_weight.tolist()
+        ws = self.weight_scale
+        w = (d.sample_weight / ws).tolist()
         y = d.y.tolist()
-        big = float(d.sample_weight.sum())
+        big = float(d.sample_weight.sum() / ws)
         by_class = [[i for i in range(n) if y[i] == k] for k in range(K)]
         with PauseGC():
             m.tree = pyo.Block()
@@ -103,7 +113,7 @@ class OCT(Formulation):
                 m.u_label = pyo.Constraint(range(n), TL, rule=lambda m, i, t: m.u[i, t] <= m.c[y[i], t])
                 m.loss_def = pyo.Constraint(TL, rule=lambda m, t:
                                             m.L[t] == m.N[t] - sum(w[i] * m.u[i, t] for i in range(n)))
-            self._set_objective((1.0 / self.baseline) * sum(m.L[t] for t in TL)
+            self._set_objective((ws / self.baseline) * sum(m.L[t] for t in TL)
                                 + self.alpha * sum(m.tree.d[t] for t in S.branch), pyo.minimize)
 
     # ------------------------------------------------------------------ Tree <-> model
@@ -114,7 +124,7 @@ class OCT(Formulation):
         d, S, m = self.data, self.structure, self.model
         tree, heap_leaf, node_of_heap = S.set_from_tree(m.tree, tree)
         K = d.n_classes
-        counts = class_counts(heap_leaf - 2 ** S.D, d.y, K, len(S.leaves), d.sample_weight)
+        counts = class_counts(heap_leaf - 2 ** S.D, d.y, K, len(S.leaves), d.sample_weight) / self.weight_scale
         for k_t, t in enumerate(S.leaves):
             used = (heap_leaf == t).any()
             lab = int(tree._labels()[node_of_heap[t]]) if used else -1

@@ -80,7 +80,7 @@ class OCTH(OCT):
     def _set_objective(self, expr, sense: int) -> None:
         # OCT's _build passes loss / L̂ + alpha * (number of splits); OCT-H charges alpha per coefficient
         m = self.model
-        super()._set_objective((1.0 / self.baseline) * sum(m.L[t] for t in self.structure.leaves)
+        super()._set_objective((self.weight_scale / self.baseline) * sum(m.L[t] for t in self.structure.leaves)
                                + self.alpha * self.structure.complexity(m.tree), sense)
 
     # ------------------------------------------------------------------ Tree <-> model
