@@ -47,15 +47,17 @@ def constraint(kind, c, seed):
 
 
 @lru_cache(maxsize=None)
-def _draw(route, task, seed):
-    depths = (2, 3) if route.startswith("dp-") or route.endswith("dpbound") else (2,)
+def _draw(route, task, seed, kind):
+    # depth 3 where the DP solves the constrained problem (its bound proves it); the MIO alone proves depth 2
+    dp_solves = route.startswith("dp-") or (route.endswith("dpbound") and kind in DP_KINDS)
+    depths = (2, 3) if dp_solves else (2,)
     return R.case("small" if route.endswith("nobound") else "narrow", task, seed, depths=depths,
                   min_leaves=(1, 1, 2, 3), alphas=(0.0, 0.01, 0.05))
 
 
 @lru_cache(maxsize=64)
 def _case(route, task, seed, kind):
-    c = dict(_draw(route, task, seed), constraint=kind)
+    c = dict(_draw(route, task, seed, kind), constraint=kind)
     cons, restriction = constraint(kind, c, seed)
     kw = dict(task=task, max_depth=c["max_depth"], min_samples_leaf=c["min_samples_leaf"], alpha=c["alpha"],
               sample_weight=c["inst"]["w"], with_tree=False)
