@@ -1,7 +1,8 @@
 """The DP routes against the exhaustive oracle at depth <= 3 (issue 38): ``OptimalTreeClassifier`` and
 ``OptimalTreeRegressor`` with ``method="dp"`` and each exact binarization ("exact": the continuous search,
 "midpoints": the binary engine, "auto": whichever suits the data), with min_samples_leaf, sample weights (zeros,
-integers, floats), alpha and max_num_nodes, on ties, duplicates, values one ulp and 1e-9 apart and 1e6 offsets.
+integers, floats, and integers times 1e-9 or 1e9), alpha and max_num_nodes, on ties, duplicates, values one ulp
+and 1e-9 apart and 1e6 offsets.
 
 Every case is one fit: a status "optimal" must carry the oracle's objective, the returned tree must not beat
 the optimum or break a rule, and the bound must not exceed the optimum (``oracles.exact_routes.judge``).
@@ -46,13 +47,15 @@ def _run(family, task, seed, route):
 FAST = (_cases("narrow", "classification", range(24)) + _cases("narrow", "regression", range(12))
         + _cases("wide", "classification", range(6)) + _cases("wide", "regression", range(4))
         + _cases("wide10", "classification", range(4), ("dp-exact", "dp-auto"))
-        + _cases("wide10", "regression", range(2), ("dp-exact", "dp-auto")))
+        + _cases("wide10", "regression", range(2), ("dp-exact", "dp-auto"))
+        + _cases("scaled", "classification", range(4)) + _cases("scaled", "regression", range(2)))
 
 S = 100_000     # the slow slice's seeds start here (none is in the fast slice)
 SLOW = (_cases("narrow", "classification", range(S, S + 1000)) + _cases("narrow", "regression", range(S, S + 500))
         + _cases("wide", "classification", range(S, S + 200)) + _cases("wide", "regression", range(S, S + 100))
         + _cases("wide10", "classification", range(S, S + 100), ("dp-exact", "dp-auto"))
-        + _cases("wide10", "regression", range(S, S + 60), ("dp-exact", "dp-auto")))
+        + _cases("wide10", "regression", range(S, S + 60), ("dp-exact", "dp-auto"))
+        + _cases("scaled", "classification", range(S, S + 100)) + _cases("scaled", "regression", range(S, S + 60)))
 
 
 @pytest.mark.parametrize("family, task, seed, route", FAST)

@@ -63,7 +63,10 @@ S = 100_000
 SLOW = (_cases("bound-deep", "narrow", range(S, S + 300)) + _cases("bound-d3", "wide", range(S, S + 60))
         + _cases("bound-d3", "wide10", range(S, S + 60))
         + _cases("nobound-d2", "narrow", range(S, S + 30)) + _cases("nobound-d3", "small", range(S, S + 6))
-        + _cases("ort-d2", "small", range(S, S + 20), ("scip",)) + _cases("ort-d3", "small", range(S, S + 2), ("scip",)))
+        + _cases("ort-d2", "small", range(S, S + 20), ("scip",)) + _cases("ort-d3", "small", range(S, S + 2), ("scip",))
+        # sample weights times 1e-9 or 1e9 (zeros included)
+        + _cases("bound-deep", "scaled", range(S, S + 60)) + _cases("nobound-d2", "scaled", range(S, S + 10))
+        + _cases("ort-d2", "scaled", range(S, S + 6), ("scip",)))
 
 
 @pytest.mark.parametrize("kind, family, seed, solver", FAST)

@@ -140,6 +140,8 @@ FAMILIES = {
     "wide10": dict(n=(12, 14), p=(10, 10), styles=("normal",), weights=("none", "int", "float")),
     "binary": dict(n=(8, 16), p=(2, 4), binary=True),
     "small": dict(n=(7, 10), p=(2, 3)),
+    # integer weights (zeros included) times 1e-9 or 1e9: the normalised objective is the same as unscaled
+    "scaled": dict(n=(8, 12), p=(2, 3), weights=("tiny", "huge")),
     # more rows of distinct values: more root thresholds, so the interval bounds of the continuous search act
     "long": dict(n=(16, 20), p=(3, 4), styles=("normal", "offset", "ulp", "ties"), weights=("none", "int")),
 }
@@ -186,6 +188,10 @@ KNOWN = {
     3: True,
     # item 4: a target constant to a few ulps (L-hat 1.0) is split on its noise ("optimal" alpha * splits)
     4: True,
+    # not in issue 38 (found by this suite): the OCT MIO without the DP bound is not invariant to the scale of
+    # sample_weight: weights times 1e9 give a false "optimal" on HiGHS (or "infeasible"), times 1e-9 "unverified",
+    # "limit" or an objective_ that is not the returned tree's (test_exact_known.py has the reproducers)
+    "scale": True,
 }
 
 #: the complaints of :func:`judge` each item explains
@@ -194,10 +200,11 @@ SIGNATURES = {
     2: ("a leaf of", "status 'unverified'", "better than the optimum", "is not the tree's own"),
     3: ("status 'unverified'",),
     4: ("'optimal'", "above the optimum"),
+    "scale": ("'optimal'", "above the optimum", "status 'unverified'", "is not the tree's own"),
 }
 
 
-def known_bugs(route: str, c: dict) -> list[int]:
+def known_bugs(route: str, c: dict) -> list:
     """The items of issue 38 a case may meet on main f0044b5 (none: it must pass)."""
     out = []
     deep_minleaf = c["max_depth"] >= 3 and c["min_samples_leaf"] >= 2
@@ -210,6 +217,8 @@ def known_bugs(route: str, c: dict) -> list[int]:
         out.append(2)
     if KNOWN[3] and route.startswith("mio-") and c.get("constraint") == "forbid_at":
         out.append(3)
+    if KNOWN["scale"] and route.startswith(("mio-", "ort-")) and c["inst"]["weights"] in ("tiny", "huge"):
+        out.append("scale")
     return out
 
 
@@ -223,5 +232,6 @@ def check(bad: list[str], route: str, c: dict, what: str = "") -> None:
     items = known_bugs(route, c)
     sigs = [sig for item in items for sig in SIGNATURES[item]]
     if items and all(any(sig in b for sig in sigs) for b in bad):
-        pytest.xfail(f"issue 38 item {' or '.join(map(str, items))}: {bad[0]}")
+        pytest.xfail(f"known ({', '.join(f'issue 38 item {i}' if isinstance(i, int) else i for i in items)}): "
+                     f"{bad[0]}")
     raise AssertionError(f"{bad}\n{reproducer(c, f'{route} {what}'.strip())}")

@@ -318,6 +318,8 @@ def n_splits_of(tree) -> int:
 # ------------------------------------------------------------------------------------------------- generators
 #: per-feature value styles; "ulp": values one float apart, "nano": 1e-9 apart, "offset": 1e6 + small
 STYLES = ("ties", "normal", "ulp", "nano", "offset", "dups")
+#: weight kinds of the default draw; "tiny" / "huge" (integer weights times 1e-9 / 1e9, zeros included: the
+#: normalised objective does not change) are drawn only when asked for
 WEIGHTS = ("none", "int", "float", "zeros")
 
 
@@ -392,6 +394,7 @@ def instance(seed: int, *, task: str = "classification", n: tuple = (8, 16), p: 
         w[rng.random(nn) < 0.25] = 0.0
         if (w > 0).sum() < 4:
             w[:4] = 1.0
+        w = w * {"zeros": 1.0, "tiny": 1e-9, "huge": 1e9}[wkind]
     keep = np.ones(nn, bool) if w is None else w > 0
     if task == "classification":
         present = np.unique(y[keep])
