@@ -173,21 +173,21 @@ def reproducer(c: dict, route: str) -> str:
 
 
 # ------------------------------------------------------------------------------------------- known wrong answers
-#: Known bugs of issue 38 that the suite catches on main f0044b5, one switch each: set an item to False once its
-#: fix has landed, and the cases it excused must then pass. A case fails as expected (xfail, reason "issue 38
-#: item N") only when it is of the item's kind (:func:`known_bugs`) *and* every complaint about it is one the
-#: item explains (:data:`SIGNATURES`); any other complaint fails the test as usual.
+#: Known bugs that the suite caught (issue 38's on main f0044b5), one switch each: True while the bug is open,
+#: False once its fix has landed, and the cases it excused must then pass. A case fails as expected (xfail,
+#: reason "known (issue 38 item N)") only when it is of the item's kind (:func:`known_bugs`) *and* every
+#: complaint about it is one the item explains (:data:`SIGNATURES`); any other complaint fails the test as usual.
 KNOWN = {
-    # item 1: the continuous search ("exact"; "auto" and the MIO's DP bound on > 100 midpoints) returns a worse
-    # tree as "optimal" at depth 3 with min_samples_leaf >= 2
-    1: True,
-    # item 2: values one float apart: the CART start's midpoint rounds onto the upper value and a leaf below
-    # min_samples_leaf appears (the MIO from the greedy start keeps it as "unverified")
-    2: True,
-    # item 3: ForbidFeatures(..., at_depths=...) with the MIO: the single leaf ("unverified")
-    3: True,
-    # item 4: a target constant to a few ulps (L-hat 1.0) is split on its noise ("optimal" alpha * splits)
-    4: True,
+    # item 1: the continuous search ("exact"; "auto" and the MIO's DP bound on > 100 midpoints) returned a worse
+    # tree as "optimal" at depth 3 with min_samples_leaf >= 2 (fixed on main by e419c8a)
+    1: False,
+    # item 2: values one float apart: the CART start's midpoint rounded onto the upper value and a leaf below
+    # min_samples_leaf appeared (the MIO from the greedy start kept it as "unverified") (fixed by d68b581)
+    2: False,
+    # item 3: ForbidFeatures(..., at_depths=...) with the MIO: the single leaf, "unverified" (fixed by d33176c)
+    3: False,
+    # item 4: a target constant to a few ulps (L-hat 1.0) was split on its noise (fixed by d68b581)
+    4: False,
     # not in issue 38 (found by this suite): the OCT MIO without the DP bound is not invariant to the scale of
     # sample_weight: weights times 1e9 give a false "optimal" on HiGHS (or "infeasible"), times 1e-9 "unverified",
     # "limit" or an objective_ that is not the returned tree's (test_exact_known.py has the reproducers)
