@@ -16,4 +16,7 @@ puts ``tests/`` on ``sys.path``) and never from one another (``tests/test_archit
 - ``mio_starts``: a formulation's warm start read off its compiled model (feasible? objective?).
 - ``cutloop_reference``: a plain-Pyomo solve–separate–resolve loop.
 - ``cases``: small data sets shared by several test modules.
+- ``exhaustive``: one numpy-only oracle for every exact route at depth <= 3 (every midpoint, min leaf, weights,
+  alpha, node limits, 2-4 classes and squared error), with generators of users' awkward data.
+- ``exact_routes``: fits each route that can say "optimal" and judges its answer against ``exhaustive``.
 """
