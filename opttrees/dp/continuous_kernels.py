@@ -161,6 +161,9 @@ def _side_sweep_cls(so, xs, m, g, side, lab, wt, kind, K, M, pen, minl, tot, cum
     class is not scored. Along a run of same-class rows the cost is a sum of two concave functions of the
     weight moved (each leaf's loss is a minimum of linear functions), so its minimum over the run is at the
     run's ends, which are scored (or are the whole-side leaf, which is the starting value)."""
+    if kind == 0 and K > 2:
+        _side_sweep_multi(so, xs, m, g, side, lab, wt, K, pen, minl, tot, cum, nside, res, split, skip)
+        return
     for k in range(K):
         cum[0, k] = 0.0
         cum[1, k] = 0.0
@@ -190,10 +193,59 @@ def _side_sweep_cls(so, xs, m, g, side, lab, wt, kind, K, M, pen, minl, tot, cum
             p1 = c
 
 
+@njit(cache=True, nogil=True)
+def _side_sweep_multi(so, xs, m, g, side, lab, wt, K, pen, minl, tot, cum, nside, res, split, skip):
+    """:func:`_side_sweep_cls` for weighted misclassification with more than two classes, scoring a boundary in
+    O(1) rather than O(K): per side it keeps the part's total and largest class weight (which only grow) and the
+    rest's largest class weight and its class (recomputed only when a row of that class moves)."""
+    sa = np.zeros(2)
+    ma = np.zeros(2)
+    st = np.zeros(2)
+    mb = np.zeros(2)
+    ab = np.zeros(2, np.int64)
+    for s in range(2):
+        best = -1.0
+        for k in range(K):
+            cum[s, k] = 0.0
+            st[s] += tot[s, k]
+            if tot[s, k] > best:
+                best = tot[s, k]
+                ab[s] = k
+        mb[s] = best
+    cnt = np.zeros(2, np.int64)
+    last = np.full(2, -INF)
+    prev = np.full(2, -1, np.int64)
+    for pos in range(m):
+        r = so[g, pos]
+        x = xs[g, pos]
+        c = lab[r]
+        s = side[r]
+        if cnt[s] > 0 and x > last[s] and (c != prev[s] or not skip):
+            ra = sa[s] - ma[s]
+            rb = st[s] - sa[s] - mb[s]
+            v = (ra if ra > 0.0 else 0.0) + (rb if rb > 0.0 else 0.0) + pen
+            _keep(v, s, minl, cnt[s], nside[s], res, split, g, last[s], x)
+        w = wt[r]
+        cum[s, c] += w
+        sa[s] += w
+        if cum[s, c] > ma[s]:
+            ma[s] = cum[s, c]
+        if c == ab[s]:
+            best = -1.0
+            for k in range(K):
+                rest = tot[s, k] - cum[s, k]
+                if rest > best:
+                    best = rest
+                    ab[s] = k
+            mb[s] = best
+        cnt[s] += 1
+        last[s] = x
+        prev[s] = c
+
+
 @njit(cache=True, nogil=True, inline="always")
-def _settle(pend, s, tot, kind, K, M, pen, minl, c, ns, res, split, g, lo, hi):
-    """Score the boundary whose left-part statistics are ``pend[s, :K]`` for side s; keep it if best."""
-    v = split_cost(pend, tot, s, kind, K, M) + pen
+def _keep(v, s, minl, c, ns, res, split, g, lo, hi):
+    """Keep the cost ``v`` of a boundary of side s when it is the best so far (with and without min leaf)."""
     u = L1U if s == 0 else R1U
     b = L1 if s == 0 else R1
     if v < res[u]:
@@ -203,6 +255,12 @@ def _settle(pend, s, tot, kind, K, M, pen, minl, c, ns, res, split, g, lo, hi):
         split[s, 0] = g
         split[s, 1] = lo
         split[s, 2] = hi
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _settle(pend, s, tot, kind, K, M, pen, minl, c, ns, res, split, g, lo, hi):
+    """Score the boundary whose left-part statistics are ``pend[s, :K]`` for side s; keep it if best."""
+    _keep(split_cost(pend, tot, s, kind, K, M) + pen, s, minl, c, ns, res, split, g, lo, hi)
 
 
 @njit(cache=True, nogil=True)
