@@ -26,7 +26,11 @@ def _write(root, value):
 
 def _run(root, guard: bool) -> str:
     out = subprocess.run([sys.executable, "-c", RUN.format(root=str(root), guard=guard)], capture_output=True,
-                         text=True, check=True, env={"PATH": "/usr/bin:/bin", "NUMBA_CACHE_DIR": str(root / "cache")})
+                         text=True, check=True,
+                         # no .pyc: an edit in the same second as the last run, of the same size, would load the
+                         # old bytecode (pyc stamps are whole seconds) and the test would see the old f, flakily
+                         env={"PATH": "/usr/bin:/bin", "NUMBA_CACHE_DIR": str(root / "cache"),
+                              "PYTHONDONTWRITEBYTECODE": "1"})
     return out.stdout.strip()
 
 
