@@ -71,7 +71,7 @@ class _Problem:
         self.M = np.ascontiguousarray(M, dtype=np.float64)
         self.pen = float(alpha * ed.baseline)
         self.minl = int(minl)
-        self.exhaustive = self.kind != KIND_SQUARED and self.minl <= 1 and self.K <= K.EXHAUSTIVE_MAX_CLASSES
+        self.exhaustive = self._scores_every_root()
         # subset monotonicity (a side's optimum never falls when rows are added) holds only without a minimum leaf
         # size: with one, more rows can make a split feasible and the optimum fall (docs/dp.md, "Bounds")
         self.monotone = self.minl <= 1
@@ -94,8 +94,13 @@ class _Problem:
         relaxed = copy.copy(self)
         relaxed.minl = 1
         relaxed.monotone = True
-        relaxed.exhaustive = self.kind != KIND_SQUARED and self.K <= K.EXHAUSTIVE_MAX_CLASSES
+        relaxed.exhaustive = relaxed._scores_every_root()
         return relaxed
+
+    def _scores_every_root(self) -> bool:
+        """Whether depth two scores every root threshold exactly (:func:`continuous_kernels.best_root_all`; the
+        rule ``solve_d2`` applies below the root too)."""
+        return self.kind != KIND_SQUARED and self.minl <= 1 and self.K <= K.EXHAUSTIVE_MAX_CLASSES
 
     def d2(self, so, xs, m, depth, B, ub, side, counters):
         tree = np.zeros(6)

@@ -16,7 +16,7 @@ import warnings
 
 import numpy as np
 
-from ..data import split_between
+from ..data import cut_of_le
 from .engine import leaf_cost
 from .tasks import KIND_SQUARED, EngineData
 
@@ -41,21 +41,20 @@ def cart_seed(X: np.ndarray, ed: EngineData, max_depth: int, max_num_nodes: int,
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         est.fit(X, target, sample_weight=ed.weights)
-    nested = _convert(est.tree_, X, X.astype(np.float32), 0, np.arange(n))
+    nested = _convert(est.tree_, X, 0, np.arange(n))
     return prune(nested, X, ed, np.arange(n), pen)
 
 
-def _convert(sk, X, X32, node: int, rows: np.ndarray) -> Nested:
+def _convert(sk, X, node: int, rows: np.ndarray) -> Nested:
     left, right = sk.children_left[node], sk.children_right[node]
     if left < 0:
         return None
     f = int(sk.feature[node])
-    go_left = X32[rows, f] <= sk.threshold[node]
-    L, R = rows[go_left], rows[~go_left]
-    if len(L) == 0 or len(R) == 0:     # cannot happen on the training rows; keep the tree sound anyway
+    thr = cut_of_le(X[rows, f], sk.threshold[node], float32=True)
+    if thr is None:                    # cannot happen on the training rows; keep the tree sound anyway
         return None
-    thr = split_between(float(X[L, f].max()), float(X[R, f].min()))
-    return (f, thr, _convert(sk, X, X32, left, L), _convert(sk, X, X32, right, R))
+    go_left = X[rows, f] < thr
+    return (f, thr, _convert(sk, X, left, rows[go_left]), _convert(sk, X, right, rows[~go_left]))
 
 
 def prune(tree: Nested, X: np.ndarray, ed: EngineData, rows: np.ndarray, pen: float) -> tuple[Nested, float]:
