@@ -225,9 +225,24 @@ def _pair_update(r, sign, C, rowptr, rowfeat, Z, lab, opt):
 
 
 @njit(cache=True, nogil=True)
-def _frequency_counts(rows, nD, data, ws, opt, stats):
+def _drop_slot(sl, rows, nD, ws):
+    """Forget a slot whose counts a stop left half-updated (it is recounted from zero when next used)."""
+    slot_rows, slot_len, slot_mark, mark = ws[1], ws[2], ws[3], ws[5]
+    for t in range(slot_len[sl]):
+        slot_mark[sl, slot_rows[sl, t]] = 0
+    for t in range(nD):
+        mark[rows[t]] = 0
+    slot_len[sl] = -1
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def _frequency_counts(rows, nD, data, ws, opt, stats, stop):
     """Pair statistics of the rows in a slot; reuse the slot whose previous rows differ least (MurTree's
-    incremental update), recount from zero when the difference is as large as the subset itself."""
+    incremental update), recount from zero when the difference is as large as the subset itself.
+
+    Polls ``stop`` once per row (a row costs (features present)^2 updates, millions on wide tables): a stopped
+    count drops the half-updated slot and returns -1."""
     XT, rowptr, rowfeat, Z, lab = data
     cnt, slot_rows, slot_len, slot_mark, slot_age, mark = ws[0], ws[1], ws[2], ws[3], ws[4], ws[5]
     n_slots = cnt.shape[0]
@@ -255,10 +270,14 @@ def _frequency_counts(rows, nD, data, ws, opt, stats):
         for t in range(slot_len[sl]):
             r = slot_rows[sl, t]
             if mark[r] == 0:
+                if stop[0] != 0:
+                    return _drop_slot(sl, rows, nD, ws)
                 _pair_update(r, -1.0, C, rowptr, rowfeat, Z, lab, opt)
         for t in range(nD):
             r = rows[t]
             if slot_mark[sl, r] == 0:
+                if stop[0] != 0:
+                    return _drop_slot(sl, rows, nD, ws)
                 _pair_update(r, 1.0, C, rowptr, rowfeat, Z, lab, opt)
         for t in range(slot_len[sl]):
             slot_mark[sl, slot_rows[sl, t]] = 0
@@ -270,8 +289,11 @@ def _frequency_counts(rows, nD, data, ws, opt, stats):
         C = cnt[sl]
         for t in range(slot_len[sl]):
             slot_mark[sl, slot_rows[sl, t]] = 0
+        slot_len[sl] = 0
         C[:] = 0.0
         for t in range(nD):
+            if stop[0] != 0:
+                return _drop_slot(sl, rows, nD, ws)
             _pair_update(rows[t], 1.0, C, rowptr, rowfeat, Z, lab, opt)
     for t in range(nD):
         r = rows[t]
@@ -376,12 +398,15 @@ def _scan_squared(C, i, L, R, minl, pen, scratch, cidx):
 
 
 @njit(cache=True, nogil=True)
-def _depth_two(rows, nD, kd, kb, blk_cnt, grp_cnt, data, task, ws, opt, dset, br, stats):
+def _depth_two(rows, nD, kd, kb, blk_cnt, grp_cnt, data, task, ws, opt, dset, br, stats, stop):
     """Optimal trees of depth <= 2 with 1, 2 and 3 branching nodes from pair frequency counts; caches the
-    entries (D, 1, 1), (D, 2, 2), (D, 2, 3) as kind-2 entries (each holds its whole tree)."""
+    entries (D, 1, 1), (D, 2, 2), (D, 2, 3) as kind-2 entries (each holds its whole tree). A ``stop`` seen
+    during the counts or the scan returns +inf and caches nothing."""
     kind, K, M, pen, fcost, fdisc, fblock, fgroup = task
     stats[N_D2_CALLS] += 1
-    sl = _frequency_counts(rows, nD, data, ws, opt, stats)
+    sl = _frequency_counts(rows, nD, data, ws, opt, stats, stop)
+    if sl < 0:
+        return INF
     C = ws[0][sl]
     SA = C.shape[0]
     m = C.shape[1]
@@ -409,6 +434,8 @@ def _depth_two(rows, nD, kd, kb, blk_cnt, grp_cnt, data, task, ws, opt, dset, br
     b3, r3, l3, q3 = leafD, -1, -1, -1
     WD = _weight(tot, opt)
     for i in range(m):
+        if stop[0] != 0:
+            return INF
         for s in range(SA):
             R[s] = C[s, i, i]
             L[s] = tot[s] - R[s]
@@ -712,7 +739,12 @@ def search(nD0, d0, n0, ub0, hb0, hd0, blk_cnt, grp_cnt, data, task, ws, hashes,
                     mode = RETURN
                     continue
             if opt[O_USE_D2] and d <= 2:
-                c = _depth_two(rows, nD, kd, kb, blk_cnt, grp_cnt, data, task, ws, opt, dset, br, stats)
+                c = _depth_two(rows, nD, kd, kb, blk_cnt, grp_cnt, data, task, ws, opt, dset, br, stats, stop)
+                if stop[0] != 0:
+                    stopped = True
+                    ret = INF
+                    mode = RETURN
+                    continue
                 if opt[O_USE_SIM]:
                     for b in range(1, 4):
                         e = _get_entry(dset, br, (kd[0], kd[1], 1 if b == 1 else 2, b),

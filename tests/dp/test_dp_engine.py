@@ -290,3 +290,25 @@ def test_stop_flag_returns_best_tree_as_interrupted():
     assert res.status == "interrupted" and not res.proven_optimal
     assert res.bound <= res.objective
     assert tree.predict(Z.astype(float)).shape == (200,)
+
+
+@pytest.mark.parametrize("task", [None, "regression"])
+def test_a_stop_reaches_the_depth_two_counts(task):
+    """The depth-two pair counts cost (features present)^2 per row (minutes on a wide table) and poll the stop
+    flag per row: a stopped depth-2 search comes back interrupted with a valid bound, not after the whole count
+    (before the poll, depth 2 never saw the flag and came back "optimal")."""
+    from opttrees.dp import RegressionTask
+    from opttrees.interrupt import STOP
+    rng = np.random.default_rng(5)
+    Z = rng.integers(0, 2, (300, 40))
+    y = (Z[:, 0] ^ Z[:, 1] ^ (rng.random(300) < 0.1)).astype(int)
+    STOP.set()
+    try:
+        tree, res = solve_dp_binary(Z, y.astype(float) if task else y, max_depth=2,
+                                    task=RegressionTask() if task else None)
+    finally:
+        STOP.clear()
+    assert res.status == "interrupted" and not res.proven_optimal
+    assert res.bound <= res.objective
+    _, full = solve_dp_binary(Z, y.astype(float) if task else y, max_depth=2, task=RegressionTask() if task else None)
+    assert full.proven_optimal and full.objective <= res.objective + 1e-12
