@@ -45,7 +45,7 @@ RUNNER = textwrap.dedent("""
             pred, status, extra = m.predict(X), "optimal?", ""
         elif method == "pystreed":
             from pystreed import STreeDClassifier
-            m = STreeDClassifier(max_depth=D, time_out=limit).fit(X.astype(int), y)
+            m = STreeDClassifier(max_depth=D, time_limit=limit, cost_complexity=0.0).fit(X.astype(int), y)
             pred, status, extra = m.predict(X.astype(int)), "optimal?", ""
         else:
             from sklearn.tree import DecisionTreeClassifier

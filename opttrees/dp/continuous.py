@@ -23,6 +23,7 @@ incumbent (the coarse grid's best) whatever the number of threads, so the result
 from __future__ import annotations
 
 import copy
+import threading
 import time
 import warnings
 from concurrent.futures import ThreadPoolExecutor
@@ -42,9 +43,10 @@ from .seed import cart_seed
 from .tasks import KIND_SQUARED
 
 INF = np.inf
-#: root positions per feature evaluated first at depth >= 3 (each costs two depth-(d-1) searches): enough for an
-#: incumbent and a first lower bound early (the fewest evaluations in all on 2,000 x 10 at depth 3: 8 of 4/8/16)
-DEEP_GRID = 8
+#: halvings of each feature's threshold range evaluated first at depth >= 3, one level at a time over every root
+#: feature (2**levels - 1 evaluations per feature, each two depth-(d-1) searches): a lower bound after one
+#: evaluation per feature, rising with each level, and an incumbent from every feature before any is refined
+DEEP_LEVELS = 3
 
 
 def _memory_estimate(n: int, p: int, depth: int, n_jobs: int) -> int:
@@ -174,7 +176,7 @@ class _Searcher:
             return (best, best, best_tree) if best < ub else (INF, lb, None)
         lbr = INF
         for f in range(P.p):
-            r = self.search_feature(so, xs, m, d, B, f, inc, grid_only=False)
+            r = self.search_feature(so, xs, m, d, B, f, inc)
             lbr = min(lbr, r[2])
             if r[0] < inc:
                 inc = best = r[0]
@@ -218,9 +220,15 @@ class _Searcher:
                 best_tree = (f, thr, tl, tr)
         return best, low, best_tree, valsL, valsR
 
-    def search_feature(self, so, xs, m, d, B, f, ub, grid_only=False, state=None):
+    def search_feature(self, so, xs, m, d, B, f, ub, levels=DEEP_LEVELS, refine=True, state=None):
         """Best root threshold of feature f with cost < ub: (cost, tree, lb, state); the interval search of
-        :func:`opttrees.dp.continuous_kernels.search_feature`, with depth-(d-1) subproblems."""
+        :func:`opttrees.dp.continuous_kernels.search_feature`, with depth-(d-1) subproblems.
+
+        Coarse to fine: ``levels`` halvings of the feature's boundary range first (2**levels - 1 evaluations,
+        the midpoint first), then, with ``refine``, every interval whose bound is below the incumbent is split
+        until none is. The ends of the range are virtual positions -1 and nb (an empty side costs 0), so a
+        first bound exists after one evaluation; ``state`` carries the evaluations between calls (a search
+        of the root that raises ``levels`` one at a time over every feature, then refines)."""
         P = self.prob
         bp = K.boundaries(xs, m, f, P.minl)
         nb = len(bp)
@@ -230,9 +238,17 @@ class _Searcher:
         cb = _cap(d - 1)
         budgets = [(nl, B - 1 - nl) for nl in range(0, B) if nl <= cb and B - 1 - nl <= cb]
         # vals[j]: the sides' lower bounds per node budget at evaluated position j; rel[j]: the same without the
-        # minimum leaf size (only with one; see relaxed_sides)
-        vals, rel = ({}, {}) if state is None else state
+        # minimum leaf size (only with one; see relaxed_sides). The virtual ends: left side empty at -1, right
+        # side empty at nb, the other side bounded by 0.
+        if state is None:
+            zero = (np.zeros(cb + 1), np.zeros(cb + 1))
+            vals, rel = {-1: zero, nb: zero}, {-1: zero, nb: zero}
+        else:
+            vals, rel = state
         best, best_tree, low = ub, None, INF
+
+        def rows_left(j):
+            return 0 if j < 0 else m if j >= nb else int(bp[j])
 
         def relaxed_sides(j):
             """Lower bounds of the two sides at position j with no minimum leaf size, per node budget. Solved
@@ -256,7 +272,7 @@ class _Searcher:
         def bound(a, b):
             """Lower bound on every root threshold strictly between evaluated positions a < b (docs/dp.md)."""
             va, vb = vals[a], vals[b]
-            w = wp[bp[b]] - wp[bp[a]]
+            w = wp[rows_left(b)] - wp[rows_left(a)]
             per = {}
             for nl, nr in budgets:
                 v = va[0][nl] + vb[1][nr] if P.monotone else 0.0     # the left side grows, the right side shrinks
@@ -272,7 +288,7 @@ class _Searcher:
         def right_lb_of(b):
             """Lower bounds of the right side at j < b from the right side at b, which holds a subset of its rows:
             monotonicity, so the relaxed values when there is a minimum leaf size (and only those already made)."""
-            if b is None or b not in vals:
+            if b is None or b >= nb or b not in vals:
                 return {}
             if P.monotone:
                 return {nr: vals[b][1][nr] for _, nr in budgets}
@@ -287,16 +303,19 @@ class _Searcher:
             if c < best:
                 best, best_tree = c, t
 
-        ng = min(nb, DEEP_GRID + 1)
-        grid = sorted({(q * (nb - 1)) // (ng - 1) if ng > 1 else 0 for q in range(ng)})
-        for j in reversed(grid):
+        # the coarse levels: position (q (nb + 1)) / 2**levels - 1 for q = 1 .. 2**levels - 1, right to left (each
+        # evaluation passes its right side's bound to the next one on its left)
+        parts = 1 << levels
+        coarse = sorted({(q * (nb + 1)) // parts - 1 for q in range(1, parts)} - {-1, nb})
+        for j in reversed(coarse):
             if j not in vals:
-                run(j, None if j == grid[-1] else min(k for k in grid if k > j))
+                right = [k for k in vals if j < k < nb]
+                run(j, min(right) if right else None)
             if P.stop[0]:
                 return (best if best < ub else INF), best_tree, 0.0, (vals, rel)
         done = sorted(vals)
         stack = [(a, b) for a, b in zip(done, done[1:]) if b > a + 1]
-        if grid_only:
+        if not refine:
             for a, b in stack:
                 low = min(low, bound(a, b))
             return (best if best < ub else INF), best_tree, low, (vals, rel)
@@ -308,10 +327,10 @@ class _Searcher:
                 continue
             mid = (a + b) // 2
             run(mid, b)
-            parts = [(a, mid), (mid, b)]
-            parts = [(x, y) for x, y in parts if y > x + 1]
-            parts.sort(key=lambda ab: -bound(*ab))
-            stack.extend(parts)
+            parts_ab = [(a, mid), (mid, b)]
+            parts_ab = [(x, y) for x, y in parts_ab if y > x + 1]
+            parts_ab.sort(key=lambda ab: -bound(*ab))
+            stack.extend(parts_ab)
         return (best if best < ub else INF), best_tree, low, (vals, rel)
 
 
@@ -397,6 +416,17 @@ def search(X, ed, max_depth, max_num_nodes, min_samples_leaf, alpha, budget, n_j
                          bound=fin if complete else 0.0, phase="done" if complete else "grid")
             return
 
+        lock = threading.Lock()
+
+        def offer(r):
+            """A feature's result, its tree kept at once as the answer so far (a stop between features keeps it)."""
+            c, t = r[0], r[1]
+            if D > 2 and t is not None:
+                with lock:
+                    if c < state["best"]:
+                        state.update(best=c, tree=t)
+            return r
+
         def by_intervals(f, ub, grid_only):
             """The depth-two interval search of root feature f (squared error or a minimum leaf size)."""
             o = np.zeros(4)
@@ -405,24 +435,47 @@ def search(X, ed, max_depth, max_num_nodes, min_samples_leaf, alpha, budget, n_j
             prob.evaluations += int(o[3])
             return o[0], (f, int(o[1])) if o[1] >= 0 else None, o[2], None
 
-        def grid(f):
-            if D <= 2:
-                return by_intervals(f, best, True)
-            return searchers[f].search_feature(so, xs, n, D, B, f, best, grid_only=True)
-        outs = _map(grid, feats, n_jobs)
-        inc, inc_tree = best, best_tree
-        for c, t, _, _ in outs:
-            if c < inc:
-                inc, inc_tree = c, t
-        state.update(best=inc, tree=_d2_root(prob, so, xs, n, inc_tree, Bd) if D <= 2 else inc_tree,
-                     bound=min([inc] + [o[2] for o in outs]), phase="refine")
+        if D <= 2:
+            outs = _map(lambda f: by_intervals(f, best, True), feats, n_jobs)
+            inc, inc_tree = best, best_tree
+            for c, t, _, _ in outs:
+                if c < inc:
+                    inc, inc_tree = c, t
+            state.update(best=inc, tree=_d2_root(prob, so, xs, n, inc_tree, Bd),
+                         bound=min([inc] + [o[2] for o in outs]), phase="refine")
+        else:
+            # coarse to fine over every root feature: one level (a halving of each feature's thresholds) at a
+            # time, so the lower bound (the smallest interval bound of any feature) rises from the first level
+            states: list = [None] * p
+            inc, inc_tree = best, best_tree
+            for level in range(1, DEEP_LEVELS + 1):
+                ub_level = inc
+
+                def coarse(f, level=level, ub_level=ub_level):
+                    return offer(searchers[f].search_feature(so, xs, n, D, B, f, ub_level, levels=level,
+                                                             refine=False, state=states[f]))
+                outs = _map(coarse, feats, n_jobs)
+                if stop[0]:
+                    return
+                for f, (c, t, _, st) in enumerate(outs):
+                    states[f] = st
+                    if c < inc:
+                        inc, inc_tree = c, t
+                state.update(best=inc, tree=inc_tree, bound=min([inc] + [o[2] for o in outs]),
+                             phase=f"level {level}/{DEEP_LEVELS}")
+            state["phase"] = "refine"
         if stop[0]:
             return
+        lows = {f: outs[f][2] for f in feats}
 
         def refine(f):
             if D <= 2:
                 return by_intervals(f, inc, False)
-            return searchers[f].search_feature(so, xs, n, D, B, f, inc, grid_only=False, state=outs[f][3])
+            r = offer(searchers[f].search_feature(so, xs, n, D, B, f, inc, levels=DEEP_LEVELS, state=states[f]))
+            if not stop[0]:      # a finished feature's bound replaces its coarse one: the bound rises
+                lows[f] = r[2]
+                state["bound"] = min([inc] + list(lows.values()))
+            return r
         outs2 = _map(refine, feats, n_jobs)
         fin, fin_tree, low = inc, inc_tree, inc
         for c, t, lb_f, _ in outs2:
