@@ -5,13 +5,30 @@ Public API::
     from opttrees.dp import solve_dp, ClassificationTask, CostSensitiveTask, RegressionTask
     tree, result = solve_dp(X, y, task=ClassificationTask(), max_depth=3)
 
-See :mod:`opttrees.dp.api` for the options and :mod:`opttrees.dp.engine` for the search itself.
+See :mod:`opttrees.dp.api` for the options and :mod:`opttrees.dp.engine` for the search itself. The MIO bound
+(:mod:`.bound`, which reads Pyomo models) loads on first use, so a DP fit does not import Pyomo.
 """
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
 from .api import MAX_DEPTH, check_binary_matrix, solve_dp, solve_dp_binary, solve_dp_columns
-from .bound import DPRun, dp_bound, dp_for_formulation
 from .spo import SPOTask, solve_dp_spo
 from .tasks import ClassificationTask, CostSensitiveTask, RegressionTask
 
 __all__ = ["MAX_DEPTH", "check_binary_matrix", "solve_dp", "solve_dp_binary", "ClassificationTask",
            "CostSensitiveTask", "RegressionTask", "SPOTask", "solve_dp_spo", "solve_dp_columns", "dp_bound",
            "dp_for_formulation", "DPRun"]
+
+
+def __getattr__(name: str):
+    if name in ("DPRun", "dp_bound", "dp_for_formulation"):
+        value = getattr(importlib.import_module(".bound", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+if TYPE_CHECKING:
+    from .bound import DPRun, dp_bound, dp_for_formulation
