@@ -269,7 +269,7 @@ class OptimalTreeRegressor(ConstrainedMixin, RegressorMixin, SolverMixin, OptTre
             if linear:      # no one-leaf linear model to compare with: splits are tidied only
                 score, leaf = self._linear_objective(data), None
             else:
-                prob = make_problem(data, self.loss)
+                prob = prob0    # the same data and loss: built once
                 score = lambda t: objective(t, prob, float(self.alpha))  # noqa: E731
                 if self._ctx is not None:   # the leaves' own values (a monotone tree's need not be the medians)
                     score = own_objective(prob, float(self.alpha))
