@@ -50,6 +50,8 @@ def results_frame(source, grid: str | None = None) -> pd.DataFrame:
         source = ResultStore(source)
     rows = source.rows(grid=grid) if isinstance(source, ResultStore) else list(source)
     df = pd.DataFrame(rows)
+    if "spec" in df.columns:
+        df["config"] = df["spec"].map(_config_id)
     for c in COLUMNS:
         if c not in df.columns:
             df[c] = None
@@ -63,8 +65,7 @@ def results_frame(source, grid: str | None = None) -> pd.DataFrame:
     for c in ("time_to_first_incumbent", "time_to_proof", "node_count"):
         df[c] = pd.to_numeric(df[c], errors="coerce")
     df["method_solver"] = df["method_solver"].fillna(df["method"]).fillna(df["model"])
-    if "spec" in df.columns:
-        df["config"] = df["spec"].map(_config_id)
+    if df["config"].notna().any():
         df = _split_merged_configs(df)
     return df.sort_values(["dataset", "method_solver", "depth", "seed"], na_position="first").reset_index(drop=True)
 
@@ -383,8 +384,8 @@ def plot_accuracy_vs_depth(df: pd.DataFrame):
 
 def plot_runtime_vs_rows(df: pd.DataFrame, ax=None):
     """Mean fit time against training rows; None when no finished run has both."""
-    d = df[df["n_train"].notna() & (df["outcome"] == "done")].assign(time=df["fit_time"].fillna(df["wall_time"]))
-    d = d[d["time"] > 0]
+    d = df.assign(time=df["fit_time"].fillna(df["wall_time"]))   # assign first: an empty frame takes a Series' index
+    d = d[d["n_train"].notna() & (d["outcome"] == "done") & (d["time"] > 0)]
     if d.empty:
         return None
     plt = _pyplot()
@@ -500,7 +501,7 @@ def pivot_wide(long: pd.DataFrame, metric: str, style: str = "text") -> pd.DataF
     return wide.reset_index().rename(columns={"_row": ""})
 
 
-_LATEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
+_LATEX = {"±": r"$\pm$", "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
           "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
 
 
