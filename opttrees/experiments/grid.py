@@ -52,7 +52,7 @@ LIMIT_KEYS = {"wall_time", "memory_mb"}
 #: keys of a grid's model entry that belong to the grid, not to the spec's model section
 MODEL_GRID_KEYS = {"grid", "uses_solver", "label", "assist"}
 #: the ``assist`` axis: what the dynamic program gives a MIO model, as the estimator parameters that say it
-ASSISTS = {"none": {"warm_start": None, "dp_bound": False},
+ASSISTS: dict[str, dict[str, Any]] = {"none": {"warm_start": None, "dp_bound": False},
            "greedy": {"warm_start": "greedy", "dp_bound": False},
            "dp": {"warm_start": "dp", "dp_bound": True},
            "auto": {"warm_start": "auto", "dp_bound": "auto"}}

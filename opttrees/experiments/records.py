@@ -80,6 +80,6 @@ def solver_words(solve: dict | None) -> str:
 
 def first_incumbent_time(trace: list | None) -> float | None:
     """Seconds from the solve's start to its first incumbent (None when the trace has none)."""
-    times = [p.get("time") for p in trace or [] if isinstance(p, dict) and p.get("primal") is not None
+    times = [float(p["time"]) for p in trace or [] if isinstance(p, dict) and p.get("primal") is not None
              and isinstance(p.get("time"), (int, float)) and math.isfinite(p["time"])]
     return min(times) if times else None
