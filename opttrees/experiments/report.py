@@ -291,13 +291,23 @@ def _colors(n: int) -> list:
     return [cycle[i % len(cycle)] for i in range(n)]
 
 
-def _draw_two_kinds(ax, own: pd.DataFrame, every: pd.DataFrame) -> None:
+def _draw_two_kinds(ax, own: pd.DataFrame, every: pd.DataFrame, xlabel: str, ylabel: str, title: str):
     """One solid line per method (its own proofs); a dashed one beside it when DP-bound proofs add to it."""
+    plt = _pyplot()
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6, 4))
     for color, method in zip(_colors(len(own.columns)), own.columns):
         ax.step(own.index, own[method], where="post", label=method, color=color)
         if method in every and not np.allclose(every[method].to_numpy(), own[method].to_numpy()):
             ax.step(every.index, every[method], where="post", color=color, linestyle="--",
                     label=f"{method} (with DP-bound proofs)")
+    ax.set_xscale("log")
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend(fontsize="small")
+    return ax
 
 
 def plot_solved_over_time(df: pd.DataFrame, ax=None, time_column: str = "fit_time"):
@@ -305,17 +315,9 @@ def plot_solved_over_time(df: pd.DataFrame, ax=None, time_column: str = "fit_tim
     own = solved_over_time(df, time_column=time_column)
     if not len(own.columns):
         return None
-    plt = _pyplot()
-    if ax is None:
-        _, ax = plt.subplots(figsize=(6, 4))
-    _draw_two_kinds(ax, own, solved_over_time(df, times=own.index, time_column=time_column, proofs="all"))
-    ax.set_xscale("log")
-    ax.set_ylim(-0.02, 1.02)
-    ax.set_xlabel("time t (s)")
-    ax.set_ylabel("share of runs proven optimal within t")
-    ax.set_title("instances solved to optimality over time")
-    ax.legend(fontsize="small")
-    return ax
+    every = solved_over_time(df, times=own.index, time_column=time_column, proofs="all")
+    return _draw_two_kinds(ax, own, every, "time t (s)", "share of runs proven optimal within t",
+                           "instances solved to optimality over time")
 
 
 def plot_performance_profile(df: pd.DataFrame, ax=None, time_column: str = "fit_time"):
@@ -323,18 +325,9 @@ def plot_performance_profile(df: pd.DataFrame, ax=None, time_column: str = "fit_
     every = performance_profile(df, time_column=time_column, proofs="all")
     if not len(every.columns) or not _exact_runs(df)["proven_optimal"].any():
         return None
-    plt = _pyplot()
-    if ax is None:
-        _, ax = plt.subplots(figsize=(6, 4))
     own = performance_profile(df, taus=every.index, time_column=time_column, proofs="own")
-    _draw_two_kinds(ax, own, every)
-    ax.set_xscale("log")
-    ax.set_ylim(-0.02, 1.02)
-    ax.set_xlabel("tau: time / fastest method's time on the instance")
-    ax.set_ylabel("share of instances proven within tau")
-    ax.set_title("performance profile (Dolan-Moré)")
-    ax.legend(fontsize="small")
-    return ax
+    return _draw_two_kinds(ax, own, every, "tau: time / fastest method's time on the instance",
+                           "share of instances proven within tau", "performance profile (Dolan-Moré)")
 
 
 def plot_gap_over_time(df: pd.DataFrame, ax=None):
