@@ -38,7 +38,8 @@ def strong_trees(store: str) -> str:
         rows.append({"method": method, "instances": len(g), "solved": int(g["proven_optimal"].sum()),
                      "by the DP bound": int((g["proof"] == "dp-bound").sum()),
                      "median s (solved)": proven["time_to_proof"].median(),
-                     "mean final gap (capped at 1)": g["gap"].clip(upper=1.0).mean(), "failed cells": int((g["outcome"] != "done").sum())})
+                     "mean final gap (capped at 1)": g["gap"].clip(upper=1.0).mean(),
+                     "failed cells": int((g["outcome"] != "done").sum())})
     import pandas as pd
     out.append(to_markdown(pd.DataFrame(rows)))
     # the training accuracy each method reached, against the DP's proven optimum
