@@ -3,7 +3,7 @@
     python benchmarks/repro_tables.py strong-trees   # docs/repro-strong-trees.md
     python benchmarks/repro_tables.py oct-vs-cart    # docs/repro-oct-vs-cart.md
 
-Run the grid first (``opttrees compare examples/grids/repro_....yaml --jobs 2 --report ...``); ``--store`` names
+Run the grid first (``opttrees compare GRID.yaml --jobs 2``, the grid named on the page); ``--store`` names
 another results file. Prints Markdown.
 """
 from __future__ import annotations
