@@ -23,7 +23,7 @@ from ..errors import OptTreesError
                    "to this folder")
 @click.option("--metric", "metrics", multiple=True, metavar="NAME",
               help="a pivot table (dataset x method) to write with --report; repeatable; default: test_score, "
-                   "train_score, fit_time, gap, solved; also time_to_proof, node_count, n_leaves")
+                   "train_score, fit_time, gap, solved; also train_loss, test_loss, time_to_proof, node_count, n_leaves")
 @click.option("--store", "store_path", type=click.Path(dir_okay=False),
               help="results file (SQLite); default: the grid's `store`, else results/<grid name>/results.sqlite")
 @click.option("--wall-time", type=float, help="override limits.wall_time (seconds per cell, enforced from outside)")

@@ -35,7 +35,8 @@ from .store import ResultStore
 #: columns of the tidy frame, in order (extra ones follow)
 COLUMNS = ["dataset", "method", "model", "params", "solver", "assist", "solver_ran", "route", "proof", "start",
            "bound_source", "solver_version", "depth", "seed", "outcome", "status", "proven_optimal", "objective",
-           "bound", "gap", "node_count", "time_to_first_incumbent", "time_to_proof", "runtime", "fit_time",
+           "bound", "gap", "train_loss", "test_loss", "objective_meaning", "node_count", "time_to_first_incumbent",
+           "time_to_proof", "runtime", "fit_time",
            "build_time", "wall_time",
            "metric", "train_score", "test_score", "n_train", "n_test", "n_features", "tree_depth", "n_leaves",
            "n_splits", "peak_memory_mb", "n_lazy_cuts", "planned_solver", "method_solver", "config", "output",
@@ -62,7 +63,7 @@ def results_frame(source, grid: str | None = None) -> pd.DataFrame:
     for c in ("objective", "bound", "gap", "runtime", "fit_time", "build_time", "wall_time", "train_score",
               "test_score", "peak_memory_mb"):
         df[c] = pd.to_numeric(df[c], errors="coerce")
-    for c in ("time_to_first_incumbent", "time_to_proof", "node_count"):
+    for c in ("time_to_first_incumbent", "time_to_proof", "node_count", "train_loss", "test_loss"):
         df[c] = pd.to_numeric(df[c], errors="coerce")
     df["method_solver"] = df["method_solver"].fillna(df["method"]).fillna(df["model"])
     if df["config"].notna().any():
@@ -416,6 +417,8 @@ METRICS = {
     "fit_time": ("fit_time", "min", "fit time in seconds (mean ± sd over seeds)", 2),
     "time_to_proof": ("time_to_proof", "min", "seconds to proven optimality, over proven runs", 2),
     "gap": ("gap", "min", "final gap (mean ± sd over seeds)", 3),
+    "train_loss": ("train_loss", "min", "training errors or loss / one-leaf baseline (mean ± sd over seeds)", 3),
+    "test_loss": ("test_loss", "min", "test errors or loss / one-leaf baseline (mean ± sd over seeds)", 3),
     "node_count": ("node_count", "min", "branch-and-bound nodes (mean ± sd over seeds)", 0),
     "n_leaves": ("n_leaves", "min", "leaves (mean ± sd over seeds)", 1),
     "solved": ("proven_optimal", "max", "runs proven optimal by the solver (or the DP as the method) / runs; "

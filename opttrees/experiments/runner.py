@@ -311,7 +311,11 @@ def tidy_row(result: dict) -> dict:
         "bound_source": route["bound_source"],
         "time_to_first_incumbent": finite(first_incumbent_time(sol.get("trace"))),
         "time_to_proof": fit_time if proven else None,   # the whole fit (build and DP included), when proven
-        "objective": finite(sol.get("objective", rep.get("objective"))),
+        "objective": finite(sol.get("objective", rep.get("objective"))),   # in the model's own units
+        # errors or loss / the one-leaf baseline: the same scale for every model (FlowOCT's objective counts hits)
+        "train_loss": finite((rep.get("normalised_loss") or {}).get("train")),
+        "test_loss": finite((rep.get("normalised_loss") or {}).get("test")),
+        "objective_meaning": rep.get("objective_meaning"),
         "bound": finite(sol.get("bound")),
         "gap": finite(sol.get("gap")),
         "runtime": finite(sol.get("runtime")) if sol else finite(rep.get("fit_time")),
