@@ -4,8 +4,9 @@
     python benchmarks/readme_tables.py examples/grids/heuristics_vs_cart.yaml       # table only, from the store
 
 ``--run`` runs the grid's missing cells first (the runner skips stored ones, so an interrupted run resumes).
-The summary table of the grid's results store (one row per dataset x method x depth: runs, failures, share
-proven optimal, median fit time, mean gap, mean train/test score) then replaces the block between
+The summary table of the grid's results store (one row per dataset x method x depth: runs, failures, the solver
+that ran and the route, proofs by the solver and by the DP bound, median fit time, mean gap, mean train/test
+score) then replaces the block between
 ``<!-- runner: NAME -->`` and ``<!-- end runner: NAME -->`` in the README (appended when the markers are
 missing), with a line saying which command, store, package version, host and load produced it. The full
 report (results.csv, summary.md/html, figures) goes to ``results/NAME/report`` unless ``--report`` says where.
@@ -37,8 +38,10 @@ def table_block(name: str, command: str, df) -> str:
     head = (f"Generated {stamp} by `{command}` from the grid's results store: {len(df)} runs "
             f"({', '.join(f'{v} {k}' for k, v in sorted(counts.items())) or 'none'}); opttrees "
             f"{', '.join(versions) or '?'}; host {', '.join(hosts) or '?'}; load average when the table was written "
-            f"{load:.1f} on {os.cpu_count()} cores. `optimal` = share proven optimal, `time_s` = median fit time, "
-            "`gap` = mean final gap, `train`/`test` = mean scores.\n\n")
+            f"{load:.1f} on {os.cpu_count()} cores. `solver_ran` = the solver that actually ran (`none`: the DP bound "
+            "proved it before any solver), `route` = solver / dp-bound / dp-only / heuristic, `proven_solver` / "
+            "`proven_dp_bound` = runs proven by the solver (or the DP as the method) / by the DP bound, `time_s` = "
+            "median fit time, `gap` = mean final gap, `train`/`test` = mean scores.\n\n")
     return f"<!-- runner: {name} -->\n{head}{to_markdown(summary_table(df))}<!-- end runner: {name} -->"
 
 

@@ -207,10 +207,9 @@ def summary_lines(report: dict, metric: str, quiet: bool = False) -> list[str]:
 
     res = report.get("solve") or {}
     head = [f"status={status_word(report)}"]
-    if res.get("solver"):
-        head.append(f"solver={res['solver']}" + (" (proven optimal" + (" by the DP bound" if res.get("proof") ==
-                                                                           "dp-bound" else "") + ")"
-                                                 if res.get("proven_optimal") else ""))
+    if res.get("solver"):   # the solver that ran, not the planned one (the DP bound may prove without it)
+        from .experiments.records import solver_words
+        head.append(solver_words(res))
     head.append(f"objective={fmt(report['objective'])}")
     if res:
         head += [f"bound={fmt(res.get('bound'))}", f"gap={fmt_gap(res.get('gap'))}"]

@@ -90,6 +90,9 @@ def _register_builtin() -> None:
                "dynamic programming (STreeD)", method="dp")
     register_model("oct-cv", OptimalTreeCV, "OCT tuned by the thesis protocol (depth grid, alpha by batch pruning, "
                    "validation split, refit)", task="classification")
+    register_model("cart-cv", OptimalTreeCV, "CART tuned as oct-cv (depth grid, alpha by cost-complexity pruning "
+                   "on the validation split, refit): the thesis's CART baseline", task="classification",
+                   method="greedy")
     regression("ort-cv", OptimalTreeCV, "ORT tuned by the thesis protocol (as oct-cv; loss squared or absolute)",
                task="regression")
     register_model("flow-oct", FlowOCTClassifier, "FlowOCT: strong max-flow MIO on binarised features")

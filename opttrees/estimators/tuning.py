@@ -13,9 +13,11 @@ from sklearn.model_selection import train_test_split
 from ..data import check_X, prepare
 from ..errors import InputError
 from ..heuristics import local_search
+from ..heuristics.greedy import greedy_tree
+from ..heuristics.pruning import tune_cp
 from ..heuristics import tune as _tune
 from ..heuristics.local_search import _seeds
-from ..heuristics.tuning import check_depth_grid
+from ..heuristics.tuning import TuneResult, check_depth_grid
 from ..params import NONE, InstanceOf, Interval, Options
 from .base import OptTreesEstimator, store_params
 from .common import FittedTreeMixin, finish_fit, record_display_bounds, root_leaf
@@ -53,6 +55,11 @@ class OptimalTreeCV(FittedTreeMixin, OptTreesEstimator):
     loss : {"squared", "absolute"} or None, default=None
         None: misclassification (classification) or squared error (regression); "absolute" for regression
         (median leaves; the validation error is then the mean absolute error).
+    method : {"local-search", "greedy"}, default="local-search"
+        How each depth's trees are grown: Dunn's local search with ``n_restarts`` restarts, alpha by batch
+        pruning (the OCT of the thesis), or one greedy CART tree (gini) with alpha by cost-complexity pruning on
+        the validation set (Algorithm 2.5, the thesis's CART baseline: rpart with ``minbucket`` and ``cp`` tuned
+        on validation); the refit on train + validation uses the same method.
     time_limit : float or None, default=None
         Seconds for the whole fit (None or ``inf``: no limit). When it runs out, or on Ctrl-C, the depths not
         yet tried are skipped, the running local search returns its best tree so far, and the refit on train
@@ -91,11 +98,12 @@ class OptimalTreeCV(FittedTreeMixin, OptTreesEstimator):
         "validation_fraction": [Interval("real", 0, 1, closed="neither")],
         "batch_fraction": [Interval("real", 0, 1, closed="right")],
         "loss": [Options("squared", "absolute"), NONE],
+        "method": [Options("local-search", "greedy")],
     }
 
     def __init__(self, *, task="classification", max_depth=10, depths=None, n_restarts=100, min_samples_leaf=1,
                  split_type="parallel", n_hyperplane_restarts=5, validation_fraction=1 / 3, batch_fraction=0.1,
-                 random_state=0, n_jobs=1, loss=None, time_limit=None):
+                 random_state=0, n_jobs=1, loss=None, method="local-search", time_limit=None):
         store_params(self, locals())
 
     def fit(self, X, y, X_val=None, y_val=None):
@@ -127,17 +135,28 @@ class OptimalTreeCV(FittedTreeMixin, OptTreesEstimator):
             Xt, yt, Xv, yv = X, y, X_val, y_val
         train = prepare(Xt, yt, task=self.task, min_samples_leaf=self.min_samples_leaf)
         Xv = check_X(Xv, train.p, "X_val")
+        greedy = self.method == "greedy"
+        if greedy and self.split_type != "parallel":
+            raise InputError("method='greedy' (CART) grows parallel splits only: set split_type='parallel'")
         with ctl.stage("tune"):
-            res = _tune(train, Xv, np.asarray(yv), self.max_depth, self.depths, self.n_restarts,
-                        self.min_samples_leaf, self.split_type, self.batch_fraction, int(s_tune), self.n_jobs,
-                        self.n_hyperplane_restarts, self.loss, time_limit=ctl.budget)
+            if greedy:
+                res = _tune_greedy(train, Xv, np.asarray(yv), self.max_depth, self.depths, self.min_samples_leaf,
+                                   self.loss, int(s_tune))
+            else:
+                res = _tune(train, Xv, np.asarray(yv), self.max_depth, self.depths, self.n_restarts,
+                            self.min_samples_leaf, self.split_type, self.batch_fraction, int(s_tune), self.n_jobs,
+                            self.n_hyperplane_restarts, self.loss, time_limit=ctl.budget)
         Xall = np.vstack([np.asarray(Xt, dtype=np.float64), Xv])
         yall = np.concatenate([np.asarray(yt), np.asarray(yv)])
         full = prepare(Xall, yall, task=self.task, min_samples_leaf=self.min_samples_leaf)
         with ctl.stage("refit"):
-            self.tree_ = local_search(full, res.depth, res.alpha, self.min_samples_leaf, self.n_restarts,
-                                      self.split_type, int(s_refit), self.n_jobs, self.n_hyperplane_restarts,
-                                      self.loss, time_limit=ctl.budget)
+            if greedy:
+                self.tree_ = greedy_tree(full, res.depth, self.min_samples_leaf, res.alpha, loss=self.loss,
+                                         random_state=int(s_refit))
+            else:
+                self.tree_ = local_search(full, res.depth, res.alpha, self.min_samples_leaf, self.n_restarts,
+                                          self.split_type, int(s_refit), self.n_jobs, self.n_hyperplane_restarts,
+                                          self.loss, time_limit=ctl.budget)
         if ctl.stop():
             ctl.mark_cut_short("tuning")
         from ..heuristics.core import make_problem, objective, refit_leaves
@@ -154,3 +173,20 @@ class OptimalTreeCV(FittedTreeMixin, OptTreesEstimator):
     def score(self, X, y):
         pred = self.predict(X)
         return accuracy_score(y, pred) if self.task == "classification" else r2_score(y, pred)
+
+
+def _tune_greedy(train, X_val, y_val, max_depth, depths, min_samples_leaf, loss, seed) -> TuneResult:
+    """The thesis's CART baseline per depth: one greedy tree grown to the depth (alpha 0), alpha by
+    cost-complexity pruning on the validation set (Algorithm 2.5); the depth with the lowest validation error
+    wins (the smaller depth on a tie)."""
+    from ..heuristics.core import make_problem
+    prob = make_problem(train, loss)
+    best, table = None, []
+    for depth in check_depth_grid(max_depth, depths):
+        tree = greedy_tree(train, depth, min_samples_leaf, 0.0, loss=loss, random_state=seed)
+        alpha, err = tune_cp(tree, prob, X_val, y_val)
+        table.append({"depth": depth, "alpha": alpha, "val_error": err})
+        if best is None or err < best[2] - 1e-12:
+            best = (alpha, depth, err)
+    assert best is not None   # the depth grid is never empty
+    return TuneResult(best[0], best[1], best[2], table)

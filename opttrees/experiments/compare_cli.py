@@ -19,15 +19,19 @@ from ..errors import OptTreesError
               help="run on a running Dask cluster, e.g. tcp://host:8786 (its workers set the concurrency; --jobs is unused)")
 @click.option("--retry-failed", is_flag=True, help="rerun cells that failed (error, timeout, oom, killed, crashed)")
 @click.option("--report", "report_dir", type=click.Path(file_okay=False),
-              help="write results.csv, summary.md, summary.html and figures to this folder")
+              help="write results.csv, traces.csv, summary.md/.html, pivot tables (Markdown, LaTeX, CSV) and figures "
+                   "to this folder")
+@click.option("--metric", "metrics", multiple=True, metavar="NAME",
+              help="a pivot table (dataset x method) to write with --report; repeatable; default: test_score, "
+                   "train_score, fit_time, gap, solved; also train_loss, test_loss, time_to_proof, node_count, n_leaves")
 @click.option("--store", "store_path", type=click.Path(dir_okay=False),
               help="results file (SQLite); default: the grid's `store`, else results/<grid name>/results.sqlite")
 @click.option("--wall-time", type=float, help="override limits.wall_time (seconds per cell, enforced from outside)")
 @click.option("--memory-mb", type=float, help="override limits.memory_mb (resident memory per cell)")
 @click.option("--list", "list_only", is_flag=True, help="list the cells (and whether each is stored) and exit")
 @click.option("--quiet", "-q", is_flag=True, help="no progress output")
-def compare(grid, jobs, backend, scheduler, retry_failed, report_dir, store_path, wall_time, memory_mb, list_only,
-            quiet):
+def compare(grid, jobs, backend, scheduler, retry_failed, report_dir, metrics, store_path, wall_time, memory_mb,
+            list_only, quiet):
     """Run the comparison grid GRID (YAML): datasets x models x solvers x depths x seeds.
 
     Each cell is an ordinary spec (rerun one alone with `opttrees solve`) and runs in its own worker process,
@@ -35,15 +39,18 @@ def compare(grid, jobs, backend, scheduler, retry_failed, report_dir, store_path
     cells, so an interrupted grid resumes where it stopped.
     """
     from .grid import cell_spec_yaml, load_grid
+    from .report import DEFAULT_PIVOTS, METRICS
     from .runner import pending, run_grid
     from .store import ResultStore
 
     try:
+        bad = [m for m in metrics if m not in METRICS]
+        if bad:
+            raise click.BadParameter(f"unknown metric {bad[0]!r}; one of {sorted(METRICS)}", param_hint="--metric")
         g = load_grid(grid)
         path = Path(store_path or g.store or Path("results") / g.name / "results.sqlite")
-        store = ResultStore(path)
-        if list_only:
-            known = store.outcomes([c.key for c in g.cells])
+        if list_only:   # reads the store when there is one; writes nothing
+            known = ResultStore(path).outcomes([c.key for c in g.cells]) if path.exists() else {}
             for c in g.cells:
                 m = c.meta
                 click.echo(f"{c.key}  {known.get(c.key, '-'):8s} {m['dataset']} {m['method_solver']} "
@@ -51,6 +58,7 @@ def compare(grid, jobs, backend, scheduler, retry_failed, report_dir, store_path
             if g.cells and not quiet:
                 click.echo(f"\nfirst cell as a spec file (opttrees solve):\n{cell_spec_yaml(g.cells[0])}")
             return
+        store = ResultStore(path)
         todo = pending(g, store, retry_failed)
         if not quiet:
             click.echo(f"{g.name}: {len(g)} cells, {len(g) - len(todo)} already stored, {len(todo)} to run "
@@ -61,7 +69,7 @@ def compare(grid, jobs, backend, scheduler, retry_failed, report_dir, store_path
         click.echo(str(summary))
         if report_dir:
             from .report import write_report
-            written = write_report(store, report_dir, title=g.name, grid=g.name)
+            written = write_report(store, report_dir, title=g.name, grid=g.name, metrics=metrics or DEFAULT_PIVOTS)
             click.echo(f"wrote {report_dir}/" + ", ".join(written))
     except (OptTreesError, ImportError) as exc:
         click.echo(f"error: {exc}", err=True)

@@ -13,9 +13,19 @@ no second way of describing a run. A grid file looks like::
     solvers:                           # each entry is a spec ``solver`` section
       - {name: highs, time_limit: 30}
       - {name: scip, time_limit: 30}
+    assist: [none, dp]                 # optional: the DP's start and bound as an axis (see ASSISTS)
     depths: [1, 2]                     # model.max_depth (a model entry's own max_depth wins)
     seeds: [0, 1]                      # data.split_seed when the data has test_size; the solver seed if the model has one
     limits: {wall_time: 120, memory_mb: 4000}   # enforced from outside by the runner, per cell
+
+Each model entry is one configuration, labelled by its type and every parameter that differs from the type's
+defaults (``oct[alpha=0.01,routing=aggregated]``), or by its own ``label:``; two entries with the same label are an
+error naming both, so a table row never averages two configurations.
+
+``assist`` (grid-wide, or per model entry) says what the dynamic program gives a MIO model: ``none`` (no start, no
+bound: the formulation alone), ``greedy`` (a greedy/CART start, no bound), ``dp`` (the DP's tree as start and its
+optimum as bound) or ``auto`` (the estimator's defaults). It maps onto ``warm_start`` / ``dp_bound`` and applies to
+models that have both and use a solver; a model entry that sets either itself cannot take the axis.
 
 A solver setting a model does not have (``name`` for a local-search regressor, ``seed`` for a MIO) is dropped for
 that model, and cells that come out identical are run once. Every cell is validated by ``parse_spec`` when the
@@ -37,10 +47,17 @@ import yaml
 
 from ..errors import InputError, SpecError
 
-GRID_KEYS = {"name", "description", "datasets", "models", "solvers", "depths", "seeds", "limits", "store"}
+GRID_KEYS = {"name", "description", "datasets", "models", "solvers", "depths", "seeds", "limits", "store", "assist"}
 LIMIT_KEYS = {"wall_time", "memory_mb"}
 #: keys of a grid's model entry that belong to the grid, not to the spec's model section
-MODEL_GRID_KEYS = {"grid", "uses_solver", "label"}
+MODEL_GRID_KEYS = {"grid", "uses_solver", "label", "assist"}
+#: the ``assist`` axis: what the dynamic program gives a MIO model, as the estimator parameters that say it
+ASSISTS: dict[str, dict[str, Any]] = {"none": {"warm_start": None, "dp_bound": False},
+           "greedy": {"warm_start": "greedy", "dp_bound": False},
+           "dp": {"warm_start": "dp", "dp_bound": True},
+           "auto": {"warm_start": "auto", "dp_bound": "auto"}}
+#: model parameters that are axes of their own (columns of the table), never part of a configuration's label
+AXIS_PARAMS = {"type", "max_depth", "random_state"}
 SEED_KEYS = ("seed", "random_state")
 
 
@@ -134,6 +151,68 @@ def _format_value(v) -> str:
     return str(v)
 
 
+def _defaults(model_type: str) -> dict:
+    from ..registry import models
+    entry = models().get(model_type)
+    return entry.defaults() if entry is not None else {}
+
+
+@functools.lru_cache(maxsize=None)
+def _spec_takes_assist(model_type: str) -> bool:
+    """Whether a spec of ``model_type`` accepts ``warm_start`` and ``dp_bound`` (asked of parse_spec itself)."""
+    from ..spec import parse_spec
+    d = _defaults(model_type)
+    if "warm_start" not in d or "dp_bound" not in d:
+        return False
+    try:
+        parse_spec({"data": {"dataset": "iris"}, "model": {"type": model_type, **ASSISTS["none"]}})
+    except SpecError as exc:
+        return not str(exc).startswith(("model.warm_start", "model.dp_bound"))
+    except Exception:   # the model needs more settings (e.g. a decision problem): only these keys matter
+        return True
+    return True
+
+
+def _takes_assist(model_type: str, uses_solver: bool) -> bool:
+    """Whether the ``assist`` axis applies: a model that uses a solver and takes ``warm_start`` and ``dp_bound``."""
+    return uses_solver and _spec_takes_assist(model_type)
+
+
+def _own_assist(model: dict) -> str:
+    """The assist a model's own warm_start / dp_bound amount to ("custom" when no named one)."""
+    d = _defaults(str(model["type"]))
+    have = {k: model.get(k, d.get(k)) for k in ("warm_start", "dp_bound")}
+    return next((name for name, v in ASSISTS.items() if all(_same(have[k], v[k]) for k in v)), "custom")
+
+
+def _assists(where: str, value) -> list[str]:
+    values = _as_list(where, value, str)
+    for i, v in enumerate(values):
+        if v not in ASSISTS:
+            raise GridError(f"{where}[{i}]: unknown assist {v!r}; one of {sorted(ASSISTS)}")
+    if len(set(values)) != len(values):
+        raise GridError(f"{where}: a value is listed twice: {values}")
+    return values
+
+
+def _config_label(model: dict, crossed: dict, assisted: set) -> str:
+    """``type[p=v,...]`` over every parameter that differs from the type's defaults (crossed ones always)."""
+    mtype = str(model["type"])
+    defaults = _defaults(mtype)
+    shown = [k for k, v in model.items() if k not in AXIS_PARAMS and k not in assisted
+             and (k in crossed or k not in defaults or not _same(v, defaults[k]))]
+    text = ",".join(f"{k}={_format_value(model[k])}" for k in shown)
+    return mtype + (f"[{text}]" if text else "")
+
+
+def _same(a, b) -> bool:
+    """``a`` is the default ``b`` (1 and 1.0 alike; True is not 1)."""
+    number = lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)
+    if number(a) and number(b):
+        return bool(a == b)
+    return type(a) is type(b) and bool(a == b)
+
+
 def _dataset_label(data: dict) -> str:
     if "dataset" in data:
         name = data["dataset"]
@@ -143,8 +222,9 @@ def _dataset_label(data: dict) -> str:
     return Path(data["csv"]).stem
 
 
-def _model_variants(i: int, entry: dict) -> list[tuple[dict, dict, str | None, bool]]:
-    """(model section, crossed parameters, label, uses_solver) for each parameter combination of one entry."""
+def _model_variants(i: int, entry: dict, assist: list[str] | None = None
+                    ) -> list[tuple[dict, dict, str, bool, str | None]]:
+    """(model section, crossed parameters, label, uses_solver, assist) for each combination of one entry."""
     where = f"models[{i}]"
     if not isinstance(entry, dict):
         raise GridError(f"{where}: expected a mapping with at least 'type', got {type(entry).__name__}")
@@ -168,12 +248,42 @@ def _model_variants(i: int, entry: dict) -> list[tuple[dict, dict, str | None, b
         if n in ("type", "max_depth"):
             raise GridError(f"{where}.grid.{n}: cross {'depths with the top-level depths' if n == 'max_depth' else 'models'}"
                             " with separate entries, not a parameter grid")
+    if "assist" in entry:
+        assist = _assists(f"{where}.assist", entry["assist"])
+        if not assist:
+            raise GridError(f"{where}.assist: empty list of values")
+    takes = _takes_assist(str(entry["type"]), uses_solver)
+    if "assist" in entry and not takes:
+        raise GridError(f"{where}.assist: model type {entry['type']!r} takes no DP start or bound "
+                        "(it has no warm_start and dp_bound, or uses no solver)")
+    own = sorted(k for k in ("warm_start", "dp_bound") if k in base or k in crossed)
+    if own and "assist" in entry:
+        raise GridError(f"{where}.{own[0]}: the entry's assist sets warm_start and dp_bound; set one or the other")
+    if own:   # the entry's own settings win over the grid's axis, as its own max_depth wins over `depths`
+        assist = None
+    modes: list[str | None] = list(assist) if assist and takes else [None]
     out = []
     for combo in itertools.product(*values):
         params = dict(zip(names, combo))
         model = {**copy.deepcopy(base), **params}
-        out.append((model, params, label, uses_solver))
+        name = (f"{label}[{','.join(f'{k}={_format_value(v)}' for k, v in params.items())}]"
+                if label is not None and params else label)
+        for mode in modes:
+            m = {**model, **(ASSISTS[mode] if mode is not None else {})}
+            text = name if name is not None else _config_label(m, params, set(ASSISTS["none"]) if mode else set())
+            out.append((m, params, text, uses_solver, mode))
     return out
+
+
+def _check_labels(variants: list) -> None:
+    """Two model entries never share a label (a row would average two configurations)."""
+    seen: dict[tuple, tuple[int, dict]] = {}
+    for mi, (model, _params, label, _uses, mode) in variants:
+        first = seen.setdefault((label, mode), (mi, model))
+        if first[0] != mi:
+            raise GridError(f"models[{first[0]}] and models[{mi}]: both labelled {label!r} (a label names every "
+                            "parameter that differs from the type's defaults); give one an explicit `label:` or "
+                            "remove the duplicate")
 
 
 def expand(raw: dict, source: Path | None = None, version: str | None = None) -> Grid:
@@ -210,6 +320,7 @@ def expand(raw: dict, source: Path | None = None, version: str | None = None) ->
             raise GridError(f"grid.limits.{k}: unknown key; allowed: {sorted(LIMIT_KEYS)}")
         if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0 or not math.isfinite(v)):
             raise GridError(f"grid.limits.{k}: must be a positive number; got {v!r}")
+    assist = _assists("grid.assist", raw.get("assist")) if raw.get("assist") is not None else []
     store = raw.get("store")
     if store is not None and not isinstance(store, str):
         raise GridError(f"grid.store: expected a file path string, got {type(store).__name__}")
@@ -223,10 +334,11 @@ def expand(raw: dict, source: Path | None = None, version: str | None = None) ->
         if "csv" in d and isinstance(d["csv"], str) and not Path(d["csv"]).is_absolute():
             d["csv"] = str(((source.parent if source is not None else Path.cwd()) / d["csv"]).resolve())
         resolved.append((i, d))
-    variants = [(i, v) for i, m in enumerate(models) for v in _model_variants(i, m)]
+    variants = [(i, v) for i, m in enumerate(models) for v in _model_variants(i, m, assist)]
+    _check_labels(variants)
 
     cells: dict[str, Cell] = {}
-    for (di, data), (mi, (model, params, label, uses_solver)), (si, solver), depth, seed in itertools.product(
+    for (di, data), (mi, (model, params, method, uses_solver, mode)), (si, solver), depth, seed in itertools.product(
             resolved, variants, enumerate(solvers), depths, seeds):
         where = f"cell (datasets[{di}], models[{mi}], solvers[{si}], depth={depth}, seed={seed})"
         data_c = copy.deepcopy(data)
@@ -250,14 +362,14 @@ def expand(raw: dict, source: Path | None = None, version: str | None = None) ->
         key = cell_key(spec, version)
         if key in cells:
             continue   # the same run reached by another path (e.g. a seed the model ignores)
-        spec["output"] = f"results/{name}/{key}"
+        spec["output"] = f"results/{name}/cells/{key}"   # the runner puts it beside the store
         mtype = str(model_c["type"])
-        param_text = ",".join(f"{k}={_format_value(v)}" for k, v in params.items())
-        method = label or (mtype + (f"[{param_text}]" if param_text else ""))
         solver_name = solver_c.get("name") if uses_solver else None
+        shown = method + (f"/{solver_name}" if solver_name else "") + (f" +{mode}" if mode not in (None, "none") else "")
         meta = {"dataset": _dataset_label(data_c), "model": mtype, "params": params, "method": method,
-                "solver": solver_name, "method_solver": method + (f"/{solver_name}" if solver_name else ""),
-                "depth": model_c.get("max_depth"), "seed": seed}
+                "solver": solver_name, "assist": mode or (_own_assist(model_c) if _takes_assist(mtype, uses_solver)
+                                                          else None),
+                "method_solver": shown, "depth": model_c.get("max_depth"), "seed": seed}
         cells[key] = Cell(key, spec, meta)
     return Grid(name, list(cells.values()), limits, source, store, str(raw.get("description") or ""))
 

@@ -1,15 +1,27 @@
-"""Tables and figures from a results store: the tidy frame, Markdown/HTML summaries and the plots papers show.
+"""Tables and figures from a results store: the tidy frame, summaries, publication tables and the plots papers show.
+
+Every row says what ran (``solver_ran``, ``route``: solver / dp-bound / dp-only / heuristic) and where its proof came
+from (``proof``: solver / dp-bound / dp / none); the summary counts proofs by the solver (or by the DP as the method)
+apart from proofs by the DP bound, and the figures draw runs proven only by the DP bound as their own dashed lines.
+
+Publication tables (:func:`pivot`, :func:`write_pivots`): dataset (x depth) rows by method columns, mean ± sd over
+seeds/folds, the best per row in bold, as Markdown, LaTeX (booktabs) and CSV; ``solved`` counts the runs proven
+optimal.
 
 Figures (matplotlib, the optional ``plot`` extra):
-- performance profile: per method, the share of its runs proven optimal within time t (Dolan–Moré style, on
-  the absolute time axis as in the optimal-tree literature); a failed or unproven run never counts;
+- solved over time: per method, the share of its runs proven optimal within time t (the figure of the
+  flow-formulation papers, on the absolute time axis); a failed or unproven run never counts;
+- performance profile (Dolan and Moré 2002): per method, the share of instances (dataset, depth, seed) it proved
+  within a factor tau of the fastest method's time on that instance;
 - gap over time: per method, the mean relative gap at time t rebuilt from the incumbent/bound traces
   (100 % before the first incumbent and bound, the run's final gap after it ended);
 - accuracy against depth: mean test score (train score when the data had no test split), one panel per dataset;
 - runtime against rows: mean fit time against the number of training rows.
+A figure with nothing to draw (no solver runs, no proofs) is not written; the summary says why instead.
 """
 from __future__ import annotations
 
+import hashlib
 import html
 import json
 import math
@@ -21,11 +33,16 @@ import pandas as pd
 from .store import ResultStore
 
 #: columns of the tidy frame, in order (extra ones follow)
-COLUMNS = ["dataset", "method", "model", "params", "solver", "solver_version", "depth", "seed", "outcome", "status",
-           "proven_optimal", "objective", "bound", "gap", "runtime", "fit_time", "build_time", "wall_time",
+COLUMNS = ["dataset", "method", "model", "params", "solver", "assist", "solver_ran", "route", "proof", "start",
+           "bound_source", "solver_version", "depth", "seed", "outcome", "status", "proven_optimal", "objective",
+           "bound", "gap", "train_loss", "test_loss", "objective_meaning", "node_count", "time_to_first_incumbent",
+           "time_to_proof", "runtime", "fit_time",
+           "build_time", "wall_time",
            "metric", "train_score", "test_score", "n_train", "n_test", "n_features", "tree_depth", "n_leaves",
-           "n_splits", "peak_memory_mb", "node_count", "n_lazy_cuts", "method_solver", "error", "key", "grid",
-           "version", "host", "trace"]
+           "n_splits", "peak_memory_mb", "n_lazy_cuts", "planned_solver", "method_solver", "config", "output",
+           "error", "key", "grid", "version", "host", "trace"]
+#: proofs that a method's own search gave (a MIO solver's bound, or the DP as the method) - not the DP bound
+OWN_PROOFS = ("solver", "dp")
 
 
 def results_frame(source, grid: str | None = None) -> pd.DataFrame:
@@ -34,6 +51,8 @@ def results_frame(source, grid: str | None = None) -> pd.DataFrame:
         source = ResultStore(source)
     rows = source.rows(grid=grid) if isinstance(source, ResultStore) else list(source)
     df = pd.DataFrame(rows)
+    if "spec" in df.columns:
+        df["config"] = df["spec"].map(_config_id)
     for c in COLUMNS:
         if c not in df.columns:
             df[c] = None
@@ -44,29 +63,77 @@ def results_frame(source, grid: str | None = None) -> pd.DataFrame:
     for c in ("objective", "bound", "gap", "runtime", "fit_time", "build_time", "wall_time", "train_score",
               "test_score", "peak_memory_mb"):
         df[c] = pd.to_numeric(df[c], errors="coerce")
+    for c in ("time_to_first_incumbent", "time_to_proof", "node_count", "train_loss", "test_loss"):
+        df[c] = pd.to_numeric(df[c], errors="coerce")
     df["method_solver"] = df["method_solver"].fillna(df["method"]).fillna(df["model"])
+    if df["config"].notna().any():
+        df = _split_merged_configs(df)
     return df.sort_values(["dataset", "method_solver", "depth", "seed"], na_position="first").reset_index(drop=True)
 
 
+def _config_id(spec) -> str | None:
+    """A configuration's identity: its spec without the axes a table averages over (seed, data split, output)."""
+    if not isinstance(spec, dict):
+        return None
+    body = {k: v for k, v in spec.items() if k not in ("output", "data")}
+    body["model"] = {k: v for k, v in (spec.get("model") or {}).items() if k not in ("random_state",)}
+    if isinstance(body.get("solver"), dict):
+        body["solver"] = {k: v for k, v in body["solver"].items() if k not in ("seed", "random_state")}
+    data = {k: v for k, v in (spec.get("data") or {}).items() if k != "split_seed"}
+    return json.dumps({**body, "data": data}, sort_keys=True, default=str)
+
+
+def _split_merged_configs(df: pd.DataFrame) -> pd.DataFrame:
+    """Rows of one (dataset, method, depth) from different configurations (one store holding two grids whose
+    labels coincide) get distinct method names, so no table row averages two configurations."""
+    d = df.assign(_depth=df["depth"].fillna(-1))
+    counts = d.groupby(["dataset", "method_solver", "_depth"], dropna=False)["config"].transform("nunique")
+    if not (counts > 1).any():
+        return df
+    df = df.copy()
+    clash = counts > 1
+    tag = df.loc[clash, "config"].map(lambda c: hashlib.sha256(str(c).encode()).hexdigest()[:6])
+    df.loc[clash, "method_solver"] = df.loc[clash, "method_solver"] + " #" + tag
+    return df
+
+
+def _counts(values: pd.Series) -> str:
+    """"solver" or "dp-bound 2, solver 1": the distinct values of a group, with counts when they differ."""
+    vc = values.dropna().astype(str).value_counts()
+    if len(vc) <= 1:
+        return str(vc.index[0]) if len(vc) else ""
+    return ", ".join(f"{k} {v}" for k, v in sorted(vc.items()))
+
+
 def summary_table(df: pd.DataFrame) -> pd.DataFrame:
-    """Per dataset x method x depth: runs, failures, share proven optimal, median time, mean gap and scores."""
+    """Per dataset x method x depth: runs, failures, the solver that ran and the route, proofs by the solver
+    apart from proofs by the DP bound, median time, median time to the first incumbent, mean gap and scores."""
+    cols = ["dataset", "method", "depth", "runs", "failed", "solver_ran", "route", "proven_solver",
+            "proven_dp_bound", "time_s", "first_incumbent_s", "gap", "nodes", "train", "test"]
     if df.empty:
-        return pd.DataFrame(columns=["dataset", "method", "depth", "runs", "failed", "optimal", "time_s", "gap",
-                                     "train", "test"])
+        return pd.DataFrame(columns=cols)
+    proof = df["proof"].fillna("none") if "proof" in df else pd.Series("none", index=df.index)
     d = df.assign(depth=df["depth"].fillna(-1), failed=df["outcome"] != "done",
-                  time=df["fit_time"].fillna(df["wall_time"]))
+                  time=df["fit_time"].fillna(df["wall_time"]),
+                  by_bound=df["proven_optimal"] & proof.eq("dp-bound"))
+    d["own"] = d["proven_optimal"] & ~d["by_bound"]   # the solver's own proof, or the DP's as the method
     g = d.groupby(["dataset", "method_solver", "depth"], sort=True, dropna=False)
     out = pd.DataFrame({
         "runs": g.size(),
         "failed": g["failed"].sum().astype(int),
-        "optimal": g["proven_optimal"].mean(),
+        "solver_ran": g["solver_ran"].agg(_counts),
+        "route": g["route"].agg(_counts),
+        "proven_solver": g["own"].sum().astype(int),
+        "proven_dp_bound": g["by_bound"].sum().astype(int),
         "time_s": g["time"].median(),
+        "first_incumbent_s": g["time_to_first_incumbent"].median(),
         "gap": g["gap"].mean(),
+        "nodes": g["node_count"].median(),
         "train": g["train_score"].mean(),
         "test": g["test_score"].mean(),
     }).reset_index().rename(columns={"method_solver": "method"})
     out["depth"] = out["depth"].map(lambda v: "" if v == -1 else int(v))
-    return out
+    return out[cols]
 
 
 def _cell_text(v) -> str:
@@ -97,14 +164,31 @@ def to_html(df: pd.DataFrame) -> str:
 
 
 # ---------------------------------------------------------------------------------------------- figure data
-def performance_profile(df: pd.DataFrame, times=None, time_column: str = "fit_time") -> pd.DataFrame:
+def _exact_runs(df: pd.DataFrame) -> pd.DataFrame:
+    """Runs of methods that can prove (a solver, a bound, a proof): heuristics are left out, they prove nothing.
+    A solver method whose runs all failed stays in, flat at zero."""
+    if df.empty:
+        return df
+    exact = (df["bound"].notna() | df["proven_optimal"] | df["solver"].notna()).groupby(df["method_solver"]).transform("any")
+    return df[exact.astype(bool)]
+
+
+def _proven(df: pd.DataFrame, proofs: str) -> np.ndarray:
+    """Which runs count as proven: ``"own"`` (the solver's own proof, or the DP's as the method) or ``"all"``
+    (the DP bound's proofs too)."""
+    proven = df["proven_optimal"].to_numpy(dtype=bool)
+    if proofs == "all":
+        return proven
+    return proven & (df["proof"].fillna("none").to_numpy() != "dp-bound")
+
+
+def solved_over_time(df: pd.DataFrame, times=None, time_column: str = "fit_time", proofs: str = "own") -> pd.DataFrame:
     """Share of each method's runs proven optimal within time t; columns = methods, index = t.
 
-    Methods run without a solver that never produced a bound (heuristics) are left out: they can prove nothing.
-    A solver method whose runs all failed stays in, flat at zero.
+    ``proofs="own"`` counts proofs by the solver (or the DP as the method) only; ``"all"`` adds the runs the DP
+    bound proved without a solver.
     """
-    exact = (df["bound"].notna() | df["proven_optimal"] | df["solver"].notna()).groupby(df["method_solver"]).transform("any")
-    df = df[exact.astype(bool)]
+    df = _exact_runs(df)
     t_all = df[time_column].fillna(df["wall_time"])
     if times is None:
         positive = t_all[(t_all > 0) & df["proven_optimal"]]
@@ -115,9 +199,39 @@ def performance_profile(df: pd.DataFrame, times=None, time_column: str = "fit_ti
     out = {}
     for method, g in df.groupby("method_solver", sort=True):
         t = t_all.loc[g.index].to_numpy(dtype=float)
-        solved = np.sort(t[g["proven_optimal"].to_numpy(dtype=bool) & np.isfinite(t)])
+        solved = np.sort(t[_proven(g, proofs) & np.isfinite(t)])
         out[method] = np.searchsorted(solved, times, side="right") / max(len(g), 1)
     return pd.DataFrame(out, index=pd.Index(times, name="time"))
+
+
+#: the instance of a performance profile: a run of every method on the same data, depth and seed
+INSTANCE = ["dataset", "depth", "seed"]
+
+
+def performance_profile(df: pd.DataFrame, taus=None, time_column: str = "fit_time", proofs: str = "own"
+                        ) -> pd.DataFrame:
+    """Dolan-Moré performance profile: per method, the share of instances it proved optimal within a factor tau
+    of the fastest method's time on that instance; columns = methods, index = tau (>= 1).
+
+    An instance is a (dataset, depth, seed); a run not proven (or failed) has ratio infinity; an instance no
+    method proved counts against every method. ``proofs`` as in :func:`solved_over_time`.
+    """
+    df = _exact_runs(df)
+    if df.empty:
+        return pd.DataFrame(index=pd.Index(np.asarray(taus if taus is not None else [], dtype=float), name="tau"))
+    t = df[time_column].fillna(df["wall_time"]).to_numpy(dtype=float)
+    t = np.where(_proven(df, proofs) & np.isfinite(t), np.maximum(t, 1e-6), np.inf)
+    d = df.assign(_t=t, _depth=df["depth"].fillna(-1), _seed=df["seed"].fillna(-1))
+    times = d.pivot_table(index=["dataset", "_depth", "_seed"], columns="method_solver", values="_t", aggfunc="min")
+    best = times.min(axis=1)
+    ratio = times.div(best.where(np.isfinite(best)), axis=0).fillna(np.inf)
+    if taus is None:
+        finite = ratio.to_numpy()[np.isfinite(ratio.to_numpy())]
+        hi = max(float(finite.max()) if finite.size else 2.0, 2.0)
+        taus = np.geomspace(1.0, hi * 1.05, 200)
+    taus = np.asarray(taus, dtype=float)
+    out = {m: (ratio[m].to_numpy()[None, :] <= taus[:, None]).mean(axis=1) for m in ratio.columns}
+    return pd.DataFrame(out, index=pd.Index(taus, name="tau"))
 
 
 def _gap_curve(trace: list, final_gap, runtime, proven: bool, times: np.ndarray) -> np.ndarray:
@@ -172,41 +286,76 @@ MARKERS = ["o", "s", "^", "v", "D", "x", "+", "*"]
 LINES = ["-", "--", ":", "-."]
 
 
-def plot_performance_profile(df: pd.DataFrame, ax=None, time_column: str = "fit_time"):
+def _colors(n: int) -> list:
+    plt = _pyplot()
+    cycle = plt.rcParams["axes.prop_cycle"].by_key().get("color", ["C0"])
+    return [cycle[i % len(cycle)] for i in range(n)]
+
+
+def _draw_two_kinds(ax, own: pd.DataFrame, every: pd.DataFrame, xlabel: str, ylabel: str, title: str):
+    """One solid line per method (its own proofs); a dashed one beside it when DP-bound proofs add to it."""
     plt = _pyplot()
     if ax is None:
         _, ax = plt.subplots(figsize=(6, 4))
-    prof = performance_profile(df, time_column=time_column)
-    for method in prof.columns:
-        ax.step(prof.index, prof[method], where="post", label=method)
+    for color, method in zip(_colors(len(own.columns)), own.columns):
+        ax.step(own.index, own[method], where="post", label=method, color=color)
+        if method in every and not np.allclose(every[method].to_numpy(), own[method].to_numpy()):
+            ax.step(every.index, every[method], where="post", color=color, linestyle="--",
+                    label=f"{method} (with DP-bound proofs)")
     ax.set_xscale("log")
     ax.set_ylim(-0.02, 1.02)
-    ax.set_xlabel("time t (s)")
-    ax.set_ylabel("share of runs proven optimal within t")
-    ax.set_title("performance profile")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
     ax.legend(fontsize="small")
     return ax
 
 
+def plot_solved_over_time(df: pd.DataFrame, ax=None, time_column: str = "fit_time"):
+    """Share of runs proven optimal within t; None when no method can prove anything."""
+    own = solved_over_time(df, time_column=time_column)
+    if not len(own.columns):
+        return None
+    every = solved_over_time(df, times=own.index, time_column=time_column, proofs="all")
+    return _draw_two_kinds(ax, own, every, "time t (s)", "share of runs proven optimal within t",
+                           "instances solved to optimality over time")
+
+
+def plot_performance_profile(df: pd.DataFrame, ax=None, time_column: str = "fit_time"):
+    """Dolan-Moré profile (ratio to the fastest method's time per instance); None when nothing is proven."""
+    every = performance_profile(df, time_column=time_column, proofs="all")
+    if not len(every.columns) or not _exact_runs(df)["proven_optimal"].any():
+        return None
+    own = performance_profile(df, taus=every.index, time_column=time_column, proofs="own")
+    return _draw_two_kinds(ax, own, every, "tau: time / fastest method's time on the instance",
+                           "share of instances proven within tau", "performance profile (Dolan-Moré)")
+
+
 def plot_gap_over_time(df: pd.DataFrame, ax=None):
+    """Mean gap over time of the runs with a solver trace; None when no run has one."""
+    curves = gap_over_time(df)
+    if not len(curves.columns):
+        return None
     plt = _pyplot()
     if ax is None:
         _, ax = plt.subplots(figsize=(6, 4))
-    curves = gap_over_time(df)
     for method in curves.columns:
         ax.step(curves.index, 100 * curves[method], where="post", label=method)
     ax.set_xscale("log")
     ax.set_xlabel("solver time (s)")
     ax.set_ylabel("mean gap (%)")
     ax.set_title("gap over time")
-    if len(curves.columns):
-        ax.legend(fontsize="small")
+    ax.legend(fontsize="small")
     return ax
 
 
 def plot_accuracy_vs_depth(df: pd.DataFrame):
+    """Mean score against depth, a panel per dataset; None when no finished run has a depth and a score."""
+    done = df[df["depth"].notna() & (df["outcome"] == "done") & (df["test_score"].notna() | df["train_score"].notna())]
+    if done.empty:
+        return None
     plt = _pyplot()
-    datasets = sorted(df["dataset"].dropna().unique()) or ["-"]
+    datasets = sorted(done["dataset"].dropna().unique()) or ["-"]
     fig, axes = plt.subplots(1, len(datasets), figsize=(4.5 * len(datasets), 3.8), squeeze=False)
     for ax, name in zip(axes[0], datasets):
         d = df[(df["dataset"] == name) & df["depth"].notna() & (df["outcome"] == "done")]
@@ -228,10 +377,14 @@ def plot_accuracy_vs_depth(df: pd.DataFrame):
 
 
 def plot_runtime_vs_rows(df: pd.DataFrame, ax=None):
+    """Mean fit time against training rows; None when no finished run has both."""
+    d = df.assign(time=df["fit_time"].fillna(df["wall_time"]))   # assign first: an empty frame takes a Series' index
+    d = d[d["n_train"].notna() & (d["outcome"] == "done") & (d["time"] > 0)]
+    if d.empty:
+        return None
     plt = _pyplot()
     if ax is None:
         _, ax = plt.subplots(figsize=(6, 4))
-    d = df[df["n_train"].notna() & (df["outcome"] == "done")].assign(time=df["fit_time"].fillna(df["wall_time"]))
     for i, (method, g) in enumerate(d.groupby("method_solver", sort=True)):
         m = g.groupby("n_train")["time"].mean()
         ax.plot(m.index.astype(float), m.to_numpy(), marker=MARKERS[i % len(MARKERS)], label=method,
@@ -241,38 +394,200 @@ def plot_runtime_vs_rows(df: pd.DataFrame, ax=None):
     ax.set_xlabel("training rows")
     ax.set_ylabel("mean fit time (s)")
     ax.set_title("runtime against rows")
-    if d["method_solver"].nunique():
-        ax.legend(fontsize="small")
+    ax.legend(fontsize="small")
     return ax
 
 
-FIGURES = {"performance_profile": plot_performance_profile, "gap_over_time": plot_gap_over_time,
-           "accuracy_vs_depth": plot_accuracy_vs_depth, "runtime_vs_rows": plot_runtime_vs_rows}
+FIGURES = {"solved_over_time": plot_solved_over_time, "performance_profile": plot_performance_profile,
+           "gap_over_time": plot_gap_over_time, "accuracy_vs_depth": plot_accuracy_vs_depth,
+           "runtime_vs_rows": plot_runtime_vs_rows}
+#: why a figure was not drawn
+EMPTY = {"solved_over_time": "no method that can prove optimality (a solver or a DP) ran",
+         "performance_profile": "no run was proven optimal",
+         "gap_over_time": "no run has a solver trace (no MIO solver ran)",
+         "accuracy_vs_depth": "no finished run has a depth and a score",
+         "runtime_vs_rows": "no finished run has a fit time"}
+
+
+# ---------------------------------------------------------------------------------------------- publication tables
+#: metric -> (column, "max" or "min" is best, caption, digits)
+METRICS = {
+    "test_score": ("test_score", "max", "test score (mean ± sd over seeds)", 3),
+    "train_score": ("train_score", "max", "training score (mean ± sd over seeds)", 3),
+    "fit_time": ("fit_time", "min", "fit time in seconds (mean ± sd over seeds)", 2),
+    "time_to_proof": ("time_to_proof", "min", "seconds to proven optimality, over proven runs", 2),
+    "gap": ("gap", "min", "final gap (mean ± sd over seeds)", 3),
+    "train_loss": ("train_loss", "min", "training errors or loss / one-leaf baseline (mean ± sd over seeds)", 3),
+    "test_loss": ("test_loss", "min", "test errors or loss / one-leaf baseline (mean ± sd over seeds)", 3),
+    "node_count": ("node_count", "min", "branch-and-bound nodes (mean ± sd over seeds)", 0),
+    "n_leaves": ("n_leaves", "min", "leaves (mean ± sd over seeds)", 1),
+    "solved": ("proven_optimal", "max", "runs proven optimal by the solver (or the DP as the method) / runs; "
+               "+k: proven by the DP bound without a solver", 0),
+}
+DEFAULT_PIVOTS = ("test_score", "train_score", "fit_time", "gap", "solved")
+
+
+def pivot(df: pd.DataFrame, metric: str, rows=("dataset", "depth")) -> pd.DataFrame:
+    """A long table of one metric: one line per row key x method with mean, sd, n, best (and for ``solved`` the
+    counts proven by the method itself and by the DP bound).
+
+    Failed runs count in ``solved`` (as unsolved) and are left out of the means. ``best`` marks, per row, the
+    methods whose mean is the best (ties all marked; for ``solved`` the most runs proven by their own search).
+    """
+    if metric not in METRICS:
+        raise ValueError(f"metric: one of {sorted(METRICS)}; got {metric!r}")
+    column, sense, _, _ = METRICS[metric]
+    rows = [r for r in rows if r in df.columns]
+    keys = [*rows, "method_solver"]
+    d = df.assign(**{r: df[r].fillna(-1) for r in rows if r == "depth"})
+    if metric == "solved":
+        proof = d["proof"].fillna("none")
+        d = d.assign(_bound=d["proven_optimal"] & proof.eq("dp-bound"))
+        d = d.assign(_own=d["proven_optimal"] & ~d["_bound"])
+        g = d.groupby(keys, sort=True, dropna=False)
+        out = pd.DataFrame({"mean": g["_own"].sum().astype(float), "sd": np.nan, "n": g.size(),
+                            "dp_bound": g["_bound"].sum().astype(int)}).reset_index()
+    else:
+        d = d[d["outcome"] == "done"]
+        values = pd.to_numeric(d[column], errors="coerce")
+        g = values.groupby([d[k] for k in keys], sort=True, dropna=False)
+        out = pd.DataFrame({"mean": g.mean(), "sd": g.std(ddof=1), "n": g.count()}).reset_index()
+        out = out[out["n"] > 0]
+    out = out.rename(columns={"method_solver": "method"})
+    if "depth" in out:
+        out["depth"] = out["depth"].map(lambda v: "" if v == -1 else int(v))
+    best = out.groupby(rows, dropna=False)["mean"].transform("max" if sense == "max" else "min") if rows else \
+        out["mean"].max() if sense == "max" else out["mean"].min()
+    out["best"] = np.isclose(out["mean"], best, rtol=1e-9, atol=1e-12) & out["mean"].notna()
+    if metric == "solved":
+        out["best"] &= out["mean"] > 0
+    return out.reset_index(drop=True)
+
+
+def _value_text(r, metric: str, digits: int, pm: str) -> str:
+    if metric == "solved":
+        text = f"{int(r['mean'])}/{int(r['n'])}"
+        return text + (f" (+{int(r['dp_bound'])})" if r.get("dp_bound") else "")
+    if r["mean"] != r["mean"]:
+        return ""
+    text = f"{r['mean']:.{digits}f}"
+    if r["n"] > 1 and r["sd"] == r["sd"]:
+        text += f"{pm}{r['sd']:.{digits}f}"
+    return text
+
+
+def pivot_wide(long: pd.DataFrame, metric: str, style: str = "text") -> pd.DataFrame:
+    """The long table as rows x methods of formatted cells; ``style`` "markdown" or "latex" marks the best."""
+    digits = METRICS[metric][3]
+    pm = {"latex": r" $\pm$ ", "markdown": " ± ", "text": " ± "}[style]
+    rows = [c for c in long.columns if c not in ("method", "mean", "sd", "n", "best", "dp_bound")]
+
+    def cell(r):
+        text = _value_text(r, metric, digits, pm)
+        if style == "latex":
+            text = _latex_escape(text).replace(_latex_escape(pm), pm) if metric != "solved" else _latex_escape(text)
+        if r["best"] and text:
+            text = f"**{text}**" if style == "markdown" else rf"\textbf{{{text}}}" if style == "latex" else text + " *"
+        return text
+    cells = long.assign(_cell=long.apply(cell, axis=1))
+    if not rows:
+        cells = cells.assign(_row="all")
+        rows = ["_row"]
+    wide = cells.pivot(index=rows, columns="method", values="_cell").fillna("")
+    return wide.reset_index().rename(columns={"_row": ""})
+
+
+_LATEX = {"±": r"$\pm$", "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
+          "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+
+
+def _latex_escape(text: str) -> str:
+    return "".join(_LATEX.get(ch, ch) for ch in str(text))
+
+
+def to_latex(wide: pd.DataFrame, caption: str = "", label: str = "") -> str:
+    """A booktabs table (``\\usepackage{booktabs}``); cells are already escaped (:func:`pivot_wide` with latex)."""
+    n_keys = sum(1 for c in wide.columns if c in ("dataset", "depth", ""))
+    spec = "l" * n_keys + "r" * (len(wide.columns) - n_keys)
+    head = " & ".join(_latex_escape(c) for c in wide.columns)
+    lines = [r"\begin{table}[ht]", r"\centering"]
+    if caption:
+        lines.append(rf"\caption{{{_latex_escape(caption)}}}")
+    if label:
+        lines.append(rf"\label{{{label}}}")
+    lines += [rf"\begin{{tabular}}{{{spec}}}", r"\toprule", head + r" \\", r"\midrule"]
+    for row in wide.itertuples(index=False):
+        lines.append(" & ".join(str(v) if i >= n_keys else _latex_escape(v) for i, v in enumerate(row)) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
+    return "\n".join(lines) + "\n"
+
+
+def write_pivots(df: pd.DataFrame, out_dir: str | Path, metrics=DEFAULT_PIVOTS) -> dict[str, Path]:
+    """pivot_<metric>.md / .tex / .csv for each metric with any value; return what was written."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    written: dict[str, Path] = {}
+    for metric in metrics:
+        long = pivot(df, metric)
+        if long.empty or (metric != "solved" and long["mean"].isna().all()):
+            continue
+        if metric == "solved" and not _exact_runs(df)["solver"].notna().any() and not df["proven_optimal"].any():
+            continue   # heuristics only: nothing can be solved
+        caption = METRICS[metric][2]
+        md = f"**{metric}**: {caption}; best per row in bold.\n\n" + to_markdown(pivot_wide(long, metric, "markdown"))
+        tex = to_latex(pivot_wide(long, metric, "latex"), caption=caption, label=f"tab:{metric}")
+        for name, text in ((f"pivot_{metric}.md", md), (f"pivot_{metric}.tex", tex)):
+            (out / name).write_text(text)
+            written[name] = out / name
+        long.to_csv(out / f"pivot_{metric}.csv", index=False)
+        written[f"pivot_{metric}.csv"] = out / f"pivot_{metric}.csv"
+    return written
+
+
+def write_traces(df: pd.DataFrame, path: str | Path) -> Path:
+    """Every run's incumbent and bound trace as a long CSV (key, dataset, method, depth, seed, time, primal, dual)."""
+    rows = [{"key": r.key, "dataset": r.dataset, "method": r.method_solver, "depth": r.depth, "seed": r.seed,
+             "time": p.get("time"), "primal": p.get("primal"), "dual": p.get("dual"), "kind": p.get("kind")}
+            for r in df.itertuples() for p in r.trace if isinstance(p, dict)]
+    pd.DataFrame(rows, columns=["key", "dataset", "method", "depth", "seed", "time", "primal", "dual", "kind"]
+                 ).to_csv(path, index=False)
+    return Path(path)
 
 
 def write_report(source, out_dir: str | Path, title: str = "opttrees comparison", grid: str | None = None,
-                 figures: bool = True) -> dict[str, Path]:
-    """Write results.csv, summary.md, summary.html and (with matplotlib) the figures; return what was written."""
+                 figures: bool = True, metrics=DEFAULT_PIVOTS) -> dict[str, Path]:
+    """Write results.csv, traces.csv, summary.md, summary.html, the pivot tables (Markdown, LaTeX, CSV) and
+    (with matplotlib) the figures that have something to show; return what was written."""
     df = source if isinstance(source, pd.DataFrame) else results_frame(source, grid)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written: dict[str, Path] = {}
-    flat = df.drop(columns=["trace"])
+    flat = df.drop(columns=["trace", "spec"], errors="ignore")
     flat.to_csv(out / "results.csv", index=False)
     written["results.csv"] = out / "results.csv"
+    written["traces.csv"] = write_traces(df, out / "traces.csv")
+    if df.empty:
+        (out / "summary.md").write_text(f"# {title}\n\nNo runs in the store yet: nothing to tabulate or plot.\n")
+        written["summary.md"] = out / "summary.md"
+        return written
+    written.update(write_pivots(df, out, metrics))
     summary = summary_table(df)
     failures = df[df["outcome"] != "done"][["dataset", "method_solver", "depth", "seed", "outcome", "error"]]
     failures = failures.assign(error=failures["error"].map(lambda e: (str(e).splitlines() or [""])[0][:200]
                                                            if isinstance(e, str) else ""))
-    images = []
+    images, skipped = [], []
     if figures:
         try:
             plt = _pyplot()
         except ImportError:
             plt = None
-        if plt is not None and not df.empty:
+            skipped.append("figures: matplotlib is not installed (pip install 'opttrees[plot]')")
+        if plt is not None:
             for name, fn in FIGURES.items():
                 res = fn(df)
+                if res is None:
+                    skipped.append(f"{name}: {EMPTY[name]}")
+                    continue
                 fig = res if hasattr(res, "savefig") else res.figure
                 fig.savefig(out / f"{name}.png", dpi=120, bbox_inches="tight")
                 plt.close(fig)
@@ -280,11 +595,21 @@ def write_report(source, out_dir: str | Path, title: str = "opttrees comparison"
                 images.append(f"{name}.png")
     counts = df["outcome"].value_counts().to_dict()
     intro = f"{len(df)} runs: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
-    md = [f"# {title}\n", intro + "\n", "\n## Summary\n", "`optimal` is the share of runs proven optimal; `time_s` the "
-          "median fit time; `gap` the mean final gap; `train`/`test` the mean scores.\n\n", to_markdown(summary)]
+    md = [f"# {title}\n", intro + "\n", "\n## Summary\n",
+          "`solver_ran` is the solver that actually ran (`none`: the DP bound proved the start before any solver was "
+          "called; `dp`: the dynamic program is the method); `route` is solver / dp-bound / dp-only / heuristic. "
+          "`proven_solver` counts runs proven by the solver's own bound (or the DP as the method), `proven_dp_bound` "
+          "runs proven by the DP bound; `time_s` the median fit time; `first_incumbent_s` the median seconds to the "
+          "solver's first incumbent; `gap` the mean final gap; `nodes` the median node count; `train`/`test` the "
+          "mean scores.\n\n", to_markdown(summary)]
+    tables = sorted(k for k in written if k.startswith("pivot_") and k.endswith(".md"))
+    if tables:
+        md += ["\n## Tables\n\n"] + [f"- [{t}]({t}) ([LaTeX]({t[:-3]}.tex), [CSV]({t[:-3]}.csv))\n" for t in tables]
     if len(failures):
         md += ["\n## Failed runs\n\n", to_markdown(failures)]
     md += [f"\n![{i}]({i})\n" for i in images]
+    if skipped:
+        md += ["\n## Figures not drawn\n\n"] + [f"- {w}\n" for w in skipped]
     (out / "summary.md").write_text("".join(md))
     written["summary.md"] = out / "summary.md"
     page = [f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>",
@@ -294,6 +619,7 @@ def write_report(source, out_dir: str | Path, title: str = "opttrees comparison"
     if len(failures):
         page += ["<h2>Failed runs</h2>", to_html(failures)]
     page += [f"<p><img src='{html.escape(i)}' alt='{html.escape(i)}'></p>" for i in images]
+    page += [f"<p>{html.escape(w)}</p>" for w in skipped]
     page += ["<h2>All runs</h2>", to_html(flat.drop(columns=["error"]).head(2000)), "</body></html>"]
     (out / "summary.html").write_text("\n".join(page))
     written["summary.html"] = out / "summary.html"

@@ -34,6 +34,7 @@ from typing import Any
 
 from ..errors import InputError
 from .grid import Cell, Grid, as_cells, package_version
+from .records import first_incumbent_time, route_of
 from .store import FAILED, FINISHED, ResultStore
 
 BACKENDS = ("process", "dask")
@@ -82,7 +83,8 @@ def _worker_main(cell_path: str, result_path: str, log_path: str | None = None) 
         spec = json.loads(Path(cell_path).read_text())
         try:
             with stop_on_sigint():
-                report = run_spec(parse_spec(spec), write=False)
+                # the cell's output folder (tree.json, tree.dot, index.html, report.json) when the runner gave one
+                report = run_spec(parse_spec(spec), write=bool(spec.get("output")))
             payload = {"ok": True, "report": report}
         except MemoryError:
             payload = {"ok": False, "kind": "oom", "error": "MemoryError: the run exhausted its memory"}
@@ -294,14 +296,30 @@ def tidy_row(result: dict) -> dict:
     if build is None:
         build = (sol.get("timings") or {}).get("build")
     finite = lambda v: v if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) else None
+    route = route_of(sol) if rep else {k: None for k in route_of(None)}
+    proven = bool(sol.get("proven_optimal", False))
+    fit_time = finite(rep.get("fit_time"))
     return {
         "status": sol.get("status") or rep.get("status"),
-        "proven_optimal": bool(sol.get("proven_optimal", False)),
-        "objective": finite(sol.get("objective", rep.get("objective"))),
+        "proven_optimal": proven,
+        # what ran, not what was planned (records.route_of): the DP bound may prove a model no solver saw
+        "solver_ran": route["solver_ran"],
+        "planned_solver": route["planned_solver"],
+        "route": route["route"],
+        "proof": route["proof"],
+        "start": route["start"],
+        "bound_source": route["bound_source"],
+        "time_to_first_incumbent": finite(first_incumbent_time(sol.get("trace"))),
+        "time_to_proof": fit_time if proven else None,   # the whole fit (build and DP included), when proven
+        "objective": finite(sol.get("objective", rep.get("objective"))),   # in the model's own units
+        # errors or loss / the one-leaf baseline: the same scale for every model (FlowOCT's objective counts hits)
+        "train_loss": finite((rep.get("normalised_loss") or {}).get("train")),
+        "test_loss": finite((rep.get("normalised_loss") or {}).get("test")),
+        "objective_meaning": rep.get("objective_meaning"),
         "bound": finite(sol.get("bound")),
         "gap": finite(sol.get("gap")),
         "runtime": finite(sol.get("runtime")) if sol else finite(rep.get("fit_time")),
-        "fit_time": finite(rep.get("fit_time")),
+        "fit_time": fit_time,
         "build_time": finite(build),
         "wall_time": finite(result.get("wall_time")),
         "solver_version": sol.get("solver_version") or None,
@@ -381,6 +399,11 @@ class RunSummary:
                 + ("; interrupted, rerun to finish" if self.interrupted else "") + f"; store {self.store}")
 
 
+def cell_folder(store: ResultStore, cell: Cell) -> Path:
+    """Where a cell's files go: ``<the store's folder>/cells/<key>``."""
+    return store.path.parent.resolve() / "cells" / cell.key
+
+
 def pending(cells, store: ResultStore, retry_failed: bool = False) -> list[Cell]:
     """Cells still to run: not done, and not failed unless ``retry_failed`` (``running`` ones count as missing)."""
     cells = as_cells(cells)
@@ -455,6 +478,10 @@ def run_grid(grid, store: ResultStore | str | Path, jobs: int = 1, backend: str 
         summary.outcomes[outcome] = summary.outcomes.get(outcome, 0) + 1
         bar.update(cell, outcome, row)
 
+    # each cell writes its tree files into its own folder beside the store (an absolute path: workers may run
+    # elsewhere, from another working directory)
+    todo = [Cell(c.key, {**c.spec, "output": str(cell_folder(store, c))}, {**c.meta, "output": str(cell_folder(store, c))})
+            for c in todo]
     previous = None
     if threading.current_thread() is threading.main_thread():
         def on_term(signum, frame):

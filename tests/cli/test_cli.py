@@ -237,6 +237,17 @@ def test_solve_prints_the_solve_result_summary(tmp_path):
     assert "\nobjective: normalised loss" in r.stdout and "\ntime: " in r.stdout and " solver " in r.stdout
 
 
+def test_solve_names_the_solver_that_ran_not_the_planned_one(tmp_path):
+    # the DP's start reaches the DP bound: no solver is called, and the line says so (not "solver=none" alone,
+    # and never the planned solver as if it had run)
+    spec = {**BASE, "solver": {**BASE["solver"], "name": "scip"}}
+    r = run("solve", str(write_spec(tmp_path, spec)), "-o", str(tmp_path / "o"), "-q")
+    assert r.returncode == 0, r.stderr
+    report = json.loads((tmp_path / "o" / "report.json").read_text())
+    assert report["solve"]["solver"] == "none" and report["solve"]["plan"]["solver"] == "scip"
+    assert "solver=none (scip not called: proven optimal by the DP bound)" in r.stdout.splitlines()[0]
+
+
 def test_every_shipped_example_spec_is_valid():
     """Specs in examples/ are checked like a user's (field names, types, files) without running them."""
     from pathlib import Path

@@ -14,7 +14,14 @@ import yaml
 
 from opttrees.errors import InputError
 from opttrees.experiments.grid import GridError, cell_key, expand, load_grid
-from opttrees.experiments.report import gap_over_time, performance_profile, results_frame, summary_table, write_report
+from opttrees.experiments.report import (
+    gap_over_time,
+    performance_profile,
+    results_frame,
+    solved_over_time,
+    summary_table,
+    write_report,
+)
 from opttrees.experiments.runner import execute_cell, pending, run_grid
 from opttrees.experiments.store import ResultStore
 
@@ -37,7 +44,7 @@ def tiny_csv(tmp_path):
 def tiny_grid(tiny_csv, **over):
     raw = {"name": "tiny",
            "datasets": [{"csv": str(tiny_csv), "target": "label", "test_size": 0.25}],
-           "models": [{"type": "oct", "warm_start": "greedy"}, {"type": "cart", "uses_solver": False}],
+           "models": [{"type": "oct"}, {"type": "cart", "uses_solver": False}], "assist": ["none"],
            "solvers": [{"name": "highs", "time_limit": 20}, {"name": "scip", "time_limit": 20}],
            "depths": [1], "seeds": [0], "limits": {"wall_time": 120}}
     raw.update(over)
@@ -162,13 +169,23 @@ def test_tiny_grid_end_to_end_on_processes_then_resumes_and_reports(tmp_path, ti
     written = write_report(store, tmp_path / "report", title="tiny")
     md = (tmp_path / "report" / "summary.md").read_text()
     assert "| dataset | method | depth |" in md and "oct/highs" in md and "cart" in md
+    # every row says what ran: the MIO rows their solver (route solver), CART no solver (route heuristic)
+    assert set(mio["solver_ran"]) == {"highs", "scip"} and (mio["solver_ran"] == mio["solver"]).all()
+    assert (mio["route"] == "solver").all() and (mio["proof"] == "solver").all()
+    assert mio["time_to_first_incumbent"].notna().all() and mio["time_to_proof"].notna().all()
+    carts = df[df["model"] == "cart"]
+    assert (carts["route"] == "heuristic").all() and (carts["solver_ran"] == "none").all()
+    # each cell wrote its tree files into its own folder beside the store
+    for key in df["key"]:
+        folder = tmp_path / "cells" / key
+        assert (folder / "tree.json").exists() and (folder / "report.json").exists()
     assert "<table>" in (tmp_path / "report" / "summary.html").read_text()
     assert len(pd.read_csv(written["results.csv"])) == 6
     try:
         import matplotlib  # noqa: F401
     except ImportError:
         return
-    for name in ("performance_profile", "gap_over_time", "accuracy_vs_depth", "runtime_vs_rows"):
+    for name in ("solved_over_time", "performance_profile", "gap_over_time", "accuracy_vs_depth", "runtime_vs_rows"):
         assert (tmp_path / "report" / f"{name}.png").stat().st_size > 1000
 
 
@@ -273,7 +290,7 @@ def test_performance_profile_and_gap_curves_from_hand_made_rows():
         {"method_solver": "heuristic", "proven_optimal": False, "fit_time": 0.1, "outcome": "done", "trace": []},
     ]
     df = results_frame(rows)
-    prof = performance_profile(df, times=[0.5, 1.0, 10.0])
+    prof = solved_over_time(df, times=[0.5, 1.0, 10.0])
     assert list(prof.columns) == ["a"]                   # a method with no bound proves nothing: left out
     assert prof["a"].tolist() == [0.0, 0.5, 0.5]
     gaps = gap_over_time(df, times=[0.05, 0.15, 0.3, 0.6, 2.0])
@@ -281,7 +298,23 @@ def test_performance_profile_and_gap_curves_from_hand_made_rows():
     # run 2: none (1), none (1), |1-0.5|/1, same, same
     assert gaps["a"].tolist() == pytest.approx([1.0, 0.75, 0.5, 0.25, 0.25])
     s = summary_table(df)
-    assert set(s["method"]) == {"a", "heuristic"} and s.set_index("method").loc["a", "optimal"] == 0.5
+    assert set(s["method"]) == {"a", "heuristic"} and s.set_index("method").loc["a", "proven_solver"] == 1
+
+
+def test_dolan_more_profile_is_the_ratio_to_the_fastest_method_per_instance():
+    def run(m, seed, t, proven, proof="solver"):
+        return {"dataset": "d", "depth": 2, "seed": seed, "method_solver": m, "solver": "highs", "outcome": "done",
+                "proven_optimal": proven, "proof": proof if proven else "none", "fit_time": t, "trace": []}
+    rows = [run("a", 0, 1.0, True), run("b", 0, 4.0, True),     # instance 0: a fastest, b at ratio 4
+            run("a", 1, 10.0, False), run("b", 1, 2.0, True),   # instance 1: only b proves
+            run("a", 2, 3.0, True), run("b", 2, 1.0, True, "dp-bound")]   # instance 2: b's proof is the DP bound's
+    df = results_frame(rows)
+    own = performance_profile(df, taus=[1.0, 3.0, 4.0, 100.0])
+    assert own["a"].tolist() == pytest.approx([2 / 3, 2 / 3, 2 / 3, 2 / 3])   # best on 0 and 2 (b's proof left out)
+    assert own["b"].tolist() == pytest.approx([1 / 3, 1 / 3, 2 / 3, 2 / 3])
+    every = performance_profile(df, taus=[1.0, 3.0, 4.0], proofs="all")
+    assert every["a"].tolist() == pytest.approx([1 / 3, 2 / 3, 2 / 3])       # ratio 3 on instance 2 now
+    assert every["b"].tolist() == pytest.approx([2 / 3, 2 / 3, 1.0])
 
 
 def test_cli_compare_lists_cells_and_rejects_bad_backends(tmp_path, tiny_csv):
@@ -298,4 +331,4 @@ def test_cli_compare_lists_cells_and_rejects_bad_backends(tmp_path, tiny_csv):
     with pytest.raises(InputError, match="jobs"):
         run_grid(expand(tiny_grid(tiny_csv)), tmp_path / "s.sqlite", jobs=0)
     assert json.loads(json.dumps(load_grid(p).cells[0].spec))  # cells are plain JSON-able specs
-    assert os.path.exists(tmp_path / "s.sqlite")
+    assert not os.path.exists(tmp_path / "s.sqlite")   # --list and a refused run write nothing

@@ -83,6 +83,29 @@ def test_optimal_tree_cv_iris():
     assert cv.predict_proba(X).shape == (150, 3)
 
 
+def test_optimal_tree_cv_greedy_is_cart_tuned_on_validation():
+    """method="greedy" (spec type cart-cv): per depth one CART tree, alpha by Algorithm 2.5 on the validation split;
+    the refit is CART on train + validation pruned at the chosen alpha."""
+    from sklearn.datasets import load_wine
+    from sklearn.model_selection import train_test_split
+    X, y = load_wine(return_X_y=True)
+    cv = OptimalTreeCV(max_depth=3, method="greedy", random_state=0).fit(X, y)
+    assert [r["depth"] for r in cv.tuning_table_] == [1, 2, 3]
+    best = min(cv.tuning_table_, key=lambda r: (r["val_error"], r["depth"]))
+    assert (cv.best_depth_, cv.best_alpha_) == (best["depth"], best["alpha"])
+    # the table's figures are Algorithm 2.5 on the same split
+    from opttrees.heuristics.local_search import _seeds
+    s_split, s_tune, _ = _seeds(0, 3)
+    Xt, Xv, yt, yv = train_test_split(X, y, test_size=1 / 3, random_state=int(s_split), stratify=y)
+    d = prepare(Xt, yt)
+    for row in cv.tuning_table_:
+        a, v = tune_cp(greedy_tree(d, row["depth"], random_state=int(s_tune)), make_problem(d), Xv, yv)
+        assert (a, v) == pytest.approx((row["alpha"], row["val_error"]))
+    assert cv.tree_.depth <= cv.best_depth_ and cv.score(X, y) > 0.85
+    with pytest.raises(InputError, match="parallel"):
+        OptimalTreeCV(max_depth=2, method="greedy", split_type="hyperplane").fit(X, y)
+
+
 def test_local_search_tree_is_feasible_mio_warm_start_with_same_objective():
     """Contract with the OCT formulation (issue 2): the warm start is accepted and its objective matches."""
     oct_mod = pytest.importorskip("opttrees.formulations.oct")
