@@ -31,8 +31,10 @@ from ..heuristics.kernels.losses import sq_loss3
 from .engine import leaf_cost
 
 INF = np.inf
-#: positions per feature evaluated before the interval search
-GRID = 16
+#: positions per feature evaluated before the interval search: the ends and the middle. A finer first grid costs
+#: more than it prunes (root evaluations at depth 2, 2 -> 16: 2,000 x 19 with 7 classes 163 -> 669, 10,000 x 10
+#: with 4 classes 169 -> 408, regression 10,000 x 8 375 -> 559, min leaf 20 with 2 classes 113 -> 371)
+GRID = 2
 #: the same below the root, where the parent's incumbent already bounds the search
 INNER_GRID = 2
 #: long row loops read the stop flag every POLL_MASK + 1 rows
