@@ -115,8 +115,8 @@ class SPOTree(SolverMixin, _SPOBase):
     ----------
     decision_problem : DecisionProblem, str or dict
         The optimisation problem, e.g. ``GridShortestPath(4, 4)``, or a name / mapping such as
-        ``{"type": "news", "seed": 10}`` (:func:`opttrees.oracles.make_decision_problem`). Required; the
-        only parameter that may be given by position (like GridSearchCV's ``estimator``).
+        ``{"type": "news", "seed": 10}`` (:func:`opttrees.oracles.make_decision_problem`). Required, and by
+        keyword like every parameter: ``SPOTree(decision_problem=pr, max_depth=2)``.
     max_depth : int or None, default=None
         Maximum depth (None: unrestricted; the MILP needs an int).
     min_samples_leaf : float, default=20
@@ -203,7 +203,7 @@ class SPOTree(SolverMixin, _SPOBase):
     >>> from opttrees import SPOTree
     >>> from opttrees.experiments.spo_data import shortest_path_data
     >>> D = shortest_path_data(200, deg=2, noise=0.25, grid=(3, 3), n_test=100, seed=0)
-    >>> spot = SPOTree(D.problem, max_depth=2, min_samples_leaf=10).fit(D.X, D.C)
+    >>> spot = SPOTree(decision_problem=D.problem, max_depth=2, min_samples_leaf=10).fit(D.X, D.C)
     >>> spot.predict(D.X_test).shape == (100, D.problem.n_decisions), -spot.score(D.X_test, D.C_test) < 0.5
     (True, True)
     """
@@ -226,7 +226,7 @@ class SPOTree(SolverMixin, _SPOBase):
                       f"in [0, {SPO_MAX_DEPTH}] (the SPO dynamic program searches a fixed depth)"))),
     )
 
-    def __init__(self, decision_problem=None, *, max_depth=None, min_samples_leaf=20, method="greedy",
+    def __init__(self, *, decision_problem=None, max_depth=None, min_samples_leaf=20, method="greedy",
                  criterion="spo", quantile_step=0.01, binarization="quantile", n_thresholds=10, prune=True,
                  validation_fraction=0.0, alpha=1e-4, solver="highs", time_limit=60.0, mip_gap=1e-6, x_precision=None,
                  warm_start="auto", dp_bound="auto", random_state=0, verbose=False):
@@ -370,7 +370,7 @@ class SPOForest(_SPOBase):
     Parameters
     ----------
     decision_problem : DecisionProblem, str or dict
-        As for :class:`SPOTree` (required; may be given by position).
+        As for :class:`SPOTree` (required; by keyword).
     n_estimators : int, default=100
         Number of trees.
     max_depth : int or None, default=None
@@ -405,7 +405,8 @@ class SPOForest(_SPOBase):
     >>> from opttrees import SPOForest
     >>> from opttrees.experiments.spo_data import shortest_path_data
     >>> D = shortest_path_data(200, deg=2, noise=0.25, grid=(3, 3), n_test=100, seed=0)
-    >>> paths = SPOForest(D.problem, n_estimators=5, max_depth=3, n_jobs=1).fit(D.X, D.C).predict(D.X_test)
+    >>> forest = SPOForest(decision_problem=D.problem, n_estimators=5, max_depth=3, n_jobs=1).fit(D.X, D.C)
+    >>> paths = forest.predict(D.X_test)
     >>> paths.shape == (100, D.problem.n_decisions), set(paths.ravel().round(6)) <= {0.0, 1.0}
     (True, True)
     """
@@ -418,7 +419,7 @@ class SPOForest(_SPOBase):
         "random_state": [Interval("int", 0), NONE],
     }
 
-    def __init__(self, decision_problem=None, *, n_estimators=100, max_depth=None, min_samples_leaf=20,
+    def __init__(self, *, decision_problem=None, n_estimators=100, max_depth=None, min_samples_leaf=20,
                  max_features="sqrt", criterion="spo", quantile_step=0.01, bootstrap=True, n_jobs=None,
                  random_state=0):
         store_params(self, locals())
