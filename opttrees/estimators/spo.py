@@ -24,7 +24,9 @@ from ..spo.loss import decision_regret, normalized_extra_cost
 from ..spo.objective import spot_norm, spot_objective
 from ..spo.pruning import prune_alpha, prune_on_validation, prune_zero_gain, refit_nodes
 from .base import OptTreesEstimator, SolverMixin, store_params, warm_start_rules
-from .common import check_X_fitted, encode_categories, finish_fit, record_display_bounds, root_leaf
+from .common import (TreeAttributesMixin, check_X_fitted, encode_categories, finish_fit, record_display_bounds,
+                     record_node_stats, root_leaf)
+from ..sklearn_export import feature_importances
 from .fitcontrol import controlled_fit
 
 
@@ -107,7 +109,7 @@ def _costs_to_user(tree, g: float):
     return out
 
 
-class SPOTree(SolverMixin, _SPOBase):
+class SPOTree(TreeAttributesMixin, SolverMixin, _SPOBase):
     """A decision tree trained on the SPO loss (SPOT, Elmachtoub et al.): leaves hold cost vectors whose
     decisions minimise the regret of the decisions they induce.
 
@@ -298,6 +300,8 @@ class SPOTree(SolverMixin, _SPOBase):
         self.objective_ = score(tree)     # normalised regret: the same on C and on C * f
         self.tree_ = _costs_to_user(tree, 1.0 / f)
         record_display_bounds(self, X)
+        # importances: the decrease of the training SPO regret (each node's decision w*(mean cost) as a leaf)
+        record_node_stats(self, X, sample_weight=w, node_loss=refit_nodes(tree, pr, X, C, w).extras["train_spo"] / f)
         return self
 
     def _fit_mio(self, X, C, w, feature_names, ctl):
@@ -339,9 +343,9 @@ class SPOTree(SolverMixin, _SPOBase):
         self._check_fitted()
         return self.tree_.value[self.tree_.apply(check_X_fitted(self, X))]
 
-    def apply(self, X) -> np.ndarray:
+    def _fitted_tree(self):
         self._check_fitted()
-        return self.tree_.apply(check_X_fitted(self, X))
+        return self.tree_
 
     def training_loss(self, X, C, sample_weight=None) -> float:
         """Mean weighted regret of the tree's decisions on (X, C).
@@ -442,6 +446,35 @@ class SPOForest(_SPOBase):
     def predict_cost(self, X) -> np.ndarray:
         self._check_fitted()
         return forest_mean_cost(self.estimators_, check_X_fitted(self, X))
+
+    @property
+    def feature_importances_(self) -> np.ndarray:
+        """(p,) the mean over the trees of each tree's normalised decrease of its training SPO regret (on its
+        bootstrap sample, as scikit-learn's forests: trees with no split left out), normalised to sum 1
+        (:func:`opttrees.sklearn_export.feature_importances`)."""
+        self._check_fitted()
+        per = [feature_importances(t, node_weight=t.extras["weight"], node_loss=t.extras["train_spo"])
+               for t in self.estimators_ if t.n_nodes > 1]
+        if not per:
+            return np.zeros(self.n_features_in_)
+        mean = np.mean(per, axis=0)
+        return mean / mean.sum() if mean.sum() > 0 else mean
+
+    def apply(self, X) -> np.ndarray:
+        """(n, n_estimators) the leaf each row of X reaches in every tree."""
+        self._check_fitted()
+        X = check_X_fitted(self, X)
+        return np.column_stack([t.apply(X) for t in self.estimators_])
+
+    def decision_path(self, X):
+        """(indicator, n_nodes_ptr) as scikit-learn's forests: a CSR (n, total nodes) matrix of every tree's path,
+        tree ``i``'s nodes in columns ``n_nodes_ptr[i]:n_nodes_ptr[i + 1]``."""
+        from scipy import sparse
+        self._check_fitted()
+        X = check_X_fitted(self, X)
+        paths = [t.decision_path(X) for t in self.estimators_]
+        ptr = np.concatenate([[0], np.cumsum([p.shape[1] for p in paths])])
+        return sparse.hstack(paths, format="csr"), ptr
 
     def predict(self, X) -> np.ndarray:
         """One oracle call on the averaged predicted cost vectors."""
