@@ -108,20 +108,20 @@ def set_node_statistics(tree: Tree, X, y=None, sample_weight=None, criterion: st
         sq = (counts * counts).sum(axis=1)
         impurity = np.where(W > 0, 1.0 - sq / np.where(W > 0, W * W, 1.0), 0.0)
     elif criterion in ("squared_error", "absolute_error"):
-        Y = np.asarray(y, dtype=np.float64)
-        Y = Y.reshape(n, -1)
-        for t in range(m):
-            r = rows_at(t)
-            wr = w[r]
-            if not r.size or wr.sum() <= 0:
-                continue
-            per = []
-            for yk in Y[r].T:
-                centre = (float(wr @ yk) / float(wr.sum()) if criterion == "squared_error"
-                          else weighted_median(yk, wr))
-                dev = yk - centre
-                per.append(float(wr @ (dev * dev if criterion == "squared_error" else np.abs(dev))) / float(wr.sum()))
-            impurity[t] = float(np.mean(per))
+        Y = np.asarray(y, dtype=np.float64).reshape(n, -1)
+        # one entry per (row, node on its path): O(n * depth), vectorised over the nodes
+        rows, cols = path.indices, np.repeat(np.arange(m), np.diff(path.indptr))
+        wr = w[rows]
+        live = W > 0
+        for yk in Y.T:
+            if criterion == "squared_error":    # two passes: the mean, then the squares about it (no cancellation)
+                centre = np.zeros(m)
+                np.divide(np.bincount(cols, wr * yk[rows], minlength=m), W, out=centre, where=live)
+            else:
+                centre = np.array([weighted_median(yk[rows_at(t)], w[rows_at(t)]) for t in range(m)])
+            dev = yk[rows] - centre[cols]
+            loss = np.bincount(cols, wr * (dev * dev if criterion == "squared_error" else np.abs(dev)), minlength=m)
+            impurity += np.where(live, loss / np.where(live, W, 1.0), 0.0) / Y.shape[1]
     else:
         raise InputError(f"unknown criterion {criterion!r}; expected one of {CRITERIA}")
     tree.extras.update({"n_node_samples": n_rows, "weighted_n_node_samples": W, "impurity": impurity})
