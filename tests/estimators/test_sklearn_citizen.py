@@ -292,18 +292,26 @@ def test_attributes_before_fit_raise_not_fitted():
     assert not hasattr(SPOForest(), "feature_importances_")
 
 
-def test_hyperplane_linear_spo_and_prescriptive_trees_are_refused_clearly(fitted):
+def test_every_estimator_converts_or_is_refused_clearly(fitted):
     messages = {"hyperplane": "axis-parallel splits", "linear": "linear leaves", "spo": "SPO leaves",
                 "prescription": "prescriptive leaves"}
-    refused = set()
-    for est, _ in fitted:
+    refused, converted = set(), set()
+    for est, X in fitted:
         tree = est.tree_
         kind = "hyperplane" if (tree.feature == -2).any() else tree.task
         if kind in messages:
             with pytest.raises(InputError, match=messages[kind]):
                 est.to_sklearn()
             refused.add(kind)
+            continue
+        sk = est.to_sklearn()
+        assert np.array_equal(sk.predict(X), est.predict(X))
+        if tree.task == "classification":
+            assert np.array_equal(sk.predict_proba(X), est.predict_proba(X))
+        converted.add(type(est).__name__)
     assert refused == set(messages)
+    assert converted == {"OptimalTreeClassifier", "OptimalTreeRegressor", "OptimalTreeCV", "FlowOCTClassifier",
+                         "RobustTreeClassifier"}
 
 
 def test_spo_importances_by_hand(fitted):
@@ -357,6 +365,17 @@ def test_a_tied_leaf_keeps_its_label_and_a_non_majority_label_is_refused():
     assert np.allclose(tied.predict_proba(X), [[0.5, 0.5], [0.0, 1.0]], rtol=0, atol=1e-15)
     with pytest.raises(InputError, match="leaf 1 predicts class 'b' but its training rows' majority"):
         to_sklearn(_two_leaf_tree([3.0, 1.0], [0.0, 3.0], [1, 1]))
+
+
+def test_a_single_leaf_converts():
+    X = np.zeros((4, 2))
+    for y in ([0, 1, 1, 1], [1.0, 2.0, 3.0, 4.0]):
+        est = (OptimalTreeClassifier if isinstance(y[0], int) else OptimalTreeRegressor)(max_depth=0,
+                                                                                       method="greedy").fit(X, y)
+        sk = est.to_sklearn()
+        text = export_text(sk)
+        assert sk.tree_.node_count == 1 and sk.get_depth() == 0 and ("class:" in text or "value:" in text)
+        assert np.array_equal(sk.predict(X), est.predict(X)) and not est.feature_importances_.any()
 
 
 def test_regression_tree_without_statistics_names_the_fix():
