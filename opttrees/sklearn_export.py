@@ -82,16 +82,21 @@ def set_node_statistics(tree: Tree, X, y=None, sample_weight=None, criterion: st
         Each node's total training loss if it were a leaf, computed by the caller; the impurity is that loss per
         unit of weight.
     """
+    if (criterion is None) == (node_loss is None):
+        raise InputError("set_node_statistics needs exactly one of criterion= and node_loss=")
+    if criterion is not None and criterion not in CRITERIA:
+        raise InputError(f"unknown criterion {criterion!r}; expected one of {CRITERIA}")
     X = tree.feature_matrix(X)
     n, m = X.shape[0], tree.n_nodes
+    if criterion is not None and (y is None or len(y) != n):
+        raise InputError(f"criterion={criterion!r} needs y with one value per row of X ({n}); got "
+                         f"{'none' if y is None else len(y)}")
     w = check_sample_weight(sample_weight, n)
     path, rows_at = _node_rows(tree, X)
     counted = (w > 0).astype(np.float64)
     n_rows = np.rint(path.T @ counted).astype(np.int64)
     W = np.asarray(path.T @ w, dtype=np.float64)
     impurity = np.zeros(m)
-    if (criterion is None) == (node_loss is None):
-        raise InputError("set_node_statistics needs exactly one of criterion= and node_loss=")
     if node_loss is not None:
         loss = np.asarray(node_loss, dtype=np.float64)
         if loss.shape != (m,):
@@ -107,7 +112,7 @@ def set_node_statistics(tree: Tree, X, y=None, sample_weight=None, criterion: st
         counts = np.asarray(path.T @ onehot)
         sq = (counts * counts).sum(axis=1)
         impurity = np.where(W > 0, 1.0 - sq / np.where(W > 0, W * W, 1.0), 0.0)
-    elif criterion in ("squared_error", "absolute_error"):
+    else:
         Y = np.asarray(y, dtype=np.float64).reshape(n, -1)
         # one entry per (row, node on its path): O(n * depth), vectorised over the nodes
         rows, cols = path.indices, np.repeat(np.arange(m), np.diff(path.indptr))
@@ -122,8 +127,6 @@ def set_node_statistics(tree: Tree, X, y=None, sample_weight=None, criterion: st
             dev = yk[rows] - centre[cols]
             loss = np.bincount(cols, wr * (dev * dev if criterion == "squared_error" else np.abs(dev)), minlength=m)
             impurity += np.where(live, loss / np.where(live, W, 1.0), 0.0) / Y.shape[1]
-    else:
-        raise InputError(f"unknown criterion {criterion!r}; expected one of {CRITERIA}")
     tree.extras.update({"n_node_samples": n_rows, "weighted_n_node_samples": W, "impurity": impurity})
     return tree
 

@@ -3,9 +3,10 @@
 Routing convention, used everywhere in opttrees: a branch node with coefficients ``a`` and threshold ``b``
 sends a point **left iff a·x < b** (strict), otherwise right (the thesis's convention). A parallel split is
 ``a = e_j``. Thresholds and coefficients are in the user's original feature units. scikit-learn sends
-``x <= t`` left; :func:`opttrees.heuristics.cart.tree_from_sklearn` converts. All routing goes through
-:meth:`Tree.apply` and :meth:`Tree.decision_path` (one implementation, ``Tree._walk``); all pruning of a tree's
-structure through :meth:`Tree.prune` (weakest-link pruning itself is :mod:`opttrees.pruning`).
+``x <= t`` left; :func:`opttrees.heuristics.cart.tree_from_sklearn` converts, and
+:func:`opttrees.sklearn_export.to_sklearn` converts back (float32 thresholds, as scikit-learn compares). All
+routing goes through :meth:`Tree.apply` and :meth:`Tree.decision_path` (one implementation, ``Tree._walk``); all
+pruning of a tree's structure through :meth:`Tree.prune` (weakest-link pruning itself is :mod:`opttrees.pruning`).
 
 Categories: a tree fitted on a table with text columns carries its :class:`~opttrees.data.TableEncoding` in
 ``encoding`` (saved in the JSON). Its splits on a one-hot feature read ``colour != red`` / ``colour = red``

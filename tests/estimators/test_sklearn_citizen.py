@@ -378,6 +378,20 @@ def test_a_single_leaf_converts():
         assert np.array_equal(sk.predict(X), est.predict(X)) and not est.feature_importances_.any()
 
 
+def test_node_statistics_reject_bad_arguments_by_name():
+    tree = OptimalTreeClassifier(max_depth=1, method="greedy").fit([[0.0], [1.0]], [0, 1]).tree_
+    with pytest.raises(InputError, match="exactly one of criterion= and node_loss="):
+        set_node_statistics(tree, [[0.0], [1.0]])
+    with pytest.raises(InputError, match="unknown criterion 'entropy'"):
+        set_node_statistics(tree, [[0.0], [1.0]], [0, 1], criterion="entropy")
+    with pytest.raises(InputError, match="needs y with one value per row of X"):
+        set_node_statistics(tree, [[0.0], [1.0]], [0], criterion="gini")
+    with pytest.raises(InputError, match="class codes in 0..1"):
+        set_node_statistics(tree, [[0.0], [1.0]], [0, 5], criterion="gini")
+    with pytest.raises(InputError, match="one total loss per node"):
+        set_node_statistics(tree, [[0.0], [1.0]], node_loss=[1.0])
+
+
 def test_regression_tree_without_statistics_names_the_fix():
     tree = Tree([1, LEAF, LEAF], [2, LEAF, LEAF], [0, LEAF, LEAF], [0.5, 0, 0], [[0.0], [1.0], [2.0]],
                 task="regression", n_features=1)
