@@ -125,8 +125,8 @@ def set_node_statistics(tree: Tree, X, y=None, sample_weight=None, criterion: st
             else:
                 centre = np.array([weighted_median(yk[rows_at(t)], w[rows_at(t)]) for t in range(m)])
             dev = yk[rows] - centre[cols]
-            loss = np.bincount(cols, wr * (dev * dev if criterion == "squared_error" else np.abs(dev)), minlength=m)
-            impurity += np.where(live, loss / np.where(live, W, 1.0), 0.0) / Y.shape[1]
+            total = np.bincount(cols, wr * (dev * dev if criterion == "squared_error" else np.abs(dev)), minlength=m)
+            impurity += np.where(live, total / np.where(live, W, 1.0), 0.0) / Y.shape[1]
     tree.extras.update({"n_node_samples": n_rows, "weighted_n_node_samples": W, "impurity": impurity})
     return tree
 
