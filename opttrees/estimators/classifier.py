@@ -193,6 +193,10 @@ class OptimalTreeClassifier(ConstrainedMixin, FittedTreeMixin, ClassifierMixin, 
         Seconds per stage of the fit, plus "total".
     constraint_values_ : dict
         Each constraint's value on the training data ({} without constraints).
+    feature_importances_ : ndarray of shape (n_features,)
+        The normalised decrease of the training rows' gini impurity at each feature's splits, as scikit-learn
+        defines it (:mod:`opttrees.sklearn_export`). With ``apply``, ``decision_path``, ``get_depth()``,
+        ``get_n_leaves()`` and ``to_sklearn()`` (a fitted scikit-learn tree for its tools), as in scikit-learn.
 
     Examples
     --------

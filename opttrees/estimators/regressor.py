@@ -153,6 +153,10 @@ class OptimalTreeRegressor(ConstrainedMixin, TreeAttributesMixin, RegressorMixin
         Status, objective, bound, gap and counters of the MIO or the dynamic program (else None).
     n_features_in_, feature_names_in_, fit_status_, fit_timings_, constraint_values_
         As for :class:`~opttrees.OptimalTreeClassifier` (feature names when X was a DataFrame).
+    feature_importances_ : ndarray of shape (n_features,)
+        The normalised decrease of the training rows' squared error (``loss="absolute"``: absolute deviation from
+        the median; linear leaves: the same constant-leaf loss) at each feature's splits, as scikit-learn defines
+        it; ``apply``, ``decision_path``, ``get_depth()``, ``get_n_leaves()``, ``to_sklearn()`` as for the classifier.
 
     Examples
     --------

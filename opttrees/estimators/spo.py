@@ -199,6 +199,11 @@ class SPOTree(TreeAttributesMixin, SolverMixin, _SPOBase):
         which tree started the MILP).
     n_features_in_ : int
         Number of features seen in ``fit``.
+    feature_importances_ : ndarray of shape (n_features,)
+        The normalised decrease of the training SPO regret at each feature's splits (each node deciding
+        ``w*(mean cost)`` as a leaf), as scikit-learn defines importances; ``apply``, ``decision_path``,
+        ``get_depth()`` and ``get_n_leaves()`` as in scikit-learn (``to_sklearn()`` refuses: no scikit-learn tree
+        holds decisions).
 
     Examples
     --------
