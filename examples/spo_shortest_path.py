@@ -39,11 +39,11 @@ def run_one(deg, noise, seed, time_limit, n_trees, mio_depths, solver):
     for depth in DEPTHS:
         for method, crit in (("CART", "mse"), ("SPOT greedy", "spo")):
             t0 = time.perf_counter()
-            est = SPOTree(pr, max_depth=depth, min_samples_leaf=20, criterion=crit).fit(Xtr, Ctr, X_val=Xv, C_val=Cv)
+            est = SPOTree(decision_problem=pr, max_depth=depth, min_samples_leaf=20, criterion=crit).fit(Xtr, Ctr, X_val=Xv, C_val=Cv)
             rec(method, depth, est, t0, leaves=est.tree_.n_leaves)
         if depth is not None and depth in mio_depths:
             t0 = time.perf_counter()
-            est = SPOTree(pr, max_depth=depth, min_samples_leaf=20, method="mio", time_limit=time_limit,
+            est = SPOTree(decision_problem=pr, max_depth=depth, min_samples_leaf=20, method="mio", time_limit=time_limit,
                           solver=solver, x_precision=2).fit(Xtr, Ctr, X_val=Xv, C_val=Cv)
             r = est.solve_result_
             rec("SPOT MILP", depth, est, t0, leaves=est.tree_.n_leaves, status=r.status, gap=r.gap,
@@ -53,7 +53,7 @@ def run_one(deg, noise, seed, time_limit, n_trees, mio_depths, solver):
         t0 = time.perf_counter()
         best = None
         for mf in (2, 3, 4, 5):
-            f = SPOForest(pr, n_estimators=n_trees, min_samples_leaf=20, max_features=mf, criterion=crit,
+            f = SPOForest(decision_problem=pr, n_estimators=n_trees, min_samples_leaf=20, max_features=mf, criterion=crit,
                           random_state=seed, n_jobs=1).fit(Xtr, Ctr)
             v = normalized_extra_cost(pr, f.predict(Xv), Cv)
             if best is None or v < best[0]:

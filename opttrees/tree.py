@@ -3,9 +3,10 @@
 Routing convention, used everywhere in opttrees: a branch node with coefficients ``a`` and threshold ``b``
 sends a point **left iff a·x < b** (strict), otherwise right (the thesis's convention). A parallel split is
 ``a = e_j``. Thresholds and coefficients are in the user's original feature units. scikit-learn sends
-``x <= t`` left; :func:`opttrees.heuristics.cart.tree_from_sklearn` converts. All routing goes through
-:meth:`Tree.apply` and :meth:`Tree.decision_path` (one implementation, ``Tree._walk``); all pruning of a tree's
-structure through :meth:`Tree.prune` (weakest-link pruning itself is :mod:`opttrees.pruning`).
+``x <= t`` left; :func:`opttrees.heuristics.cart.tree_from_sklearn` converts, and
+:func:`opttrees.sklearn_export.to_sklearn` converts back (float32 thresholds, as scikit-learn compares). All
+routing goes through :meth:`Tree.apply` and :meth:`Tree.decision_path` (one implementation, ``Tree._walk``); all
+pruning of a tree's structure through :meth:`Tree.prune` (weakest-link pruning itself is :mod:`opttrees.pruning`).
 
 Categories: a tree fitted on a table with text columns carries its :class:`~opttrees.data.TableEncoding` in
 ``encoding`` (saved in the JSON). Its splits on a one-hot feature read ``colour != red`` / ``colour = red``
@@ -27,6 +28,11 @@ Leaf payloads by ``task``:
   the model fitted on all its rows, which it keeps when :meth:`Tree.prune` makes it a leaf;
 - ``"spo"``: ``value`` = the leaf's mean cost vector, ``extras["decision"]`` = its optimal decision;
 - ``"prescription"``: ``label`` = treatment index into ``classes``, ``value`` = per-treatment outcome means.
+
+Every estimator also records, at the end of ``fit``, the training rows' node statistics in ``extras`` under
+scikit-learn's names, ``n_node_samples``, ``weighted_n_node_samples`` and ``impurity``
+(:mod:`opttrees.sklearn_export`): regression leaves print their row count from them (``[rows 15]``), and
+``to_sklearn`` and the feature importances read them.
 """
 from __future__ import annotations
 
@@ -739,17 +745,29 @@ class Tree:
             lab = self.classes[self._labels()[t]] if self.classes is not None else self._labels()[t]
             return f"treatment {lab!s}"
         if self.task == "regression":
-            return "predict " + ", ".join(_leaf_number(v, precision) for v in self.value[t])
+            return "predict " + ", ".join(_leaf_number(v, precision) for v in self.value[t]) + self._rows_text(t)
         if self.task == "linear":   # intercept, then the non-zero terms only (lasso leaves are sparse)
             v = self.value[t]
             terms = [f"{c:+.{precision}g}*{self.feature_name(j)}" for j, c in enumerate(v[1:]) if c != 0]
-            return f"predict {_leaf_number(v[0], precision)} {' '.join(terms)}".rstrip()
+            return f"predict {_leaf_number(v[0], precision)} {' '.join(terms)}".rstrip() + self._rows_text(t)
         if self.task == "spo":
             dec = self.extras.get("decision")
             if dec is None or dec.ndim != 2 or t >= len(dec):
                 return "decision ?"
             return _decision_text(dec[t], self.value[t], precision, max_entries, sep)
         return ""
+
+    def _rows_text(self, t: int) -> str:
+        """`` [rows n]`` (`` [rows n, weight w]`` when weighted) from the node statistics an estimator records at fit
+        (``extras["n_node_samples"]``, ``extras["weighted_n_node_samples"]``); empty without them. A regression
+        leaf's counterpart of a classification leaf's class counts."""
+        n, wn = self.extras.get("n_node_samples"), self.extras.get("weighted_n_node_samples")
+        if n is None or n.shape != (self.n_nodes,):
+            return ""
+        text = f"rows {int(n[t])}"
+        if wn is not None and wn.shape == (self.n_nodes,) and float(wn[t]) != float(n[t]):
+            text += f", weight {float(wn[t]):g}"
+        return f" [{text}]"
 
     def export_text(self, precision: int = 4) -> str:
         """Indented text rendering: each branch shows its test; the left child is the 'true' side."""

@@ -25,7 +25,8 @@ from .. import constrained_dp as CDP
 from .. import constraints as C
 from .constrained import (CONSTRAINT_RULES, ConstrainedMixin, ConstraintContext, bind, constrained_dp_start, own_objective,
                           user_labels, verify)
-from .common import FittedTreeMixin, encode_categories, feature_names_in, finish_fit, record_display_bounds, root_leaf
+from .common import (FittedTreeMixin, encode_categories, feature_names_in, finish_fit, record_display_bounds,
+                     record_node_stats, root_leaf)
 from .fitcontrol import controlled_fit, dp_plan, mio_route, warn_time_limit
 from .pipeline import MIO, DPUse, Start
 
@@ -192,6 +193,10 @@ class OptimalTreeClassifier(ConstrainedMixin, FittedTreeMixin, ClassifierMixin, 
         Seconds per stage of the fit, plus "total".
     constraint_values_ : dict
         Each constraint's value on the training data ({} without constraints).
+    feature_importances_ : ndarray of shape (n_features,)
+        The normalised decrease of the training rows' gini impurity at each feature's splits, as scikit-learn
+        defines it (:mod:`opttrees.sklearn_export`). With ``apply``, ``decision_path``, ``get_depth()``,
+        ``get_n_leaves()`` and ``to_sklearn()`` (a fitted scikit-learn tree for its tools), as in scikit-learn.
 
     Examples
     --------
@@ -387,4 +392,5 @@ class OptimalTreeClassifier(ConstrainedMixin, FittedTreeMixin, ClassifierMixin, 
             verify(self, tree, self._ctx)
             self._ctx = None    # the context holds the training data: not kept after the fit
             record_display_bounds(self, data)
+            record_node_stats(self, data.X, data.y, data.sample_weight, "gini", data.n_classes)
         return self

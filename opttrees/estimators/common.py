@@ -11,6 +11,8 @@ from sklearn.utils.validation import check_is_fitted
 from ..data import PreparedData, check_X
 from ..errors import InputError
 from ..params import check_param
+from ..sklearn_export import feature_importances, set_node_statistics
+from ..sklearn_export import to_sklearn as tree_to_sklearn
 from ..tidy import _tol, _worse, tidy_tree
 from ..tree import Tree
 
@@ -74,8 +76,66 @@ def record_display_bounds(est, X) -> None:
             tree.set_display_bounds(X)
 
 
-class FittedTreeMixin:
-    """predict / predict_proba / apply for estimators whose fitted model is one Tree in ``tree_``."""
+def record_node_stats(est, X, y=None, sample_weight=None, criterion: str | None = None, n_classes: int | None = None,
+                      node_loss=None) -> None:
+    """Record the training rows' node statistics on ``est.tree_`` and set ``est.feature_importances_``
+    (:mod:`opttrees.sklearn_export`: scikit-learn's ``n_node_samples``, ``weighted_n_node_samples``, ``impurity``
+    and importances). ``X``: the training features as the tree splits on them; ``criterion`` ("gini",
+    "squared_error", "absolute_error") with ``y``, or ``node_loss`` (each node's total training loss as a leaf).
+    Called at the end of every single-tree estimator's ``fit``, after :func:`record_display_bounds`."""
+    tree = est.tree_
+    set_node_statistics(tree, X, y, sample_weight, criterion=criterion, n_classes=n_classes, node_loss=node_loss)
+    est.feature_importances_ = feature_importances(tree, X, sample_weight)
+
+
+class TreeAttributesMixin:
+    """scikit-learn's tree attributes for an estimator whose fitted model is one Tree in ``tree_``: ``apply``,
+    ``decision_path``, ``get_depth``, ``get_n_leaves`` and ``to_sklearn`` (``feature_importances_`` is set by
+    :func:`record_node_stats` at the end of ``fit``). X is checked as ``predict`` checks it (DataFrame columns
+    by name, category columns re-encoded)."""
+
+    tree_: Tree
+    #: the scikit-learn criterion naming the impurity in the tree's node statistics (``to_sklearn``)
+    _sklearn_criterion = "gini"
+
+    def _fitted_tree(self) -> Tree:
+        check_is_fitted(self, "tree_")
+        return self.tree_
+
+    def apply(self, X) -> np.ndarray:
+        """(n,) the id of the leaf each row of X reaches (node ids of ``tree_``; routing: left iff a.x < b)."""
+        return self._fitted_tree().apply(check_X_fitted(self, X))
+
+    def decision_path(self, X):
+        """(n, n_nodes) scipy CSR indicator of the nodes each row of X passes through, root to leaf, as
+        scikit-learn's ``decision_path`` (:meth:`opttrees.tree.Tree.decision_path`)."""
+        return self._fitted_tree().decision_path(check_X_fitted(self, X))
+
+    def get_depth(self) -> int:
+        """The depth of the fitted tree (0 for a single leaf)."""
+        return self._fitted_tree().depth
+
+    def get_n_leaves(self) -> int:
+        """The number of leaves of the fitted tree."""
+        return self._fitted_tree().n_leaves
+
+    def to_sklearn(self):
+        """The fitted tree as a fitted ``sklearn.tree.DecisionTreeClassifier`` / ``DecisionTreeRegressor``: same
+        splits, leaf values, node statistics and predictions (:func:`opttrees.sklearn_export.to_sklearn`: every
+        training row and every float32 value routes alike), for ``sklearn.tree.export_text``, ``plot_tree``,
+        ``export_graphviz``, skl2onnx and SHAP. InputError for hyperplane splits, linear leaves and the trees
+        scikit-learn cannot hold."""
+        tree = self._fitted_tree()
+        names = getattr(self, "feature_names_in_", None)
+        if tree.encoding is not None and not tree.encoding.is_trivial:
+            names = None        # the scikit-learn tree reads the one-hot features (their names are the default)
+        return tree_to_sklearn(tree, criterion=self._sklearn_criterion, classes=getattr(self, "classes_", None),
+                               feature_names_in=names)
+
+
+class FittedTreeMixin(TreeAttributesMixin):
+    """predict / predict_proba (and :class:`TreeAttributesMixin`) for estimators whose fitted model is one Tree
+    in ``tree_``."""
 
     def predict(self, X):
         check_is_fitted(self, "tree_")
@@ -84,10 +144,6 @@ class FittedTreeMixin:
     def predict_proba(self, X):
         check_is_fitted(self, "tree_")
         return self.tree_.predict_proba(check_X_fitted(self, X))
-
-    def apply(self, X):
-        check_is_fitted(self, "tree_")
-        return self.tree_.apply(check_X_fitted(self, X))
 
 
 # ------------------------------------------------------------------------------------------ category columns

@@ -18,7 +18,8 @@ from ..params import BOOLEAN, Interval, Options
 from .base import OptTreesEstimator, SolverMixin, store_params, warm_start_rules
 from .constrained import (CONSTRAINT_RULES, ConstrainedMixin, ConstraintContext, bind, constrained_dp_start,
                           own_objective, verify)
-from .common import FittedTreeMixin, encode_categories, finish_fit, record_display_bounds, root_leaf
+from .common import (FittedTreeMixin, encode_categories, feature_names_in, finish_fit, record_display_bounds,
+                     record_node_stats, root_leaf)
 from .fitcontrol import controlled_fit, dp_fits, dp_statistics
 from .pipeline import MIO, DPUse, Start
 
@@ -231,8 +232,11 @@ class FlowOCTClassifier(ConstrainedMixin, _TreeClassifierMixin, SolverMixin, Opt
             verify(self, self.tree_, ctx)
             self.classes_ = data.codec.classes
             self.n_features_in_ = data.p
-            self.feature_names_in_ = np.asarray(data.feature_names, dtype=object)
+            names = feature_names_in(X)     # scikit-learn's rule: only for a DataFrame with string column names
+            if names is not None:
+                self.feature_names_in_ = np.asarray(names, dtype=object)
             record_display_bounds(self, data)
+            record_node_stats(self, data.X, data.y, data.sample_weight, "gini", data.n_classes)
         return self
 
 

@@ -19,12 +19,13 @@ from ..errors import InputError
 from ..params import NONE, SHARED_RULES, Interval, Method, Needs, Options, Satisfies, methods
 from ..prescriptive import teacher as tch
 from ..prescriptive.data import as_vector, check_n_treatment, check_outcome, prepare_prescriptive, split_target
-from ..prescriptive.objective import (KIND_LINEAR, KIND_OPT, KIND_POLICY, fill_payload, make_problem, outcomes,
-                                      tree_objective)
+from ..prescriptive.objective import (KIND_LINEAR, KIND_OPT, KIND_POLICY, fill_payload, leaf_costs, make_problem,
+                                      node_statistics, outcomes, tree_objective)
 from ..prescriptive.search import greedy_prescriptive, local_search_prescriptive
 from ..progress import fmt
 from .base import OptTreesEstimator, store_params
-from .common import check_X_fitted, encode_categories, feature_names_in, finish_fit, record_display_bounds, root_leaf
+from .common import (TreeAttributesMixin, check_X_fitted, encode_categories, feature_names_in, finish_fit,
+                     record_display_bounds, record_node_stats, root_leaf)
 from .fitcontrol import controlled_fit, warn_time_limit
 
 #: deepest tree method='mio' builds (the structure block has n * 2^depth binaries)
@@ -50,8 +51,9 @@ DP_DEPTH = Needs("max_depth", (Interval("int", 0, PRESCRIPTIVE_MAX_DEPTH),), f"t
 CONSTANT_COUNTERFACTUALS = Needs("counterfactuals", (Options("constant"),), "counterfactuals='linear' (OPT-L) is "
                                  "fitted by method='local-search' or 'greedy'; this method solves constant ones")
 
-class _PrescriptiveTreeBase(OptTreesEstimator):
-    """predict / predict_outcomes / apply / score for estimators whose model is one prescription Tree."""
+class _PrescriptiveTreeBase(TreeAttributesMixin, OptTreesEstimator):
+    """predict / predict_outcomes / score (and :class:`~opttrees.estimators.common.TreeAttributesMixin`) for
+    estimators whose model is one prescription Tree."""
 
     def _fit(self, X, treatment, outcome, n_treatment, problem, label: str):
         """The fit both trees share: check the parameters, prepare the data (stage "prepare"; ``n_treatment``:
@@ -92,6 +94,9 @@ class _PrescriptiveTreeBase(OptTreesEstimator):
             self.feature_names_in_ = np.asarray(names, dtype=object)
         self.objective_ = objective
         record_display_bounds(self, data.X)
+        # importances: the decrease of the objective's loss (each node's leaf cost, before normalisation)
+        costs, _ = leaf_costs(prob, node_statistics(tree, prob)[0])
+        record_node_stats(self, data.X, node_loss=costs)
 
     def predict(self, X):
         """The prescribed treatment of every row (labels of ``classes_``)."""
@@ -102,10 +107,6 @@ class _PrescriptiveTreeBase(OptTreesEstimator):
         """(n, n_treatments) estimated outcome of every treatment (columns in ``classes_`` order), in outcome units."""
         check_is_fitted(self, "tree_")
         return outcomes(self.tree_, check_X_fitted(self, X))
-
-    def apply(self, X):
-        check_is_fitted(self, "tree_")
-        return self.tree_.apply(check_X_fitted(self, X))
 
     def policy_value(self, X, treatment, outcome=None):
         """Estimated mean outcome of following the tree on (X, treatment, outcome), the thesis's (6.1) / n: the

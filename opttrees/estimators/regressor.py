@@ -19,7 +19,8 @@ from .base import OptTreesEstimator, SolverMixin, store_params, warm_start_rules
 from .. import constrained_dp as CDP
 from .. import constraints as C
 from .constrained import CONSTRAINT_RULES, ConstrainedMixin, ConstraintContext, bind, own_objective, verify
-from .common import check_X_fitted, encode_categories, finish_fit, record_display_bounds, root_leaf
+from .common import (TreeAttributesMixin, check_X_fitted, encode_categories, finish_fit, record_display_bounds,
+                     record_node_stats, root_leaf)
 from .classifier import DP_RULES, MARGIN_RULES, NO_NODE_BUDGET, PARALLEL_ONLY, fit_dp_tree
 from .fitcontrol import controlled_fit, warn_time_limit
 from .pipeline import MIO, Start
@@ -49,7 +50,7 @@ LINEAR_BY_LASSO = (
 COEF_BOUND_LINEAR = Needs("coef_bound", (NONE,), "coef_bound needs leaf_model='linear' and method='mio'",
                           when=CONSTANT)
 
-class OptimalTreeRegressor(ConstrainedMixin, RegressorMixin, SolverMixin, OptTreesEstimator):
+class OptimalTreeRegressor(ConstrainedMixin, TreeAttributesMixin, RegressorMixin, SolverMixin, OptTreesEstimator):
     """Regression tree (ORT / ORT-H) minimising loss / L̂ + alpha * complexity (thesis ch. 4), with constant
     leaves or, ``leaf_model="linear"``, lasso leaves (ORT-L / ORT-LH, thesis ch. 5: + leaf_penalty * Σ ||β_t|| / s_y).
 
@@ -152,6 +153,10 @@ class OptimalTreeRegressor(ConstrainedMixin, RegressorMixin, SolverMixin, OptTre
         Status, objective, bound, gap and counters of the MIO or the dynamic program (else None).
     n_features_in_, feature_names_in_, fit_status_, fit_timings_, constraint_values_
         As for :class:`~opttrees.OptimalTreeClassifier` (feature names when X was a DataFrame).
+    feature_importances_ : ndarray of shape (n_features,)
+        The normalised decrease of the training rows' squared error (``loss="absolute"``: absolute deviation from
+        the median; linear leaves: the same constant-leaf loss) at each feature's splits, as scikit-learn defines
+        it; ``apply``, ``decision_path``, ``get_depth()``, ``get_n_leaves()``, ``to_sklearn()`` as for the classifier.
 
     Examples
     --------
@@ -288,6 +293,7 @@ class OptimalTreeRegressor(ConstrainedMixin, RegressorMixin, SolverMixin, OptTre
                 user = refit_leaves(user, LeafProblem(raw, raw.X, raw.y, self.loss))
             self.tree_ = user
             record_display_bounds(self, data)
+            record_node_stats(self, raw.X, raw.y, raw.sample_weight, self._sklearn_criterion)
         if self.verbose:
             print(f"OptimalTreeRegressor: objective {fmt(self.objective_)}, depth {tree.depth}, "
                   f"{tree.n_splits} splits")
@@ -377,6 +383,10 @@ class OptimalTreeRegressor(ConstrainedMixin, RegressorMixin, SolverMixin, OptTre
                         split_type=self.split_type, margin=float(self.hyperplane_margin))
         return self._run_mio(ctl, MIO(build, lambda tree: objective(tree, prob, float(self.alpha)), [start],
                                       fallback=lambda: greedy("fallback"), constraints=self._ctx)).tree
+
+    @property
+    def _sklearn_criterion(self) -> str:   # type: ignore[override]
+        return "absolute_error" if self.loss == "absolute" else "squared_error"
 
     def predict(self, X):
         check_is_fitted(self, "tree_")

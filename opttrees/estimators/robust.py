@@ -21,7 +21,7 @@ from ..robust.adversary import ShiftSet, worst_case_accuracy
 from ..robust.calibration import calibrate
 from ..robust.shift import shifted_accuracy
 from .base import OptTreesEstimator, SolverMixin, store_params, warm_start_rules
-from .common import check_X_fitted, encode_categories, record_display_bounds
+from .common import check_X_fitted, encode_categories, feature_names_in, record_display_bounds, record_node_stats
 from .fitcontrol import controlled_fit
 from .pipeline import MIO, Start
 from .flow import _TreeClassifierMixin, finish_flow_fit, model_size, warn_if_huge
@@ -218,8 +218,11 @@ class RobustTreeClassifier(_TreeClassifierMixin, SolverMixin, OptTreesEstimator)
                 self.worst_case_train_accuracy_ = form.worst_case_correct / data.n
             self.classes_ = data.codec.classes
             self.n_features_in_ = data.p
-            self.feature_names_in_ = np.asarray(data.feature_names, dtype=object)
+            names = feature_names_in(X)     # scikit-learn's rule: only for a DataFrame with string column names
+            if names is not None:
+                self.feature_names_in_ = np.asarray(names, dtype=object)
             record_display_bounds(self, data.X)
+            record_node_stats(self, data.X, data.y, data.sample_weight, "gini", data.n_classes)
         return self
 
     # -------------------------------------------------------------------------------- evaluation

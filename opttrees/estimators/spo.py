@@ -24,7 +24,9 @@ from ..spo.loss import decision_regret, normalized_extra_cost
 from ..spo.objective import spot_norm, spot_objective
 from ..spo.pruning import prune_alpha, prune_on_validation, prune_zero_gain, refit_nodes
 from .base import OptTreesEstimator, SolverMixin, store_params, warm_start_rules
-from .common import check_X_fitted, encode_categories, finish_fit, record_display_bounds, root_leaf
+from .common import (TreeAttributesMixin, check_X_fitted, encode_categories, finish_fit, record_display_bounds,
+                     record_node_stats, root_leaf)
+from ..sklearn_export import feature_importances
 from .fitcontrol import controlled_fit
 
 
@@ -107,7 +109,7 @@ def _costs_to_user(tree, g: float):
     return out
 
 
-class SPOTree(SolverMixin, _SPOBase):
+class SPOTree(TreeAttributesMixin, SolverMixin, _SPOBase):
     """A decision tree trained on the SPO loss (SPOT, Elmachtoub et al.): leaves hold cost vectors whose
     decisions minimise the regret of the decisions they induce.
 
@@ -115,8 +117,8 @@ class SPOTree(SolverMixin, _SPOBase):
     ----------
     decision_problem : DecisionProblem, str or dict
         The optimisation problem, e.g. ``GridShortestPath(4, 4)``, or a name / mapping such as
-        ``{"type": "news", "seed": 10}`` (:func:`opttrees.oracles.make_decision_problem`). Required; the
-        only parameter that may be given by position (like GridSearchCV's ``estimator``).
+        ``{"type": "news", "seed": 10}`` (:func:`opttrees.oracles.make_decision_problem`). Required, and by
+        keyword like every parameter: ``SPOTree(decision_problem=pr, max_depth=2)``.
     max_depth : int or None, default=None
         Maximum depth (None: unrestricted; the MILP needs an int).
     min_samples_leaf : float, default=20
@@ -197,13 +199,18 @@ class SPOTree(SolverMixin, _SPOBase):
         which tree started the MILP).
     n_features_in_ : int
         Number of features seen in ``fit``.
+    feature_importances_ : ndarray of shape (n_features,)
+        The normalised decrease of the training SPO regret at each feature's splits (each node deciding
+        ``w*(mean cost)`` as a leaf), as scikit-learn defines importances; ``apply``, ``decision_path``,
+        ``get_depth()`` and ``get_n_leaves()`` as in scikit-learn (``to_sklearn()`` refuses: no scikit-learn tree
+        holds decisions).
 
     Examples
     --------
     >>> from opttrees import SPOTree
     >>> from opttrees.experiments.spo_data import shortest_path_data
     >>> D = shortest_path_data(200, deg=2, noise=0.25, grid=(3, 3), n_test=100, seed=0)
-    >>> spot = SPOTree(D.problem, max_depth=2, min_samples_leaf=10).fit(D.X, D.C)
+    >>> spot = SPOTree(decision_problem=D.problem, max_depth=2, min_samples_leaf=10).fit(D.X, D.C)
     >>> spot.predict(D.X_test).shape == (100, D.problem.n_decisions), -spot.score(D.X_test, D.C_test) < 0.5
     (True, True)
     """
@@ -226,7 +233,7 @@ class SPOTree(SolverMixin, _SPOBase):
                       f"in [0, {SPO_MAX_DEPTH}] (the SPO dynamic program searches a fixed depth)"))),
     )
 
-    def __init__(self, decision_problem=None, *, max_depth=None, min_samples_leaf=20, method="greedy",
+    def __init__(self, *, decision_problem=None, max_depth=None, min_samples_leaf=20, method="greedy",
                  criterion="spo", quantile_step=0.01, binarization="quantile", n_thresholds=10, prune=True,
                  validation_fraction=0.0, alpha=1e-4, solver="highs", time_limit=60.0, mip_gap=1e-6, x_precision=None,
                  warm_start="auto", dp_bound="auto", random_state=0, verbose=False):
@@ -298,6 +305,8 @@ class SPOTree(SolverMixin, _SPOBase):
         self.objective_ = score(tree)     # normalised regret: the same on C and on C * f
         self.tree_ = _costs_to_user(tree, 1.0 / f)
         record_display_bounds(self, X)
+        # importances: the decrease of the training SPO regret (each node's decision w*(mean cost) as a leaf)
+        record_node_stats(self, X, sample_weight=w, node_loss=refit_nodes(tree, pr, X, C, w).extras["train_spo"] / f)
         return self
 
     def _fit_mio(self, X, C, w, feature_names, ctl):
@@ -339,9 +348,9 @@ class SPOTree(SolverMixin, _SPOBase):
         self._check_fitted()
         return self.tree_.value[self.tree_.apply(check_X_fitted(self, X))]
 
-    def apply(self, X) -> np.ndarray:
+    def _fitted_tree(self):
         self._check_fitted()
-        return self.tree_.apply(check_X_fitted(self, X))
+        return self.tree_
 
     def training_loss(self, X, C, sample_weight=None) -> float:
         """Mean weighted regret of the tree's decisions on (X, C).
@@ -370,7 +379,7 @@ class SPOForest(_SPOBase):
     Parameters
     ----------
     decision_problem : DecisionProblem, str or dict
-        As for :class:`SPOTree` (required; may be given by position).
+        As for :class:`SPOTree` (required; by keyword).
     n_estimators : int, default=100
         Number of trees.
     max_depth : int or None, default=None
@@ -405,7 +414,8 @@ class SPOForest(_SPOBase):
     >>> from opttrees import SPOForest
     >>> from opttrees.experiments.spo_data import shortest_path_data
     >>> D = shortest_path_data(200, deg=2, noise=0.25, grid=(3, 3), n_test=100, seed=0)
-    >>> paths = SPOForest(D.problem, n_estimators=5, max_depth=3, n_jobs=1).fit(D.X, D.C).predict(D.X_test)
+    >>> forest = SPOForest(decision_problem=D.problem, n_estimators=5, max_depth=3, n_jobs=1).fit(D.X, D.C)
+    >>> paths = forest.predict(D.X_test)
     >>> paths.shape == (100, D.problem.n_decisions), set(paths.ravel().round(6)) <= {0.0, 1.0}
     (True, True)
     """
@@ -418,7 +428,7 @@ class SPOForest(_SPOBase):
         "random_state": [Interval("int", 0), NONE],
     }
 
-    def __init__(self, decision_problem=None, *, n_estimators=100, max_depth=None, min_samples_leaf=20,
+    def __init__(self, *, decision_problem=None, n_estimators=100, max_depth=None, min_samples_leaf=20,
                  max_features="sqrt", criterion="spo", quantile_step=0.01, bootstrap=True, n_jobs=None,
                  random_state=0):
         store_params(self, locals())
@@ -441,6 +451,35 @@ class SPOForest(_SPOBase):
     def predict_cost(self, X) -> np.ndarray:
         self._check_fitted()
         return forest_mean_cost(self.estimators_, check_X_fitted(self, X))
+
+    @property
+    def feature_importances_(self) -> np.ndarray:
+        """(p,) the mean over the trees of each tree's normalised decrease of its training SPO regret (on its
+        bootstrap sample, as scikit-learn's forests: trees with no split left out), normalised to sum 1
+        (:func:`opttrees.sklearn_export.feature_importances`)."""
+        self._check_fitted()
+        per = [feature_importances(t, node_weight=t.extras["weight"], node_loss=t.extras["train_spo"])
+               for t in self.estimators_ if t.n_nodes > 1]
+        if not per:
+            return np.zeros(self.n_features_in_)
+        mean = np.mean(per, axis=0)
+        return mean / mean.sum() if mean.sum() > 0 else mean
+
+    def apply(self, X) -> np.ndarray:
+        """(n, n_estimators) the leaf each row of X reaches in every tree."""
+        self._check_fitted()
+        X = check_X_fitted(self, X)
+        return np.column_stack([t.apply(X) for t in self.estimators_])
+
+    def decision_path(self, X):
+        """(indicator, n_nodes_ptr) as scikit-learn's forests: a CSR (n, total nodes) matrix of every tree's path,
+        tree ``i``'s nodes in columns ``n_nodes_ptr[i]:n_nodes_ptr[i + 1]``."""
+        from scipy import sparse
+        self._check_fitted()
+        X = check_X_fitted(self, X)
+        paths = [t.decision_path(X) for t in self.estimators_]
+        ptr = np.concatenate([[0], np.cumsum([p.shape[1] for p in paths])])
+        return sparse.hstack(paths, format="csr"), ptr
 
     def predict(self, X) -> np.ndarray:
         """One oracle call on the averaged predicted cost vectors."""

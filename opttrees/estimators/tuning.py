@@ -20,7 +20,7 @@ from ..heuristics.local_search import _seeds
 from ..heuristics.tuning import TuneResult, check_depth_grid
 from ..params import NONE, InstanceOf, Interval, Options
 from .base import OptTreesEstimator, store_params
-from .common import FittedTreeMixin, finish_fit, record_display_bounds, root_leaf
+from .common import FittedTreeMixin, finish_fit, record_display_bounds, record_node_stats, root_leaf
 from .fitcontrol import controlled_fit, warn_time_limit
 
 
@@ -169,6 +169,14 @@ class OptimalTreeCV(FittedTreeMixin, OptTreesEstimator):
         record_display_bounds(self, full.X)
         if self.task == "classification":
             self.classes_ = np.asarray(full.codec.classes)
+        record_node_stats(self, full.X, full.y, full.sample_weight, self._sklearn_criterion,
+                          full.n_classes if self.task == "classification" else None)
+
+    @property
+    def _sklearn_criterion(self) -> str:   # type: ignore[override]
+        if self.task == "classification":
+            return "gini"
+        return "absolute_error" if self.loss == "absolute" else "squared_error"
 
     def score(self, X, y):
         pred = self.predict(X)

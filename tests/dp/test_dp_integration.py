@@ -82,7 +82,7 @@ def test_spotree_dp_matches_the_engine_and_is_exact_at_depth_one():
     from opttrees.experiments.spo_data import shortest_path_data
     from opttrees.spo.objective import spot_objective
     D = shortest_path_data(60, deg=2, noise=0.25, grid=(2, 2), n_test=10, seed=0)
-    est = SPOTree(D.problem, method="dp", max_depth=2, min_samples_leaf=5, alpha=0.0, n_thresholds=4,
+    est = SPOTree(decision_problem=D.problem, method="dp", max_depth=2, min_samples_leaf=5, alpha=0.0, n_thresholds=4,
                   prune=False).fit(D.X, D.C)
     tree, res = solve_dp_spo(D.X, D.C, D.problem, max_depth=2, min_samples_leaf=5, n_thresholds=4)
     assert est.solve_result_.proven_optimal and est.fit_status_ == "completed"
@@ -90,7 +90,7 @@ def test_spotree_dp_matches_the_engine_and_is_exact_at_depth_one():
     assert own == pytest.approx(res.objective, abs=1e-9) and est.objective_ == pytest.approx(own, abs=1e-9)
     assert est.predict(D.X_test).shape == (10, D.problem.n_decisions)
     # depth 1, every midpoint: no single split (with leaves of >= 5 rows) does better than the DP's
-    one = SPOTree(D.problem, method="dp", max_depth=1, min_samples_leaf=5, alpha=0.0, binarization="midpoints",
+    one = SPOTree(decision_problem=D.problem, method="dp", max_depth=1, min_samples_leaf=5, alpha=0.0, binarization="midpoints",
                   prune=False).fit(D.X, D.C)
     best = spot_objective(D.problem, one.tree_, D.X, D.C)
     from opttrees.tree import Tree
@@ -168,11 +168,11 @@ def test_spotree_dp_needs_a_fixed_depth_and_the_spo_criterion():
     rng = np.random.default_rng(0)
     X, C = rng.random((20, 2)), rng.random((20, pr.n_decisions))
     with pytest.raises(InputError, match="max_depth=None is not valid with method='dp'"):
-        SPOTree(pr, method="dp").fit(X, C)
+        SPOTree(decision_problem=pr, method="dp").fit(X, C)
     with pytest.raises(InputError, match="max_depth=5 is not valid with method='dp'"):
-        SPOTree(pr, method="dp", max_depth=5).fit(X, C)
+        SPOTree(decision_problem=pr, method="dp", max_depth=5).fit(X, C)
     with pytest.raises(InputError, match="criterion='spo'"):
-        SPOTree(pr, method="dp", max_depth=1, criterion="mse").fit(X, C)
+        SPOTree(decision_problem=pr, method="dp", max_depth=1, criterion="mse").fit(X, C)
 
 
 @pytest.mark.parametrize("est", [

@@ -196,7 +196,7 @@ def test_flow_estimators_with_dp_start_and_bound(cls, solver):
 
 def test_spotree_dp_start_and_bound():
     pr, X, C, _ = spo_tiny(6, n=16)
-    est = SPOTree(pr, method="mio", max_depth=2, min_samples_leaf=2, alpha=0.01, warm_start="dp", dp_bound=True,
+    est = SPOTree(decision_problem=pr, method="mio", max_depth=2, min_samples_leaf=2, alpha=0.01, warm_start="dp", dp_bound=True,
                   x_precision=None, time_limit=60, prune=False).fit(X, C)
     assert est.mio_info_["start_source"] == "dp"
     assert est.solve_result_.proven_optimal and est.solve_result_.proof == "dp-bound"

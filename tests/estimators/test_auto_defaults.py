@@ -148,7 +148,7 @@ def test_spot_auto_uses_the_dp_when_it_fits():
     from opttrees.experiments.spo_data import shortest_path_data
 
     d = shortest_path_data(n=40, deg=4, noise=0.5, p=3, seed=0)
-    est = SPOTree(d.problem, max_depth=1, method="mio", time_limit=60).fit(d.X, d.C)
+    est = SPOTree(decision_problem=d.problem, max_depth=1, method="mio", time_limit=60).fit(d.X, d.C)
     res = est.solve_result_
     assert res.plan["start"] in ("dp", "greedy") and res.plan["bound"] == "dp-bound", res.plan
     assert res.proven_optimal and res.proof in ("dp-bound", "solver")

@@ -75,10 +75,17 @@ def test_every_parameter_has_a_rule_and_every_default_passes_it(cls):
 def test_constructors_are_keyword_only(cls):
     params = list(inspect.signature(cls.__init__).parameters.values())[1:]
     positional = [p.name for p in params if p.kind is not inspect.Parameter.KEYWORD_ONLY]
-    # the SPO estimators' required decision problem may come first, like GridSearchCV's estimator
-    assert positional == (["decision_problem"] if cls in (SPOTree, SPOForest) else [])
+    assert positional == []
+    with pytest.raises(TypeError):
+        cls(None)
     with pytest.raises(TypeError):
         cls(None, 2)
+
+
+def test_the_keyword_check_covers_every_estimator():
+    import opttrees.estimators as E
+    assert {getattr(E, name) for name in E.__all__} == set(ESTIMATORS)
+    assert {m.estimator for m in models().values()} <= set(ESTIMATORS)
 
 
 def test_one_vocabulary_across_estimators():

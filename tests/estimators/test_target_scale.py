@@ -161,7 +161,7 @@ def test_spo_costs_times_1e9_same_tree(method):
     kw = dict(max_depth=1, method=method, time_limit=60)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        est0, est1 = SPOTree(pr, **kw).fit(X, C), SPOTree(pr, **kw).fit(X, 1e9 * C)
+        est0, est1 = SPOTree(decision_problem=pr, **kw).fit(X, C), SPOTree(decision_problem=pr, **kw).fit(X, 1e9 * C)
     assert _splits(est1.tree_) == _splits(est0.tree_)
     assert est1.objective_ == pytest.approx(est0.objective_, rel=1e-6, abs=1e-12)
     np.testing.assert_array_equal(est1.predict(X), est0.predict(X))

@@ -47,7 +47,7 @@ def _fit_kind(kind, df, rng):
         from opttrees.experiments.spo_data import shortest_path_data
         D = shortest_path_data(n, deg=2, noise=0.25, p=1, n_test=0, grid=(3, 3), seed=0)
         C = D.C * np.where(red, 3.0, 1.0)[:, None] ** np.linspace(-1, 1, D.C.shape[1])[None, :]
-        return SPOTree(D.problem, max_depth=2, min_samples_leaf=5, prune=False).fit(df, C), False
+        return SPOTree(decision_problem=D.problem, max_depth=2, min_samples_leaf=5, prune=False).fit(df, C), False
     t = rng.integers(0, 2, n)
     y = np.where(t == red, 0.0, 1.0) + 0.01 * rng.normal(size=n)
     if kind == "prescriptive":

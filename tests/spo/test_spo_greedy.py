@@ -92,19 +92,19 @@ def test_pruning_picks_best_validation_subtree():
 def test_estimator_api_and_forest():
     D = shortest_path_data(200, deg=10, noise=0.25, seed=0, n_test=300)
     pr = D.problem
-    est = SPOTree(pr, max_depth=3, min_samples_leaf=20, validation_fraction=0.2, random_state=0)
+    est = SPOTree(decision_problem=pr, max_depth=3, min_samples_leaf=20, validation_fraction=0.2, random_state=0)
     est.fit(D.X, D.C)
     assert clone(est).get_params()["max_depth"] == 3
     W = est.predict(D.X_test)
     assert W.shape == (300, 24) and est.predict_cost(D.X_test).shape == (300, 24)
     s = est.score(D.X_test, D.C_test)
     assert -1 < s <= 0
-    cart = SPOTree(pr, max_depth=3, criterion="mse").fit(D.X, D.C)
+    cart = SPOTree(decision_problem=pr, max_depth=3, criterion="mse").fit(D.X, D.C)
     assert isinstance(cart.tree_, Tree) and cart.tree_.task == "spo"
     tree2 = Tree.from_json(est.tree_.to_json())
     assert np.array_equal(tree2.predict(D.X_test), W)
-    f1 = SPOForest(pr, n_estimators=8, max_features=3, n_jobs=1, random_state=1).fit(D.X, D.C)
-    f2 = SPOForest(pr, n_estimators=8, max_features=3, n_jobs=2, random_state=1).fit(D.X, D.C)
+    f1 = SPOForest(decision_problem=pr, n_estimators=8, max_features=3, n_jobs=1, random_state=1).fit(D.X, D.C)
+    f2 = SPOForest(decision_problem=pr, n_estimators=8, max_features=3, n_jobs=2, random_state=1).fit(D.X, D.C)
     assert np.allclose(f1.predict_cost(D.X_test), f2.predict_cost(D.X_test))
     Wf = f1.predict(D.X_test)
     assert np.allclose(pr.solve(f1.predict_cost(D.X_test))[0], Wf)
@@ -117,7 +117,7 @@ def test_news_maximisation_tree():
     X = rng.random((400, 2))
     P = np.clip(0.05 + 0.1 * np.column_stack([X[:, 0], 1 - X[:, 0], X[:, 1], 1 - X[:, 1], X.mean(1), 0.5 + 0 * X[:, 0]])
                 + 0.01 * rng.random((400, 6)), 0, 1)
-    est = SPOTree(nw, max_depth=2, min_samples_leaf=30).fit(X, P, sample_weight=rng.integers(1, 5, 400))
+    est = SPOTree(decision_problem=nw, max_depth=2, min_samples_leaf=30).fit(X, P, sample_weight=rng.integers(1, 5, 400))
     reg = decision_regret(nw, est.predict(X), P)
     root = decision_regret(nw, np.repeat(nw.solve(P.mean(0, keepdims=True))[0], 400, 0), P)
     assert (reg >= -1e-12).all() and reg.sum() <= root.sum() + 1e-12
@@ -128,17 +128,17 @@ def test_bad_inputs():
     pr = GridShortestPath(4, 4)
     X = np.random.default_rng(0).random((50, 3))
     with pytest.raises(InputError, match="shape"):
-        SPOTree(pr).fit(X, np.ones((50, 5)))
+        SPOTree(decision_problem=pr).fit(X, np.ones((50, 5)))
     with pytest.raises(InputError, match="rows"):
-        SPOTree(pr).fit(X, np.ones((49, 24)))
+        SPOTree(decision_problem=pr).fit(X, np.ones((49, 24)))
     with pytest.raises(InputError, match="decision_problem"):
         SPOTree().fit(X, np.ones((50, 24)))
     with pytest.raises(InputError, match="method"):
-        SPOTree(pr, method="exact").fit(X, np.ones((50, 24)))
+        SPOTree(decision_problem=pr, method="exact").fit(X, np.ones((50, 24)))
     with pytest.raises(InputError, match="not fitted"):
-        SPOTree(pr).predict(X)
+        SPOTree(decision_problem=pr).predict(X)
     with pytest.raises(InputError, match="NaN"):
-        SPOTree(pr).fit(np.full((50, 3), np.nan), np.ones((50, 24)))
+        SPOTree(decision_problem=pr).fit(np.full((50, 3), np.nan), np.ones((50, 24)))
 
 
 def test_decision_problem_from_spec_dicts():
@@ -152,7 +152,7 @@ def test_decision_problem_from_spec_dicts():
     with pytest.raises(InputError, match="rowz"):
         make_decision_problem({"type": "shortest_path", "rowz": 3})
     D = shortest_path_data(100, deg=2, seed=0, n_test=10)
-    est = SPOTree({"type": "shortest_path"}, max_depth=2).fit(D.X, D.C)
+    est = SPOTree(decision_problem={"type": "shortest_path"}, max_depth=2).fit(D.X, D.C)
     assert est.predict(D.X_test).shape == (10, 24) and clone(est).decision_problem == {"type": "shortest_path"}
 
 
@@ -161,8 +161,8 @@ def test_forest_with_generic_pyomo_oracle_in_workers():
     D = shortest_path_data(80, deg=4, noise=0.25, p=3, grid=(2, 3), seed=4, n_test=30)
     lp = grid_lp_problem(2, 3)
     lp.solve(D.C[:2])                                   # instantiate the HiGHS handle before pickling
-    f_lp = SPOForest(lp, n_estimators=4, min_samples_leaf=10, max_features=2, n_jobs=2, random_state=3).fit(D.X, D.C)
-    f_dp = SPOForest(D.problem, n_estimators=4, min_samples_leaf=10, max_features=2, n_jobs=1,
+    f_lp = SPOForest(decision_problem=lp, n_estimators=4, min_samples_leaf=10, max_features=2, n_jobs=2, random_state=3).fit(D.X, D.C)
+    f_dp = SPOForest(decision_problem=D.problem, n_estimators=4, min_samples_leaf=10, max_features=2, n_jobs=1,
                      random_state=3).fit(D.X, D.C)
     assert np.allclose(f_lp.predict_cost(D.X_test), f_dp.predict_cost(D.X_test))
 
@@ -174,8 +174,8 @@ def test_paper_check_spot_beats_cart_on_shortest_path():
     for seed in range(4):
         D = shortest_path_data(200, deg=10, noise=0.25, seed=seed, n_test=1000)
         Xv, Cv, X, C = D.X[:40], D.C[:40], D.X[40:], D.C[40:]
-        s = SPOTree(D.problem, max_depth=2).fit(X, C, X_val=Xv, C_val=Cv).score(D.X_test, D.C_test)
-        c = SPOTree(D.problem, max_depth=2, criterion="mse").fit(X, C, X_val=Xv, C_val=Cv).score(D.X_test, D.C_test)
+        s = SPOTree(decision_problem=D.problem, max_depth=2).fit(X, C, X_val=Xv, C_val=Cv).score(D.X_test, D.C_test)
+        c = SPOTree(decision_problem=D.problem, max_depth=2, criterion="mse").fit(X, C, X_val=Xv, C_val=Cv).score(D.X_test, D.C_test)
         imp.append(1 - s / c)
     assert np.mean(imp) > 0.1
 
@@ -185,7 +185,7 @@ def test_unfitted_forest_and_tree_raise_sklearn_not_fitted_error():
     from sklearn.exceptions import NotFittedError
     pr = GridShortestPath(2, 2)
     X = np.zeros((3, 2))
-    for est in (SPOForest(pr), SPOTree(pr)):
+    for est in (SPOForest(decision_problem=pr), SPOTree(decision_problem=pr)):
         with pytest.raises(NotFittedError):
             est.predict(X)
         with pytest.raises(InputError, match="not fitted"):     # still an opttrees InputError too
@@ -196,15 +196,15 @@ def test_forest_max_features_values():
     D = shortest_path_data(60, deg=2, noise=0.2, p=4, grid=(2, 2), n_test=0, seed=0)
     for bad in ("auto", 0, 5, 0.0, 1.5, True, [2]):
         with pytest.raises(InputError, match="max_features.*sqrt.*log2"):
-            SPOForest(D.problem, n_estimators=2, max_features=bad).fit(D.X, D.C)
+            SPOForest(decision_problem=D.problem, n_estimators=2, max_features=bad).fit(D.X, D.C)
     for good in (None, 1, 4, 0.5, 1.0, "sqrt", "log2"):
-        f = SPOForest(D.problem, n_estimators=2, max_features=good, min_samples_leaf=10).fit(D.X, D.C)
+        f = SPOForest(decision_problem=D.problem, n_estimators=2, max_features=good, min_samples_leaf=10).fit(D.X, D.C)
         assert f.predict(D.X[:3]).shape == (3, D.problem.n_decisions)
 
 
 def test_training_loss_validates_weights_and_lengths():
     D = shortest_path_data(40, deg=2, noise=0.2, p=2, grid=(2, 2), n_test=0, seed=1)
-    t = SPOTree(D.problem, max_depth=1, min_samples_leaf=5).fit(D.X, D.C)
+    t = SPOTree(decision_problem=D.problem, max_depth=1, min_samples_leaf=5).fit(D.X, D.C)
     w = np.ones(40)
     assert t.training_loss(D.X, D.C, w) == pytest.approx(t.training_loss(D.X, D.C))
     with pytest.raises(InputError, match="non-negative"):

@@ -40,8 +40,8 @@ def test_mio_never_worse_than_greedy_under_time_limit():
     else:
         assert info["source"] == "greedy" and res.termination == "time_limit"
     assert info["objective"] <= info["greedy_objective"] + 1e-12
-    est = SPOTree(D.problem, max_depth=2, min_samples_leaf=8, method="mio", time_limit=3, prune=False).fit(D.X, D.C)
-    g = SPOTree(D.problem, max_depth=2, min_samples_leaf=8, prune=False).fit(D.X, D.C)
+    est = SPOTree(decision_problem=D.problem, max_depth=2, min_samples_leaf=8, method="mio", time_limit=3, prune=False).fit(D.X, D.C)
+    g = SPOTree(decision_problem=D.problem, max_depth=2, min_samples_leaf=8, prune=False).fit(D.X, D.C)
     assert est.training_loss(D.X, D.C) <= g.training_loss(D.X, D.C) + 1e-12
 
 
@@ -246,7 +246,7 @@ def test_alpha_threshold_for_one_split_is_the_same_for_greedy_and_milp():
     for factor, splits in ((0.98, 1), (1.02, 0)):
         a = factor * gain
         expect = (best / N + a) if splits else root / N
-        g = SPOTree(pr, max_depth=1, min_samples_leaf=2, quantile_step=None, alpha=a).fit(X, C, w)
+        g = SPOTree(decision_problem=pr, max_depth=1, min_samples_leaf=2, quantile_step=None, alpha=a).fit(X, C, w)
         assert g.tree_.n_splits == splits
         assert spot_objective(pr, g.tree_, X, C, w, alpha=a) == pytest.approx(expect, abs=1e-9)
         _, info = fit_spot_mio(pr, X, C, w, depth=1, min_samples_leaf=2, alpha=a, quantile_step=None,
@@ -255,7 +255,7 @@ def test_alpha_threshold_for_one_split_is_the_same_for_greedy_and_milp():
         assert res.proven_optimal and res.objective == pytest.approx(expect, abs=1e-7)
         assert info["formulation"].extract().n_splits == splits       # the MILP's own tree, before any pruning
         assert info["objective"] == pytest.approx(expect, abs=1e-9)
-        m = SPOTree(pr, max_depth=1, min_samples_leaf=2, quantile_step=None, alpha=a, method="mio",
+        m = SPOTree(decision_problem=pr, max_depth=1, min_samples_leaf=2, quantile_step=None, alpha=a, method="mio",
                     x_precision=None, time_limit=60).fit(X, C, w)
         assert m.tree_.n_splits == splits
 
@@ -263,7 +263,7 @@ def test_alpha_threshold_for_one_split_is_the_same_for_greedy_and_milp():
 def test_large_alpha_gives_the_root_only_tree_for_greedy_and_milp():
     pr, X, C, w = tiny(5, n=12)
     for method in ("greedy", "mio"):
-        est = SPOTree(pr, max_depth=2, min_samples_leaf=2, quantile_step=None, alpha=2.0, method=method,
+        est = SPOTree(decision_problem=pr, max_depth=2, min_samples_leaf=2, quantile_step=None, alpha=2.0, method=method,
                       x_precision=None, time_limit=60).fit(X, C, w)
         assert est.tree_.n_splits == 0, method
     _, info = fit_spot_mio(pr, X, C, w, depth=2, min_samples_leaf=2, alpha=2.0, quantile_step=None,

@@ -191,4 +191,4 @@ def test_duck_typed_problem_protocol_is_checked():
     with pytest.raises(InputError, match="protocol.*check_costs"):
         make_decision_problem(Duck())
     with pytest.raises(InputError, match="protocol"):
-        SPOTree(Duck()).fit(np.zeros((4, 1)), np.zeros((4, 2)))
+        SPOTree(decision_problem=Duck()).fit(np.zeros((4, 1)), np.zeros((4, 2)))
