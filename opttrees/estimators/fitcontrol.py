@@ -318,17 +318,19 @@ def dp_fits(n: int, m: int, depth: int, n_stats: int, left: float | None, what: 
     return True, f"{what} ({m} columns, predicted {seconds:.2g} s) gives the start and the bound"
 
 
-#: seconds per (features^2 x rows x log2 rows) of the continuous DP at depth 2 (classification; measured: 20,000 x
-#: 10 in about 1 s), and the factor per feature for each level deeper (2,000 x 10 at depth 3: about 20 s)
-CONTINUOUS_SECONDS_PER_CELL = 5e-8
-CONTINUOUS_DEPTH_FACTOR = 20.0
+#: seconds per (features^2 x rows x log2 rows) of the continuous DP at depth 2 (classification; CPU seconds measured
+#: at load 7-15: two classes 20,000 x 10 0.52 s, three classes 20,000 x 10 1.24 s and 100,000 x 20 52.5 s), and the
+#: factor per feature for each level deeper (2,000 x 10 at depth 3: about 20 s)
+CONTINUOUS_SECONDS_PER_CELL = 2.5e-8
+CONTINUOUS_DEPTH_FACTOR = 40.0
 
 
 def continuous_seconds(n: int, p: int, depth: int, n_classes: int = 2) -> float:
     """Predicted seconds of the continuous DP (:mod:`opttrees.dp.continuous`) on n rows x p features; its
-    depth-two routine keeps one pair of segment trees per ordered pair of classes, K (K - 1) / 2 times the
-    two-class work (100,000 x 20, three classes: 171 s measured, 33 s predicted without the factor)."""
-    pairs = max(n_classes * (n_classes - 1) / 2.0, 1.0)
+    depth-two routine keeps one pair of segment trees per unordered pair of classes, K (K - 1) / 2 times the
+    two-class work, up to three classes; with more the interval search runs instead, at about the three-class
+    cost (10,000 x 10 with 4 classes 0.46 s, 2,000 x 19 with 7 classes 0.17 s)."""
+    pairs = min(max(n_classes * (n_classes - 1) / 2.0, 1.0), 3.0)
     base = CONTINUOUS_SECONDS_PER_CELL * pairs * p * p * n * max(np.log2(max(n, 2)), 1.0)
     return base * (CONTINUOUS_DEPTH_FACTOR * p) ** max(depth - 2, 0)
 
