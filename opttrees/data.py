@@ -72,7 +72,7 @@ def _as_2d_float(X, name: str = "X") -> tuple[np.ndarray, list[str]]:
                          "n_features) — use X.reshape(-1, 1) for a single feature")
     if arr.ndim != 2:
         raise InputError(f"{name} must be 2-D (n_samples, n_features); got shape {arr.shape}")
-    arr = np.ascontiguousarray(arr, dtype=np.float64)
+    arr = owned(arr, np.float64)
     if arr.shape[0] == 0:
         raise InputError(f"{name} is empty: it has 0 rows")
     if arr.shape[1] == 0:
@@ -87,6 +87,20 @@ def _as_2d_float(X, name: str = "X") -> tuple[np.ndarray, list[str]]:
     if names is None:
         names = [f"x{j}" for j in range(arr.shape[1])]
     return arr, names
+
+
+def owned(arr, dtype=None) -> np.ndarray:
+    """``arr`` as a C-ordered, writeable array (of ``dtype`` when given): the one form every kernel receives.
+
+    Why: numba compiles one machine-code signature per argument type, and "read-only" and "not C-ordered" are
+    parts of the type. pandas 3 ``to_numpy()`` returns read-only views, slices are strided: passed on as they
+    are, each would compile every kernel a second time on a user's first fit (minutes), although
+    ``opttrees warmup`` had compiled them. Copies only when ``arr`` is not already in that form.
+    """
+    out = np.ascontiguousarray(arr, dtype=dtype)
+    if not out.flags.writeable:
+        out = out.copy()
+    return out
 
 
 def check_X(X, n_features: int | None = None, name: str = "X") -> np.ndarray:
@@ -117,7 +131,8 @@ def frame_column(v, name: str) -> np.ndarray:
         if v.shape[1] != 1:
             raise InputError(f"{name} must be 1-D; got a DataFrame with {v.shape[1]} columns")
         v = v.iloc[:, 0]
-    return np.asarray(v)
+    arr = np.asarray(v)
+    return owned(arr) if arr.ndim else arr
 
 
 def check_vector(arr: np.ndarray, n: int | None, name: str) -> np.ndarray:
@@ -134,6 +149,8 @@ def check_sample_weight(sample_weight, n: int) -> np.ndarray:
     if sample_weight is None:
         return np.ones(n)
     w = np.asarray(sample_weight, dtype=np.float64)
+    if w.ndim == 1:
+        w = owned(w)
     if w.ndim != 1 or w.shape[0] != n:
         raise InputError(f"sample_weight must have shape ({n},); got {w.shape}")
     if not np.isfinite(w).all() or (w < 0).any():
