@@ -2056,6 +2056,12 @@ LARGE: dict[str, list[list[str]]] = {
    "bool"
   ]
  ],
+ "heuristics.kernels.orders.og_words": [
+  [
+   "array(int64, 2d, C)",
+   "array(int32, 2d, C)"
+  ]
+ ],
  "heuristics.kernels.orders.order_cache": [
   [
    "array(float64, 2d, C)",
