@@ -558,7 +558,7 @@ def _parse_solver(raw: Any, mtype: str, entry: ModelEntry, problems: _Problems |
     if not isinstance(raw, dict):
         raise SpecError(f"solver: expected a mapping, got {type(raw).__name__}")
     takes = solver_keys(entry)
-    solver = {}
+    solver: dict = {}
     problems = problems or _Problems()
     for key, value in raw.items():
         with problems.check():
