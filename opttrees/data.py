@@ -551,8 +551,11 @@ def id_like(col: np.ndarray) -> str | None:
 
 def warn_id_like(Xa: np.ndarray, names: list[str]) -> list[str]:
     """Warn, naming each one, about feature columns that look like row identifiers (see :func:`id_like`): a tree
-    can split on them and learn the file's order instead of anything about the rows. Returns their names."""
-    found = []
+    can split on them and learn the file's order instead of anything about the rows. Returns their names.
+    A single feature is never called one: a lone 0, 1, 2, ... column is a time step or a grid the caller chose."""
+    found: list[str] = []
+    if Xa.shape[1] < 2:
+        return found
     for j, name in enumerate(names):
         why = id_like(Xa[:, j])
         if why is not None:

@@ -38,6 +38,8 @@ def test_a_shuffled_id_column_is_named_and_ordinary_columns_are_not():
     assert [m.split("'")[1] for m in msgs if "row identifier" in m] == ["x0"]
     assert id_like(np.arange(10.0)) is None                      # too few rows to tell
     assert id_like(np.arange(40.0) * 0.5) is None                # not integers
+    _, msgs = _warnings(lambda: prepare(np.arange(60.0)[:, None], np.arange(60) % 2))
+    assert not [m for m in msgs if "row identifier" in m]        # a lone 0, 1, 2, ... column: a time step
 
 
 # --- dates ----------------------------------------------------------------------------------------------------
