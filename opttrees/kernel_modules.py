@@ -2,7 +2,7 @@
 (what it compiles and checks) and the kernels' cache fingerprints (:func:`opttrees.jit.guard_cache`) read.
 
 No imports: ``python opttrees/kernel_modules.py`` prints the files for ``make`` before anything is installed.
-A new module with an ``@njit(cache=True)`` kernel goes into :data:`UNITS` (tests/cli/test_warmup.py checks that
+A new module with a cached numba kernel (``njit`` with ``cache=True``) goes into :data:`UNITS` (tests/cli/test_warmup.py checks that
 every such module is listed).
 """
 from __future__ import annotations
