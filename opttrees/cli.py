@@ -38,30 +38,28 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
 
 
 @contextlib.contextmanager
-def _stdout_silenced(active: bool):
-    """Send what libraries print to stdout (the HiGHS banner, solver logs) to /dev/null while ``active``.
+def _stdout_elsewhere(quiet: bool):
+    """While a fit runs, what libraries print to stdout (the HiGHS banner, solver logs) goes to stderr, or to
+    /dev/null when ``quiet``: stdout carries the tree and the summary only (a script can read them).
 
     Why at the file-descriptor level: HiGHS prints its banner from C++ when the first ``Highs`` object is made,
     before any option can turn its output off, so redirecting ``sys.stdout`` would not catch it.
     """
-    if not active:
-        yield
-        return
     sys.stdout.flush()
     try:
         saved = os.dup(1)
-    except OSError:   # no real stdout (e.g. some embedded runners): nothing to silence
+    except OSError:   # no real stdout (e.g. some embedded runners): nothing to redirect
         yield
         return
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, 1)
+    target = os.open(os.devnull, os.O_WRONLY) if quiet else os.dup(2)
+    os.dup2(target, 1)
     try:
         yield
     finally:
         sys.stdout.flush()
         os.dup2(saved, 1)
         os.close(saved)
-        os.close(devnull)
+        os.close(target)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -84,15 +82,23 @@ def main():
       data:   {dataset: iris}  or  {csv: file.csv, target: column, features: [..]}
               optional: test_size: 0.25, split_seed: 0, categorical: auto | [columns],
               missing: error | drop | impute
-      model:  {type: oct, max_depth: 2, min_samples_leaf: 1, alpha: 0.0, warm_start: greedy,
-               random_state: 0 (the default; null: a fresh seed each run)}
-      solver: {time_limit: 60 (.inf: none), verbose: false,
-               name: highs|scip, mip_gap: 1e-6, threads: 1  (these three: MIO models only)}
+      model:  {type: oct, max_depth: 2, min_samples_leaf: 1, alpha: 0.0, warm_start: auto,
+               dp_bound: auto, random_state: 0 (the default; null: a fresh seed each run)}
+      solver: {time_limit: (.inf: none; each type's default: opttrees models --params),
+               verbose: false, name: auto|highs|scip, mip_gap: 1e-6, threads: 1  (these three: MIO models only)}
       output: results/my-run
+    A spec is checked whole before any data is read; every problem is listed at once.
 
     \b
-    Solve statuses: optimal (proven), time_limit, interrupted, limit (feasible, not proven),
-    infeasible, unbounded, no_solution, error.  Gap = |objective - bound| / |objective|.
+    Solve statuses (report.json "status"; the fit's own: completed, time_limit, interrupted):
+      optimal      proven optimal (objective and bound agree)
+      gap_limit    stopped at the requested mip_gap; feasible, not proven optimal
+      time_limit   stopped at the time limit; feasible, not proven optimal
+      interrupted  Ctrl-C or a callback; the best tree so far
+      limit        a node/solution/iteration limit; not proven optimal
+      unverified   the solver's objective differs from the tree's; the tree's is reported, nothing proven
+      infeasible, unbounded, no_solution, error
+    Gap = |objective - bound| / |objective|.
     """
     shown = warnings.showwarning
     warnings.showwarning = _show_warning
@@ -105,7 +111,8 @@ def main():
 @click.option("--time-limit", type=float, help="override solver.time_limit (seconds)")
 @click.option("--solver", type=click.Choice(["highs", "scip"]), help="override solver.name")
 @click.option("--verbose", "-v", is_flag=True, help="show live solver progress (incumbent, bound, gap, time)")
-@click.option("--quiet", "-q", is_flag=True, help="print only the summary; silence what solvers print (e.g. the HiGHS banner)")
+@click.option("--quiet", "-q", is_flag=True, help="print only the summary; silence what solvers print (e.g. the HiGHS banner, "
+                                                 "otherwise sent to stderr)")
 def solve(spec, output, time_limit, solver, verbose, quiet):
     """Fit the model described by SPEC (YAML/JSON) and write its outputs.
 
@@ -153,9 +160,9 @@ def _solve(spec, output, time_limit, solver, verbose, quiet) -> dict:
             s = parse_spec(raw, Path(spec))
             _MODEL_TYPE.append(s.model_type)
             if output:
-                s.output = Path(output)
+                s.output = Path(os.path.normpath(output))
             from .spec import run_spec
-            with _stdout_silenced(quiet):
+            with _stdout_elsewhere(quiet):
                 report = run_spec(s, locked=catalog is not None)
     except OptTreesError as exc:
         _fail(exc)
@@ -292,15 +299,7 @@ def predict(tree, csv, output, proba, keep):
             raise InputError(f"--keep: {csv} has no column(s) {absent}; columns: {list(df.columns)}")
         if proba and t.task != "classification":
             raise InputError(f"--proba: class probabilities need a classification tree; this one is {t.task}")
-        if t.encoding is not None:
-            X = t.encoding.transform(df, Path(csv).name)
-        elif t.feature_names is not None:
-            missing = [f for f in t.feature_names if f not in df.columns]
-            if missing:
-                raise InputError(f"{csv} lacks the tree's feature column(s) {missing}")
-            X = df[t.feature_names]
-        else:
-            X = df
+        X, ignored = _predict_table(t, df, csv, keep)
         _check_predict_values(X, csv, t.encoding is not None and bool(getattr(t.encoding, "fill", None)))
         pred = t.predict(X)
         out = df[list(keep)].copy() if keep else None
@@ -311,13 +310,67 @@ def predict(tree, csv, output, proba, keep):
             p = t.predict_proba(X)
             names = t.classes if t.classes is not None else list(range(p.shape[1]))
             pred_frame = pred_frame.join(pd.DataFrame(p, columns=[f"proba_{c}" for c in names], index=df.index))
-        out = pred_frame if out is None else out.join(pred_frame, rsuffix="_predicted")
+        if out is not None:   # a kept column named like an output column: the prediction's gets a suffix
+            pred_frame = pred_frame.rename(columns={c: f"{c}_predicted" for c in pred_frame.columns if c in out.columns})
+        out = pred_frame if out is None else out.join(pred_frame)
     except OptTreesError as exc:
         _fail(exc)
+    if ignored:
+        click.echo(f"note: ignored column(s) {ignored}: the tree does not split on them", err=True)
     if output:
-        out.to_csv(output, index=False)
+        from .outputs import atomic_write
+        atomic_write(os.path.normpath(output), out.to_csv(index=False))
+        click.echo(f"wrote {os.path.normpath(output)}: {len(out)} row(s), column(s) {list(out.columns)}")
     else:
         click.echo(out.to_csv(index=False), nl=False)
+
+
+def columns_read(t) -> list[str] | None:
+    """The raw columns a saved tree's splits read (a one-hot feature counts as its column), in the tree's column
+    order; None when the tree has no column names."""
+    import numpy as np
+
+    from .tree import HYPERPLANE
+
+    names = t.encoding.columns if t.encoding is not None else t.feature_names
+    if names is None:
+        return None
+    split = t.feature[t.feature >= 0].tolist()
+    for node in np.flatnonzero(t.feature == HYPERPLANE):
+        split += np.flatnonzero(t.coef[node]).tolist()
+    sources = t.encoding.sources() if t.encoding is not None else [(n, None) for n in names]
+    read = {sources[j][0] for j in split}
+    return [c for c in names if c in read]
+
+
+def _predict_table(t, df, csv: str, keep) -> tuple:
+    """(the features to predict from, the CSV's columns the tree ignores). Only the columns the tree splits on
+    must be in the CSV; the tree's other columns get a placeholder value it never reads."""
+    import pandas as pd
+
+    from .errors import InputError
+
+    read = columns_read(t)
+    if read is None:   # no names: the CSV's columns are the features, in order
+        return df, []
+    names = t.encoding.columns if t.encoding is not None else t.feature_names
+    lacking = [c for c in read if c not in df.columns]
+    if lacking:
+        raise InputError(f"{csv} lacks the column(s) {lacking} the tree splits on (it reads {read}; columns of "
+                         f"{Path(csv).name}: {list(df.columns)})")
+    frame = pd.DataFrame(index=df.index)
+    for c in names:
+        if c in read:
+            frame[c] = df[c]
+        elif t.encoding is not None and c in t.encoding.categories:
+            frame[c] = t.encoding.categories[c][0]
+        elif t.encoding is not None and c in getattr(t.encoding, "dates", ()):
+            frame[c] = "1970-01-01"
+        else:
+            frame[c] = 0.0
+    X = t.encoding.transform(frame, Path(csv).name) if t.encoding is not None else frame
+    ignored = [c for c in df.columns if c not in read and c not in keep]
+    return X, ignored
 
 
 def _check_predict_values(X, csv, imputes: bool) -> None:
@@ -375,7 +428,8 @@ def models(show_params):
         click.echo(f"{'':18s}solver: {', '.join(keys) or 'none'}")
         for key in keys:
             pname = SOLVER_TO_PARAM[key]
-            click.echo(f"{'':20s}{key}={defaults[pname]!r}: {describe(rules[pname])}")
+            note = " (no limit)" if key == "time_limit" and defaults[pname] is None else ""
+            click.echo(f"{'':20s}{key}={defaults[pname]!r}{note}: {describe(rules[pname])}")
 
 
 @main.command()

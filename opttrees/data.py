@@ -72,7 +72,7 @@ def _as_2d_float(X, name: str = "X") -> tuple[np.ndarray, list[str]]:
                          "n_features) — use X.reshape(-1, 1) for a single feature")
     if arr.ndim != 2:
         raise InputError(f"{name} must be 2-D (n_samples, n_features); got shape {arr.shape}")
-    arr = np.ascontiguousarray(arr, dtype=np.float64)
+    arr = owned(arr, np.float64)
     if arr.shape[0] == 0:
         raise InputError(f"{name} is empty: it has 0 rows")
     if arr.shape[1] == 0:
@@ -87,6 +87,20 @@ def _as_2d_float(X, name: str = "X") -> tuple[np.ndarray, list[str]]:
     if names is None:
         names = [f"x{j}" for j in range(arr.shape[1])]
     return arr, names
+
+
+def owned(arr, dtype=None) -> np.ndarray:
+    """``arr`` as a C-ordered, writeable array (of ``dtype`` when given): the one form every kernel receives.
+
+    Why: numba compiles one machine-code signature per argument type, and "read-only" and "not C-ordered" are
+    parts of the type. pandas 3 ``to_numpy()`` returns read-only views, slices are strided: passed on as they
+    are, each would compile every kernel a second time on a user's first fit (minutes), although
+    ``opttrees warmup`` had compiled them. Copies only when ``arr`` is not already in that form.
+    """
+    out = np.ascontiguousarray(arr, dtype=dtype)
+    if not out.flags.writeable:
+        out = out.copy()
+    return out
 
 
 def check_X(X, n_features: int | None = None, name: str = "X") -> np.ndarray:
@@ -117,7 +131,8 @@ def frame_column(v, name: str) -> np.ndarray:
         if v.shape[1] != 1:
             raise InputError(f"{name} must be 1-D; got a DataFrame with {v.shape[1]} columns")
         v = v.iloc[:, 0]
-    return np.asarray(v)
+    arr = np.asarray(v)
+    return owned(arr) if arr.ndim else arr
 
 
 def check_vector(arr: np.ndarray, n: int | None, name: str) -> np.ndarray:
@@ -134,6 +149,8 @@ def check_sample_weight(sample_weight, n: int) -> np.ndarray:
     if sample_weight is None:
         return np.ones(n)
     w = np.asarray(sample_weight, dtype=np.float64)
+    if w.ndim == 1:
+        w = owned(w)
     if w.ndim != 1 or w.shape[0] != n:
         raise InputError(f"sample_weight must have shape ({n},); got {w.shape}")
     if not np.isfinite(w).all() or (w < 0).any():
@@ -472,6 +489,7 @@ def prepare(X, y=None, task: str = "classification", sample_weight=None, min_sam
         raise InputError(f"unknown task {task!r}")
     Xa, names = _as_2d_float(X)
     n = Xa.shape[0]
+    warn_id_like(Xa, names)
     if not isinstance(min_samples_leaf, (int, np.integer)) or isinstance(min_samples_leaf, bool) or min_samples_leaf < 1:
         raise InputError(f"min_samples_leaf must be an integer >= 1; got {min_samples_leaf!r}")
     if n < min_samples_leaf:
@@ -509,6 +527,45 @@ def prepare(X, y=None, task: str = "classification", sample_weight=None, min_sam
     return PreparedData(Xa, Xs, yenc, names, scaling, eps, w, codec, task, kept_rows=kept, dropped_X=dropped)
 
 
+#: a column needs this many rows before it can look like a row identifier
+ID_MIN_ROWS = 20
+
+
+def id_like(col: np.ndarray) -> str | None:
+    """Why a feature column looks like a row identifier (customer number, row number), or None.
+
+    Identifiers are distinct integers: in row order (monotone: a file sorted by id, and often by time or by label,
+    lets a tree read the label off the id: ``customer_id < 100125.5`` with test accuracy 1) or, shuffled by a
+    train/test split, dense in their range (span below twice the row count). Needs :data:`ID_MIN_ROWS` rows.
+    """
+    n = len(col)
+    if n < ID_MIN_ROWS or not np.all(col == np.round(col)):
+        return None
+    step = np.diff(col)
+    if (step > 0).all() or (step < 0).all():
+        return f"distinct integers in {'increasing' if step[0] > 0 else 'decreasing'} row order"
+    if len(np.unique(col)) == n and col.max() - col.min() < 2 * n:
+        return f"{n} distinct integers from {int(col.min())} to {int(col.max())}"
+    return None
+
+
+def warn_id_like(Xa: np.ndarray, names: list[str]) -> list[str]:
+    """Warn, naming each one, about feature columns that look like row identifiers (see :func:`id_like`): a tree
+    can split on them and learn the file's order instead of anything about the rows. Returns their names.
+    A single feature is never called one: a lone 0, 1, 2, ... column is a time step or a grid the caller chose."""
+    found: list[str] = []
+    if Xa.shape[1] < 2:
+        return found
+    for j, name in enumerate(names):
+        why = id_like(Xa[:, j])
+        if why is not None:
+            found.append(name)
+            warnings.warn(f"feature {name!r} looks like a row identifier ({why}): a tree splitting on it learns the "
+                          "order of the rows, not the rows (a file sorted by the label leaks the label through it); "
+                          "leave it out of the features (spec: data.features)", stacklevel=3)
+    return found
+
+
 def standardize_target(data: PreparedData) -> PreparedData:
     """Regression data with ``y`` standardised (:class:`TargetScaling`, recorded in ``data.target``); other data,
     or data already standardised, as it is. Every search on the result finds the trees it would find on the
@@ -542,6 +599,38 @@ def _is_missing(col: pd.Series) -> np.ndarray:
     return col.isna().to_numpy()
 
 
+#: a date as text: year-month-day or day/month/year (separators - / .), an optional time after it
+_DATE = r"^\s*(\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{4})([ T]\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?)?\s*$"
+#: dates become this many days after 1970-01-01 (a number a tree can split on; a threshold reads back as a date)
+DATE_ORIGIN = "1970-01-01"
+
+
+def _parse_dates(values: pd.Series) -> pd.Series:
+    """Text dates (:data:`_DATE`) to datetimes; anything else to NaT."""
+    text = values.astype(str)
+    ok = text.str.match(_DATE)
+    out = pd.Series(pd.NaT, index=values.index, dtype="datetime64[ns]")
+    if ok.any():
+        iso = text[ok].str.match(r"^\s*\d{4}")
+        for part, dayfirst in ((iso, False), (~iso, True)):
+            if part.any():
+                out[part[part].index] = pd.to_datetime(text[ok][part], errors="coerce", format="mixed",
+                                                         dayfirst=dayfirst)
+    return out
+
+
+def date_like(values: pd.Series) -> bool:
+    """A text column whose present values are all dates (:data:`_DATE`), at least two of them."""
+    present = values.dropna()
+    return len(present) >= 2 and bool(_parse_dates(present).notna().all())
+
+
+def date_days(values: pd.Series) -> np.ndarray:
+    """Days after :data:`DATE_ORIGIN` (fractional with a time of day) of text dates; NaN where missing."""
+    parsed = _parse_dates(values)
+    return ((parsed - pd.Timestamp(DATE_ORIGIN)) / pd.Timedelta(days=1)).to_numpy(dtype=np.float64, na_value=np.nan)
+
+
 @dataclass
 class TableEncoding:
     """How the columns of a raw table become the numeric features a tree splits on.
@@ -559,6 +648,7 @@ class TableEncoding:
     categories: dict[str, list[str]] = field(default_factory=dict)   # text column -> its categories, in order
     missing: str = "error"
     fill: dict = field(default_factory=dict)             # missing="impute": the value used per column
+    dates: list[str] = field(default_factory=list)       # text columns read as days after DATE_ORIGIN
 
     @property
     def feature_names(self) -> list[str]:
@@ -578,7 +668,7 @@ class TableEncoding:
     @property
     def is_trivial(self) -> bool:
         """Nothing to re-encode: numeric columns only and nothing imputed."""
-        return not self.categories and not self.fill
+        return not self.categories and not self.fill and not self.dates
 
     @classmethod
     def fit(cls, X: pd.DataFrame, categorical="auto", missing: str = "error") -> "TableEncoding":
@@ -594,28 +684,40 @@ class TableEncoding:
         cols = [str(c) for c in X.columns]
         X = X.set_axis(cols, axis=1)
         text = [c for c in cols if not (pd.api.types.is_numeric_dtype(X[c]) or pd.api.types.is_bool_dtype(X[c]))]
+        dates = [c for c in text if date_like(X[c])]
+        listed = [str(c) for c in categorical] if isinstance(categorical, (list, tuple)) else []
         if categorical == "auto":
-            chosen = text
+            chosen = [c for c in text if c not in dates]
         elif categorical is None:
             if text:
+                hint = "" if not dates else (f"; {dates} hold dates (e.g. {X[dates[0]].dropna().iloc[0]!r}): with "
+                                             f"data.categorical: auto they are read as days after {DATE_ORIGIN}")
                 raise NonNumericInputError(
                     f"column(s) {text} hold text; one-hot encode them (spec: data.categorical: auto, or a list of "
-                    "columns) or leave them out (data.features)")
+                    f"columns) or leave them out (data.features){hint}")
             chosen = []
         else:
             chosen = [str(c) for c in categorical]
             unknown = [c for c in chosen if c not in cols]
             if unknown:
                 raise InputError(f"categorical column(s) {unknown} are not feature columns; columns: {cols}")
-            left = [c for c in text if c not in chosen]
+            left = [c for c in text if c not in chosen and c not in dates]
             if left:
                 raise NonNumericInputError(f"column(s) {left} hold text but are not listed as categorical; add them "
                                            "to the categorical columns or leave them out")
-        enc = cls(cols, {}, missing, {})
+        dates = [c for c in dates if c not in listed]   # a listed column is one-hot encoded, as asked
+        for c in listed:
+            if c in text and date_like(X[c]):
+                warnings.warn(f"column {c!r} holds dates, and data.categorical lists it: each date becomes a 0/1 "
+                              f"feature; leave it out of the list to read it as days after {DATE_ORIGIN}", stacklevel=2)
+        for c in dates:
+            warnings.warn(f"column {c!r} holds dates: read as days after {DATE_ORIGIN} (a number a tree can split "
+                          "on); list it in data.categorical to one-hot encode it instead", stacklevel=2)
+        enc = cls(cols, {}, missing, {}, dates)
         for c in cols:
             miss = _is_missing(X[c])
             if missing == "error" and miss.any():
-                raise InputError(_missing_message(c, miss))
+                raise InputError(_missing_message(c, miss, index=X.index))
             present = X[c][~miss]
             if c in chosen:
                 keys = present.map(category_text)
@@ -628,6 +730,8 @@ class TableEncoding:
                 enc.categories[c] = cats
                 if missing == "impute" and miss.any():
                     enc.fill[c] = keys.value_counts().sort_index(kind="stable").idxmax()
+            elif c in dates and missing == "impute" and miss.any():
+                enc.fill[c] = float(np.median(date_days(present)))
             elif missing == "impute" and miss.any():
                 if not len(present):
                     raise InputError(f"column {c!r} has no values to impute from: every row is missing")
@@ -650,7 +754,7 @@ class TableEncoding:
             if miss.any() and c not in self.fill:
                 policy = "it was trained with missing='error'" if self.missing == "error" else \
                     "no value was imputed for this column in training"
-                raise InputError(_missing_message(c, miss, name) + f" ({policy})")
+                raise InputError(_missing_message(c, miss, name, X.index) + f" ({policy})")
             if c in self.categories:
                 keys = col.map(category_text, na_action="ignore").to_numpy(dtype=object)
                 if miss.any():
@@ -663,6 +767,16 @@ class TableEncoding:
                     warnings.warn(f"{name}: column {c!r} has {int(unseen.sum())} row(s) with categories not seen in "
                                   f"training ({new[:5]}); they get 0 in every {c}=... feature", stacklevel=2)
                 parts.append(pd.DataFrame(hot.astype(np.float64), columns=[f"{c}={k}" for k in cats], index=X.index))
+                continue
+            if c in self.dates:
+                values = date_days(col)
+                bad = np.isnan(values) & ~miss
+                if bad.any():
+                    raise InputError(f"{name}: column {c!r} holds dates in training but {col[bad].iloc[0]!r} here "
+                                     f"(row {X.index[int(np.argmax(bad))]}), which is not a date")
+                if miss.any():
+                    values = np.where(miss, self.fill[c], values)
+                parts.append(pd.DataFrame({c: values}, index=X.index))
                 continue
             if not (pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col)):
                 num = pd.to_numeric(col, errors="coerce")
@@ -680,7 +794,8 @@ class TableEncoding:
     def to_dict(self) -> dict:
         return {"columns": list(self.columns), "categories": {k: list(v) for k, v in self.categories.items()},
                 "missing": self.missing, "fill": {k: (v.item() if isinstance(v, np.generic) else v)
-                                                  for k, v in self.fill.items()}}
+                                                  for k, v in self.fill.items()},
+                **({"dates": list(self.dates)} if self.dates else {})}
 
     @classmethod
     def from_dict(cls, d: dict) -> "TableEncoding":
@@ -695,13 +810,22 @@ class TableEncoding:
         missing = d.get("missing", "error")
         if missing not in MISSING_POLICIES:
             raise InputError(f"tree JSON: 'encoding.missing' must be one of {MISSING_POLICIES}; got {missing!r}")
+        dates = d.get("dates") or []
+        if not isinstance(dates, list) or any(c not in d["columns"] for c in dates):
+            raise InputError("tree JSON: 'encoding.dates' must list columns of 'encoding.columns'")
         return cls([str(c) for c in d["columns"]], {str(k): [str(c) for c in v] for k, v in cats.items()},
-                   missing, dict(d.get("fill") or {}))
+                   missing, dict(d.get("fill") or {}), [str(c) for c in dates])
 
 
-def _missing_message(column: str, miss: np.ndarray, name: str = "") -> str:
+def _missing_message(column: str, miss: np.ndarray, name: str = "", index=None) -> str:
+    """``column`` has missing values: how many, and the first by the table's own row label (its index), so that a
+    shuffled or filtered table still points at the user's row."""
     where = f"{name}: " if name else ""
-    return (f"{where}column {column!r} has {int(miss.sum())} missing value(s) (first at row {int(np.argmax(miss))}); "
+    i = int(np.argmax(miss))
+    label = index[i].item() if index is not None and isinstance(index[i], np.generic) else None if index is None \
+        else index[i]
+    first = f"index {label!r}" if index is not None else f"row {i}"
+    return (f"{where}column {column!r} has {int(miss.sum())} missing value(s) (first at {first}); "
             "drop or impute them (spec: data.missing: drop | impute)")
 
 

@@ -17,24 +17,69 @@ _announced: set[str] = set()
 _worker_lock = threading.Lock()
 
 
-def is_cold(dispatcher, arg: str | None = None, dtype: str | None = None) -> bool:
-    """No compiled signature in this process and none in the cache on disk: the next call compiles.
+def signature_types(sig) -> tuple[str, ...]:
+    """A numba signature (a tuple of numba types) as the text of each argument's type: how
+    :mod:`opttrees._kernel_signatures` records them."""
+    return tuple(str(t) for t in sig)
 
-    With ``arg`` and ``dtype``, only signatures whose argument ``arg`` is an array of ``dtype`` count: a kernel
-    compiled for one array type compiles again for another (the local search's 32- and 64-bit order words).
-    """
+
+def kernel_name(dispatcher) -> str:
+    """A kernel's name relative to the package (``dp.engine.search``): how :mod:`opttrees._kernel_signatures`
+    records it."""
+    module = dispatcher.py_func.__module__
+    return f"{module.partition('.')[2] if module.startswith(__package__ + '.') else module}.{dispatcher.py_func.__name__}"
+
+
+_code_keys: dict = {}
+
+
+def compiled_signatures(dispatcher) -> set[tuple[str, ...]]:
+    """The signatures a call of ``dispatcher`` runs without compiling: loaded in this process, or in numba's cache
+    on disk for this machine (CPU) and this kernel's current code (numba's index drops entries of an older
+    source file; an entry compiled for another CPU or from other bytecode would be compiled again)."""
+    have = {signature_types(sig) for sig in getattr(dispatcher, "signatures", None) or ()}
+    cache = dispatcher._cache
+    key = _code_keys.get(id(dispatcher))
+    if key is None:
+        key = _code_keys[id(dispatcher)] = cache._index_key((), dispatcher.targetctx.codegen())[1:]
+    have |= {signature_types(k[0]) for k in cache._cache_file._load_index() if tuple(k[1:]) == key}
+    return have
+
+
+def expected_signatures(dispatcher) -> list[tuple[str, ...]] | None:
+    """The signatures the estimators and the CLI call ``dispatcher`` with (what ``opttrees warmup`` compiles,
+    recorded in :mod:`opttrees._kernel_signatures`); None for a kernel not recorded there."""
+    from ._kernel_signatures import SIGNATURES
+    found = SIGNATURES.get(kernel_name(dispatcher))
+    return None if found is None else [tuple(s) for s in found]
+
+
+def cold_signatures(dispatcher, arg: str | None = None, dtype: str | None = None) -> list[tuple[str, ...]]:
+    """The signatures of :func:`expected_signatures` (with ``arg`` and ``dtype``: only those whose argument
+    ``arg`` is an array of ``dtype``) that a call would compile; for a kernel not recorded there, one empty
+    signature when it has no compiled signature (of that array type) at all."""
     def fits(sig) -> bool:
         if arg is None:
             return True
         i = list(inspect.signature(dispatcher.py_func).parameters).index(arg)
-        return str(sig[i]).startswith(f"array({dtype},")
+        return sig[i].startswith(f"array({dtype},")
 
+    have = compiled_signatures(dispatcher)
+    want = expected_signatures(dispatcher)
+    if want is None:
+        return [] if any(fits(sig) for sig in have) else [()]
+    return [sig for sig in want if fits(sig) and sig not in have]
+
+
+def is_cold(dispatcher, arg: str | None = None, dtype: str | None = None) -> bool:
+    """The next call may compile: a signature the estimators call this kernel with (see
+    :func:`expected_signatures`; with ``arg`` and ``dtype``, one whose argument ``arg`` is an array of ``dtype``,
+    e.g. the local search's 32- or 64-bit row words) is neither loaded in this process nor in numba's cache on
+    disk. Per signature: inputs are normalised at the boundary (:func:`opttrees.data.owned`), so a fit calls
+    each kernel with the recorded signatures only, and a kernel with one signature cached and another not is cold.
+    """
     try:
-        if any(fits(sig) for sig in getattr(dispatcher, "signatures", None) or ()):
-            return False
-        if arg is None:
-            return not os.path.exists(dispatcher._cache._cache_file._index_path)
-        return not any(fits(key[0]) for key in dispatcher._cache._cache_file._load_index())
+        return bool(cold_signatures(dispatcher, arg, dtype))
     except Exception:   # not a cached dispatcher (or numba's internals moved): assume it compiles
         return True
 
@@ -51,11 +96,11 @@ def announce_compile(what: str, dispatcher, estimate: str, arg: str | None = Non
     return True
 
 
-# --- cold kernels of given modules (the package's list is :data:`opttrees.warmup.KERNEL_MODULES`) --------------
+# --- cold kernels of given modules (the package's list is :data:`opttrees.kernel_modules.KERNEL_MODULES`) --------------
 
 def kernels(modules) -> list:
     """(qualified name, dispatcher) of every cached numba kernel defined in ``modules`` (module names; the
-    package's are :data:`opttrees.warmup.KERNEL_MODULES`). Kernels with ``inline="always"`` are left out: numba
+    package's are :data:`opttrees.kernel_modules.KERNEL_MODULES`). Kernels with ``inline="always"`` are left out: numba
     inlines them into their callers and never compiles (or caches) them on their own."""
     import importlib
 
@@ -73,17 +118,30 @@ def kernels(modules) -> list:
     return out
 
 
-def cold_kernels(modules, variants=(), include_large: bool = True) -> list[str]:
-    """Names of the kernels of ``modules`` the next call would compile, and of the ``variants`` (dispatcher
-    path, argument, dtype, large only) not compiled yet; ``include_large`` False skips the variants marked
-    large. The package's: :func:`opttrees.warmup.cold_kernels`."""
-    found = kernels(modules)
-    cold = [name for name, d in found if is_cold(d)]
-    by_name = dict(found)
-    for name, arg, dtype, large in variants:
-        if name in by_name and (include_large or not large) and is_cold(by_name[name], arg, dtype):
-            cold.append(f"{name} ({arg}: {dtype})")
-    return cold
+def cold_kernels(modules, include_large: bool = True) -> list[str]:
+    """The kernels of ``modules`` a call would compile, one line each: its name when every signature it is called
+    with is cold, else one ``name (signature)`` line per cold signature (see :func:`cold_signatures`). With
+    ``include_large`` False, the signatures only fits on more than 65,536 rows call (``LARGE`` in
+    :mod:`opttrees._kernel_signatures`) are skipped. The package's: :func:`opttrees.warmup.cold_kernels`."""
+    from ._kernel_signatures import LARGE
+    out = []
+    for name, d in kernels(modules):
+        try:
+            cold = cold_signatures(d)
+            want = expected_signatures(d)
+        except Exception:   # not a cached dispatcher (or numba's internals moved): assume it compiles
+            cold, want = [()], None
+        if not include_large:
+            skip = {tuple(sig) for sig in LARGE.get(kernel_name(d), [])}
+            cold = [sig for sig in cold if sig not in skip]
+            want = None if want is None else [sig for sig in want if sig not in skip]
+        if not cold:
+            continue
+        if want and len(cold) < len(want):
+            out += [f"{name} ({', '.join(sig)})" for sig in cold]
+        else:
+            out.append(name)
+    return out
 
 
 # --- waiting for a kernel that may still be compiling ----------------------------------------------------------
@@ -253,6 +311,17 @@ def warn_still_compiling(what: str, fallback: str, stacklevel: int = 3) -> None:
 
 
 # --- a cache entry compiled from other files than its own -----------------------------------------------------
+
+def guard_cache(module: str) -> int:
+    """:func:`fresh_cache` for a kernel module (by name) with the unit and extra files that
+    :data:`opttrees.kernel_modules.UNITS` gives it: the call each kernel module makes at import, after its kernels
+    are defined (every module of the unit must be imported by then)."""
+    import sys
+
+    from .kernel_modules import unit_of
+    mods, deps = unit_of(module)
+    return fresh_cache([sys.modules[m] for m in mods], depends_on=deps)
+
 
 def fresh_cache(modules, depends_on=()) -> int:
     """Drop the numba cache of ``modules`` when any of their source files (or the files ``depends_on``) changed.

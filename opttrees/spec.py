@@ -24,7 +24,9 @@ Where each setting lives, one place each:
 """
 from __future__ import annotations
 
+import contextlib
 import difflib
+import os
 import json
 import math
 import time
@@ -71,6 +73,27 @@ def _unknown(where: str, key: str, allowed) -> SpecError:
     hint = [RENAMED[key]] if RENAMED.get(key) in allowed else difflib.get_close_matches(key, list(allowed), n=1)
     return SpecError(f"{where}.{key}: unknown field" + (f" (did you mean {hint[0]!r}?)" if hint else "")
                      + f"; allowed: {sorted(allowed)}")
+
+
+class _Problems:
+    """Every problem of a spec, collected so that one run lists them all (a missing CSV used to hide an unknown
+    model key until it was fixed). ``with problems.check(): ...`` records a SpecError raised inside and goes on."""
+
+    def __init__(self) -> None:
+        self.errors: list[str] = []
+
+    @contextlib.contextmanager
+    def check(self):
+        try:
+            yield
+        except SpecError as exc:
+            self.errors.append(str(exc))
+
+    def raise_all(self) -> None:
+        if len(self.errors) == 1:
+            raise SpecError(self.errors[0])
+        if self.errors:
+            raise SpecError(f"{len(self.errors)} problems in the spec:\n" + "\n".join(f"  {e}" for e in self.errors))
 
 
 def _check_type(where: str, value, typ) -> Any:
@@ -459,16 +482,29 @@ class Spec:
 def _resolve(path: str, source: Path | None) -> Path:
     """A path written in a spec file: relative paths are relative to that file (as ``data.csv``)."""
     p = Path(path)
-    return source.parent / p if not p.is_absolute() and source is not None else p
+    p = source.parent / p if not p.is_absolute() and source is not None else p
+    return Path(os.path.normpath(p))   # examples/../results/x printed as results/x
 
 
-def _parse_data(raw: dict, source: Path | None, catalog: dict) -> dict:
+def _parse_data(raw: dict, source: Path | None, catalog: dict, problems: _Problems | None = None) -> dict:
+    own = problems is None
+    problems = problems or _Problems()
     MISSING_POLICIES = catalog["missing_policies"]
     data = {}
     for key, value in raw.items():
-        if key not in DATA_KEYS:
-            raise _unknown("data", key, DATA_KEYS)
-        data[key] = _check_type(f"data.{key}", value, DATA_KEYS[key])
+        with problems.check():
+            if key not in DATA_KEYS:
+                raise _unknown("data", key, DATA_KEYS)
+            data[key] = _check_type(f"data.{key}", value, DATA_KEYS[key])
+    with problems.check():
+        _data_source(data, source, catalog)
+    _data_rest(data, MISSING_POLICIES, problems)
+    if own:
+        problems.raise_all()
+    return data
+
+
+def _data_source(data: dict, source, catalog) -> None:
     if ("dataset" in data) == ("csv" in data):
         raise SpecError("data: give exactly one of data.dataset (a built-in name) or data.csv (a file path)")
     if "csv" in data:
@@ -480,61 +516,75 @@ def _parse_data(raw: dict, source: Path | None, catalog: dict) -> dict:
         data["csv"] = str(p)
     elif data["dataset"] not in catalog["datasets"]:
         raise SpecError(f"data.dataset: unknown dataset {data['dataset']!r}; built-in: {catalog['datasets']}")
-    if "test_size" in data and not 0 < data["test_size"] < 1:
-        raise SpecError(f"data.test_size: must be in (0, 1); got {data['test_size']}")
-    if "dataset" in data and "target" in data:
-        raise SpecError("data.target: only valid with data.csv (built-in datasets know their target)")
-    if "params" in data and "dataset" not in data:
-        raise SpecError("data.params: only valid with data.dataset (parameters of a built-in generator)")
-    if "features" in data and not all(isinstance(f, str) for f in data["features"]):
-        raise SpecError("data.features: must be a list of column names")
-    if "features" in data and "target" in data:
-        targets = data["target"] if isinstance(data["target"], list) else [data["target"]]
-        clash = [f for f in data["features"] if f in targets]
-        if clash:
-            raise SpecError(f"data.features: {clash} is also the target; a model cannot learn from its own label")
-    cat = data.get("categorical")
-    if isinstance(cat, str) and cat != "auto":
-        raise SpecError(f"data.categorical: expected 'auto' or a list of column names; got {cat!r}")
-    if isinstance(cat, list) and not all(isinstance(c, str) for c in cat):
-        raise SpecError("data.categorical: must be 'auto' or a list of column names")
-    if isinstance(cat, list) and "target" in data:
-        targets = data["target"] if isinstance(data["target"], list) else [data["target"]]
-        clash = [c for c in cat if c in targets]
-        if clash:
-            raise SpecError(f"data.categorical: {clash} is the target; list feature columns only")
-    if "missing" in data and data["missing"] not in MISSING_POLICIES:
-        raise SpecError(f"data.missing: expected one of {', '.join(map(repr, MISSING_POLICIES))}; "
-                        f"got {data['missing']!r}")
-    return data
 
 
-def _parse_solver(raw: Any, mtype: str, entry: ModelEntry) -> dict:
+def _data_rest(data: dict, MISSING_POLICIES, problems: _Problems) -> None:
+    with problems.check():
+        if "test_size" in data and not 0 < data["test_size"] < 1:
+            raise SpecError(f"data.test_size: must be in (0, 1); got {data['test_size']}")
+    with problems.check():
+        if "dataset" in data and "target" in data:
+            raise SpecError("data.target: only valid with data.csv (built-in datasets know their target)")
+    with problems.check():
+        if "params" in data and "dataset" not in data:
+            raise SpecError("data.params: only valid with data.dataset (parameters of a built-in generator)")
+    with problems.check():
+        if "features" in data and not all(isinstance(f, str) for f in data["features"]):
+            raise SpecError("data.features: must be a list of column names")
+        if "features" in data and "target" in data:
+            targets = data["target"] if isinstance(data["target"], list) else [data["target"]]
+            clash = [f for f in data["features"] if f in targets]
+            if clash:
+                raise SpecError(f"data.features: {clash} is also the target; a model cannot learn from its own label")
+    with problems.check():
+        cat = data.get("categorical")
+        if isinstance(cat, str) and cat != "auto":
+            raise SpecError(f"data.categorical: expected 'auto' or a list of column names; got {cat!r}")
+        if isinstance(cat, list) and not all(isinstance(c, str) for c in cat):
+            raise SpecError("data.categorical: must be 'auto' or a list of column names")
+        if isinstance(cat, list) and "target" in data:
+            targets = data["target"] if isinstance(data["target"], list) else [data["target"]]
+            clash = [c for c in cat if c in targets]
+            if clash:
+                raise SpecError(f"data.categorical: {clash} is the target; list feature columns only")
+    with problems.check():
+        if "missing" in data and data["missing"] not in MISSING_POLICIES:
+            raise SpecError(f"data.missing: expected one of {', '.join(map(repr, MISSING_POLICIES))}; "
+                            f"got {data['missing']!r}")
+
+
+def _parse_solver(raw: Any, mtype: str, entry: ModelEntry, problems: _Problems | None = None) -> dict:
     rules, allowed = entry.parameter_rules(), entry.defaults()
     if not isinstance(raw, dict):
         raise SpecError(f"solver: expected a mapping, got {type(raw).__name__}")
     takes = solver_keys(entry)
-    solver = {}
+    solver: dict = {}
+    problems = problems or _Problems()
     for key, value in raw.items():
-        if key in ("random_state", "seed") and "random_state" in allowed:
-            raise SpecError(f"solver.{key}: the seed is a model setting: write it as model.random_state (it seeds "
-                            "the start trees, restarts and validation splits as well as the solver)")
-        if key not in SOLVER_TO_PARAM:
-            raise _unknown("solver", str(key), SOLVER_KEYS)
-        if key not in takes:
-            what = ("has no solver (it is fitted without a MIO)" if SOLVER_TO_PARAM[key] in allowed
-                    else "has no such setting")
-            raise SpecError(f"solver.{key}: model {mtype!r} {what}; its solver section takes: "
-                            f"{takes or 'nothing'}")
-        solver[key] = _check_value(f"solver.{key}", value, rules.get(SOLVER_TO_PARAM[key]))
+        with problems.check():
+            _solver_field(key, value, mtype, rules, allowed, takes, solver)
     if "name" in solver:
         solver["name"] = solver["name"].lower()
     return solver
 
 
+def _solver_field(key, value, mtype: str, rules, allowed, takes, solver: dict) -> None:
+    if key in ("random_state", "seed") and "random_state" in allowed:
+        raise SpecError(f"solver.{key}: the seed is a model setting: write it as model.random_state (it seeds "
+                        "the start trees, restarts and validation splits as well as the solver)")
+    if key not in SOLVER_TO_PARAM:
+        raise _unknown("solver", str(key), SOLVER_KEYS)
+    if key not in takes:
+        what = ("has no solver (it is fitted without a MIO)" if SOLVER_TO_PARAM[key] in allowed
+                else "has no such setting")
+        raise SpecError(f"solver.{key}: model {mtype!r} {what}; its solver section takes: "
+                        f"{takes or 'nothing'}")
+    solver[key] = _check_value(f"solver.{key}", value, rules.get(SOLVER_TO_PARAM[key]))
+
+
 def parse_spec(raw: Any, source: Path | None = None, catalog: dict | None = None) -> Spec:
     """Validate every section, including each model and solver field against the estimator's rules, without
-    loading any data; SpecError names the first bad field.
+    loading any data (nor reading any file); SpecError lists every bad field at once, one per line.
 
     ``catalog``: the model types, dataset names and missing-value policies to check against (default: the live
     registry, which imports every estimator; :func:`quick_catalog` reads them from the generated manifest and
@@ -545,63 +595,95 @@ def parse_spec(raw: Any, source: Path | None = None, catalog: dict | None = None
     registry = catalog["models"]
     if not isinstance(raw, dict):
         raise SpecError("spec: the file must contain a mapping with sections data, model, solver, output")
+    problems = _Problems()   # every problem of the file is listed at once (nothing is read meanwhile)
     for key in raw:
-        if key not in SECTIONS:
-            raise _unknown("spec", str(key), SECTIONS)
+        with problems.check():
+            if key not in SECTIONS:
+                raise _unknown("spec", str(key), SECTIONS)
+    ok = {}
     for sec in ("data", "model"):
-        if sec not in raw:
-            raise SpecError(f"{sec}: missing section")
-        if not isinstance(raw[sec], dict):
-            raise SpecError(f"{sec}: expected a mapping, got {type(raw[sec]).__name__}")
-    data = _parse_data(raw["data"], source, catalog)
-    model = dict(raw["model"])
-    if "constraints" in raw:   # a top-level constraints: list is the model's constraints
-        if "constraints" in model:
-            raise SpecError("constraints: given both at the top level and as model.constraints; keep one")
-        model["constraints"] = raw["constraints"]
+        with problems.check():
+            if sec not in raw:
+                raise SpecError(f"{sec}: missing section")
+            if not isinstance(raw[sec], dict):
+                raise SpecError(f"{sec}: expected a mapping, got {type(raw[sec]).__name__}")
+            ok[sec] = True
+    data = _parse_data(raw["data"], source, catalog, problems) if "data" in ok else {}
+    model = dict(raw["model"]) if "model" in ok else {}
+    with problems.check():
+        if "constraints" in raw:   # a top-level constraints: list is the model's constraints
+            if "constraints" in model:
+                raise SpecError("constraints: given both at the top level and as model.constraints; keep one")
+            model["constraints"] = raw["constraints"]
     mtype = model.pop("type", None)
-    if mtype is None:
-        raise SpecError(f"model.type: missing; choose one of {sorted(registry)}")
-    if mtype not in registry:
-        hint = difflib.get_close_matches(str(mtype), list(registry), n=1)
-        raise SpecError(f"model.type: unknown model {mtype!r}" + (f" (did you mean {hint[0]!r}?)" if hint else "")
-                        + f"; choose one of {sorted(registry)}")
-    entry = registry[mtype]
-    rules = entry.parameter_rules()
-    allowed = entry.defaults()
-    solver_params = set(SOLVER_TO_PARAM.values())
-    params = {}
-    for key, value in model.items():
-        if key in solver_params and key in allowed:
-            raise SpecError(f"model.{key}: a solver setting; write it as solver.{key}")
-        if key not in allowed:
-            if key == "constraints":
-                raise SpecError(f"constraints: model type {mtype!r} takes no constraints (they are honoured by the "
-                                "MIO model types oct, flow-oct, benders-oct and ort-mio)")
-            raise _unknown("model", str(key), {k for k in allowed if applies(entry, k)} - solver_params)
-        if key == "constraints":
-            value = _check_constraints_field(value)
-        params[key] = _check_value(f"model.{key}", value, rules.get(key))
-    for key in params:
-        if not applies(entry, key, params):
-            raise SpecError(f"model.{key}: does not apply to model type {mtype!r} (it is used by "
-                            f"{applies_condition(entry, key, registry)}); remove it")
-    if "random_state" in allowed and "random_state" not in params:   # reproducible unless asked otherwise
-        params["random_state"] = catalog["default_random_state"]
-    solver = _parse_solver(raw.get("solver") or {}, mtype, entry)
-    _check_method_rules(entry, mtype, params, solver, registry)
-    out = raw.get("output")
-    if out is None:
-        out = f"results/{source.stem if source else 'run'}"   # not written in the file: the working directory
-        out_path = Path(out)
-    elif not isinstance(out, str):
-        raise SpecError(f"output: expected a folder path string, got {type(out).__name__}")
-    else:
-        out_path = _resolve(out, source)
+    entry = None
+    with problems.check():
+        if "model" not in ok:
+            pass
+        elif mtype is None:
+            raise SpecError(f"model.type: missing; choose one of {sorted(registry)}")
+        elif mtype not in registry:
+            hint = difflib.get_close_matches(str(mtype), list(registry), n=1)
+            raise SpecError(f"model.type: unknown model {mtype!r}" + (f" (did you mean {hint[0]!r}?)" if hint else "")
+                            + f"; choose one of {sorted(registry)}")
+        else:
+            entry = registry[mtype]
+    params: dict = {}
+    solver: dict = {}
+    if entry is not None:
+        params, solver = _parse_model(entry, mtype, model, raw, catalog, problems)
+    out_path = None
+    with problems.check():
+        out = raw.get("output")
+        if out is None:
+            out = f"results/{source.stem if source else 'run'}"   # not written in the file: the working directory
+            out_path = Path(out)
+        elif not isinstance(out, str):
+            raise SpecError(f"output: expected a folder path string, got {type(out).__name__}")
+        else:
+            out_path = _resolve(out, source)
+    problems.raise_all()
+    assert entry is not None and out_path is not None
     spec = Spec(data, mtype, params, solver, out_path, source, raw)
     if live:
         spec.build_estimator()
     return spec
+
+
+def _parse_model(entry, mtype: str, model: dict, raw: dict, catalog: dict, problems: _Problems) -> tuple[dict, dict]:
+    """The ``model`` and ``solver`` sections of a spec whose model type is known; problems are collected."""
+    registry = catalog["models"]
+    rules = entry.parameter_rules()
+    allowed = entry.defaults()
+    solver_params = set(SOLVER_TO_PARAM.values())
+    params = {}
+    bad = len(problems.errors)
+    for key, value in model.items():
+        with problems.check():
+            if key in solver_params and key in allowed:
+                raise SpecError(f"model.{key}: a solver setting; write it as solver.{key}")
+            if key not in allowed:
+                if key == "constraints":
+                    raise SpecError(f"constraints: model type {mtype!r} takes no constraints (they are honoured by the "
+                                    "MIO model types oct, flow-oct, benders-oct and ort-mio)")
+                raise _unknown("model", str(key), {k for k in allowed if applies(entry, k)} - solver_params)
+            if key == "constraints":
+                value = _check_constraints_field(value)
+            params[key] = _check_value(f"model.{key}", value, rules.get(key))
+    for key in params:
+        with problems.check():
+            if not applies(entry, key, params):
+                raise SpecError(f"model.{key}: does not apply to model type {mtype!r} (it is used by "
+                                f"{applies_condition(entry, key, registry)}); remove it")
+    if "random_state" in allowed and "random_state" not in params:   # reproducible unless asked otherwise
+        params["random_state"] = catalog["default_random_state"]
+    solver: dict = {}
+    with problems.check():
+        solver = _parse_solver(raw.get("solver") or {}, mtype, entry, problems)
+    if len(problems.errors) == bad:   # the method's rules read the other fields: only when those are right
+        with problems.check():
+            _check_method_rules(entry, mtype, params, solver, registry)
+    return params, solver
 
 
 def _check_method_rules(entry, mtype: str, params: dict, solver: dict, registry) -> None:
@@ -746,6 +828,7 @@ class SpecData:
     y_test: Any = None
     encoding: Any = None        # data.TableEncoding
     rows_dropped: int = 0
+    constant_columns: list = field(default_factory=list)   # dropped: one value in every row
 
 
 def _data_error(exc: InputError) -> SpecError:
@@ -786,8 +869,12 @@ def prepare_spec_data(spec: Spec) -> SpecData:
     entry = models()[spec.model_type]
     d = spec.data
     X, y = load_spec_data(spec)
-    _check_infinite(X, Path(d["csv"]).name if "csv" in d else None)
+    csv_name = Path(d["csv"]).name if "csv" in d else None
+    _check_infinite(X, csv_name)
     missing = d.get("missing", "error")
+    if missing == "error":   # counted and located in the whole file, before any split shuffles the rows
+        _check_missing(X, csv_name)
+    X, constant = _drop_constant(X)
     dropped = 0
     if missing == "drop":
         rows = missing_rows(X, y)
@@ -828,13 +915,55 @@ def prepare_spec_data(spec: Spec) -> SpecData:
                                 "another data.split_seed or a smaller data.test_size")
     try:
         # a built-in dataset's text columns are categories by construction (tic-tac-toe); a CSV's must be asked for
-        enc = TableEncoding.fit(X, d.get("categorical", "auto" if "dataset" in d else None), missing)
+        categorical = d.get("categorical", "auto" if "dataset" in d else None)
+        if isinstance(categorical, list):   # a dropped constant column is no longer a feature
+            categorical = [c for c in categorical if c not in constant]
+        enc = TableEncoding.fit(X, categorical, missing)
         X = enc.transform(X, "data")
         if X_test is not None:
             X_test = enc.transform(X_test, "test rows")
     except InputError as exc:
         raise _data_error(exc) from None
-    return SpecData(X, y, X_test, y_test, enc, dropped)
+    return SpecData(X, y, X_test, y_test, enc, dropped, constant)
+
+
+def _row_words(X, i: int, csv_name: str | None) -> str:
+    """Where row ``i`` of the loaded table is: its line in the CSV (line 1 is the header), else its row number."""
+    row = X.index[i]
+    if csv_name and isinstance(row, (int, np.integer)):
+        return f"line {int(row) + 2}"
+    return f"row {row}"
+
+
+def _check_missing(X, csv_name: str | None) -> None:
+    """``data.missing: error`` and a feature column with missing values: one error counting them in the whole
+    file, per column, and naming the first line of each (not rows of the shuffled training split)."""
+    miss = X.isna()
+    cols = [c for c in X.columns if miss[c].any()]
+    if not cols:
+        return
+    rows = miss.to_numpy().any(axis=1)
+    where = csv_name or "the data"
+    parts = [f"{c!r}: {int(miss[c].sum())} (first on {_row_words(X, int(np.argmax(miss[c].to_numpy())), csv_name)})"
+             for c in cols]
+    raise SpecError(f"data.missing: {where} has {int(miss.to_numpy().sum())} missing value(s) in {int(rows.sum())} of "
+                    f"{len(X)} rows, in column(s) " + ", ".join(parts) + "; drop or impute them (data.missing: drop | "
+                    "impute)")
+
+
+def _drop_constant(X):
+    """Feature columns with one value in every row (missing values aside) say nothing a split could use: dropped,
+    with a note naming each (report.json lists them under data.constant_columns)."""
+    import warnings
+    constant = [c for c in X.columns if X[c].nunique(dropna=True) <= 1 and X[c].notna().any()]
+    if not constant or len(constant) == X.shape[1]:
+        return X, []
+    for c in constant:
+        value = X[c].dropna().iloc[0]
+        value = value.item() if isinstance(value, np.generic) else value
+        warnings.warn(f"column {c!r} has the same value ({value!r}) in every row: dropped (no split can use it)",
+                      stacklevel=3)
+    return X.drop(columns=constant), constant
 
 
 def normalised_loss(entry: ModelEntry, est, X, y) -> float:
@@ -933,7 +1062,8 @@ def _run_spec(spec: Spec, out: Path | None) -> dict:
         "n_train": int(len(X)), "n_features": int(X.shape[1]),
         "data": {"rows_dropped": sd.rows_dropped, "split_seed": spec.data.get("split_seed", 0)
                  if "test_size" in spec.data else None,
-                 "categorical": {c: len(v) for c, v in enc.categories.items()}, "imputed": dict(enc.fill)},
+                 "categorical": {c: len(v) for c, v in enc.categories.items()}, "imputed": dict(enc.fill),
+                 "constant_columns": list(sd.constant_columns), "dates": list(enc.dates)},
         # completed / time_limit / interrupted (Ctrl-C: the tree is the best found so far)
         "status": getattr(est, "fit_status_", "completed"), "fit_timings": getattr(est, "fit_timings_", None),
         "fit_time": fit_time,

@@ -25,24 +25,11 @@ import sys
 import time
 import warnings
 
-from . import jit
+from . import jit, kernel_modules
 
-#: the modules holding the package's cached numba kernels (grep for ``@njit``); :func:`cold_kernels` checks them
-HEURISTICS_KERNELS = ("opttrees.heuristics.kernels.losses", "opttrees.heuristics.kernels.routing",
-                      "opttrees.heuristics.kernels.scans", "opttrees.heuristics.kernels.movecache",
-                      "opttrees.heuristics.kernels.orders", "opttrees.heuristics.kernels.splits",
-                      "opttrees.heuristics.kernels.grow", "opttrees.heuristics.kernels.search",
-                      "opttrees.heuristics.kernels.restarts")
-KERNEL_MODULES = (*HEURISTICS_KERNELS, "opttrees.heuristics.linear_leaves", "opttrees.dp.engine",
-                  "opttrees.dp.continuous_kernels", "opttrees.dp.pareto_kernels", "opttrees.dp.stats_kernels",
-                  "opttrees.prescriptive._kernels")
-
-#: kernels compiled again for another array type: (dispatcher path, argument, dtype of each variant, large only)
-VARIANTS = (("opttrees.heuristics.kernels.restarts.run_restarts", "ogT", "uint32", False),
-            ("opttrees.heuristics.kernels.restarts.run_restarts", "ogT", "int64", True),
-            ("opttrees.heuristics.kernels.search.local_search_ranked", "ogT", "uint32", False),
-            ("opttrees.heuristics.kernels.search.local_search_ranked", "ogT", "int64", True))
-
+#: the modules holding the package's cached numba kernels: the one list, in opttrees/kernel_modules.py
+KERNEL_MODULES = kernel_modules.KERNEL_MODULES
+HEURISTICS_KERNELS = kernel_modules.HEURISTICS_KERNELS
 
 def kernels() -> list:
     """(qualified name, dispatcher) of every cached numba kernel of the package (imports the kernel modules)."""
@@ -50,9 +37,12 @@ def kernels() -> list:
 
 
 def cold_kernels(include_large: bool = True) -> list[str]:
-    """Names of the package's kernels the next call would compile (none after ``opttrees warmup``); with
-    ``include_large``, also the 64-bit local-search variant (fits on more than 65,536 rows)."""
-    return jit.cold_kernels(KERNEL_MODULES, VARIANTS, include_large)
+    """The package's kernels (or their signatures) that a fit would compile: none after ``opttrees warmup``.
+    Exact per signature: each kernel's signatures are those the tiny fits below compile (inputs are normalised
+    at the boundary, so a user's fit calls the same ones), recorded in :mod:`opttrees._kernel_signatures`
+    (``python -m opttrees.warmup --record`` rewrites it). ``include_large`` False skips the signatures only the
+    64-bit local search calls (fits on more than 65,536 rows)."""
+    return jit.cold_kernels(KERNEL_MODULES, include_large)
 
 
 def _xy(n=48, p=3, classes=2, seed=0):
@@ -254,7 +244,7 @@ def run_group(group: str, out=sys.stdout) -> None:
               flush=True)
 
 
-def warmup(groups=None, jobs: int = 2, large: bool = True, echo=print, env=None) -> dict:
+def warmup(groups=None, jobs: int = 2, large: bool = True, echo=print, env=None, check: bool = True) -> dict:
     """Run the groups' tiny fits in up to ``jobs`` processes, then check that no kernel is cold.
 
     Returns {"seconds": wall time, "tasks": [{group, task, seconds}], "cold": [kernel names left cold],
@@ -311,15 +301,65 @@ def warmup(groups=None, jobs: int = 2, large: bool = True, echo=print, env=None)
         done.append(rec)
         echo(f"  [{len(done)}/{n_tasks}] {rec['group']}: {rec['task']} ({rec['seconds']:.1f} s, "
              f"{time.perf_counter() - t0:.0f} s elapsed)")
-    cold = cold_kernels(include_large=large)
+    cold = cold_kernels(include_large=large) if check else []
     return {"seconds": time.perf_counter() - t0, "tasks": done, "cold": cold, "failed": failed}
+
+
+SIGNATURES_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_kernel_signatures.py")
+
+
+def compiled_now() -> dict[str, list[list[str]]]:
+    """Every kernel's signatures in numba's cache for this process's NUMBA_CACHE_DIR (sorted, for a file), by
+    :func:`opttrees.jit.kernel_name`."""
+    return {jit.kernel_name(d): sorted(list(sig) for sig in jit.compiled_signatures(d)) for _, d in kernels()}
+
+
+def record(jobs: int = 2, echo=print, path: str = SIGNATURES_FILE) -> dict[str, list[list[str]]]:
+    """Run every group's tiny fits in a fresh, empty numba cache and write the signatures they compiled to
+    ``opttrees/_kernel_signatures.py``: what :func:`cold_kernels` and :func:`opttrees.jit.is_cold` check. The
+    signatures only the 64-bit group (``heuristics-64``) adds are recorded as large. Rerun after changing a
+    kernel's arguments (tests/cli/test_first_run.py checks the file against a fresh warmup, slow)."""
+    import tempfile
+
+    def dump(env) -> dict:
+        out = subprocess.run([sys.executable, "-m", "opttrees.warmup", "--dump"], env=env, capture_output=True,
+                             text=True, check=True)
+        return json.loads(out.stdout)
+
+    with tempfile.TemporaryDirectory(prefix="opttrees-record-") as cache:
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+        for large in (False, True):
+            res = warmup(jobs=jobs, large=large, echo=echo, env=env, check=False)
+            if res["failed"]:
+                raise RuntimeError(f"warmup failed: {res['failed']}")
+            if not large:
+                base = dump(env)
+        sigs = dump(env)
+    large_only = {k: [s for s in v if s not in base.get(k, [])] for k, v in sigs.items()}
+    large_only = {k: v for k, v in large_only.items() if v}
+    with open(path + ".tmp", "w") as fh:
+        fh.write('"""The signatures each numba kernel is called with by the estimators and the CLI: what `opttrees '
+                 'warmup` compiles\nand `opttrees warmup --check` checks (LARGE: those only fits on more than 65,536 '
+                 'rows call). Generated by\n`python -m opttrees.warmup --record`; do not edit."""\n\n'
+                 f"SIGNATURES: dict[str, list[list[str]]] = {json.dumps(sigs, indent=1, sort_keys=True)}\n\n"
+                 f"LARGE: dict[str, list[list[str]]] = {json.dumps(large_only, indent=1, sort_keys=True)}\n")
+    os.replace(path + ".tmp", path)
+    return sigs
 
 
 def main(argv=None) -> int:
     import argparse
     ap = argparse.ArgumentParser(prog="python -m opttrees.warmup")
     ap.add_argument("--group", choices=sorted(GROUPS), action="append")
+    ap.add_argument("--dump", action="store_true", help="print the compiled signatures of every kernel (JSON)")
+    ap.add_argument("--record", action="store_true", help="rewrite opttrees/_kernel_signatures.py (fresh cache)")
     args = ap.parse_args(argv)
+    if args.dump:
+        print(json.dumps(compiled_now()))
+        return 0
+    if args.record:
+        record()
+        return 0
     for g in args.group or list(GROUPS):
         run_group(g)
     return 0

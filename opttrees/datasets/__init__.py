@@ -7,6 +7,7 @@ names of these modules and still import them.
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -189,7 +190,26 @@ def read_table(path: str | Path) -> pd.DataFrame:
     if len(df) == 0:
         raise InputError(f"{p.name} has a header ({len(df.columns)} column(s)) but no data rows")
     df.columns = [str(c) for c in df.columns]
+    _warn_renamed_headers(p, sep, df)
     return df
+
+
+def _warn_renamed_headers(p: Path, sep, df: pd.DataFrame) -> None:
+    """pandas reads a header name given twice as ``income``, ``income.1``: say so, with the new name (a spec or
+    a saved tree must then use it)."""
+    try:
+        raw = [str(h) for h in pd.read_csv(p, sep=sep, header=None, nrows=1, dtype=str).iloc[0].tolist()]
+    except Exception:   # pragma: no cover - the file was just read whole
+        return
+    if len(raw) != len(df.columns):
+        return
+    for name in dict.fromkeys(raw):
+        where = [i for i, h in enumerate(raw) if h == name]
+        if len(where) > 1:
+            renamed = [df.columns[i] for i in where[1:]]
+            warnings.warn(f"{p.name}: the header names column {name!r} {len(where)} times; the later ones are read as "
+                          f"{renamed} (columns {[i + 1 for i in where]}): rename them in the file, or use these names "
+                          "(data.features, data.target)", stacklevel=3)
 
 
 def load_csv(path: str | Path, target, features: list[str] | None = None) -> tuple[pd.DataFrame, pd.Series]:

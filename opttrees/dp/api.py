@@ -268,12 +268,13 @@ def run_engine(Xb: np.ndarray, ed: EngineData, max_depth: int, max_num_nodes: in
 
 
 def _counters(stats, entries, dset, br, m, over_memory) -> dict:
-    """The engine's counters; ``entries`` None: count the caches (len() of a typed Dict compiles, and would
-    wait for a compile left running in the background, so an abandoned run passes 0)."""
+    """The engine's counters; ``entries`` None: count the caches (with a cached kernel: len() of a typed Dict
+    compiles in every process; it would wait for a compile left running in the background, so an abandoned run
+    passes 0)."""
     return {"subproblems": int(stats[E.N_SUBPROBLEMS]), "cache_hits": int(stats[E.N_CACHE_HITS]),
             "depth_two_calls": int(stats[E.N_D2_CALLS]), "bound_prunes": int(stats[E.N_BOUND_PRUNES]),
             "depth_two_incremental": int(stats[E.N_D2_INCREMENTAL]), "similarity_prunes": int(stats[E.N_SIM_PRUNES]),
-            "cache_entries": len(dset) + len(br) if entries is None else entries, "binary_columns": int(m),
+            "cache_entries": int(E.cache_entries(dset, br)) if entries is None else entries, "binary_columns": int(m),
             "memory_limit": bool(over_memory)}
 
 

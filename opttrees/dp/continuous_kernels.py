@@ -924,13 +924,9 @@ def best_root_all(so, xs, m, f, lab, wt, K, M, pen, B, pos, out, stop):
 
 def _guard_cache() -> None:
     """Kernels here compile in functions of other modules: drop their cache when any of the files changed."""
-    import sys
+    from ..jit import guard_cache
 
-    from ..heuristics.kernels import losses as _losses
-    from ..jit import fresh_cache
-    from . import engine as _engine
-
-    fresh_cache([sys.modules[__name__]], depends_on=[_engine.__file__, _losses.__file__])
+    guard_cache(__name__)   # the files: opttrees/kernel_modules.py
 
 
 _guard_cache()

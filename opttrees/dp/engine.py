@@ -59,6 +59,13 @@ def new_cache():
     return Dict.empty(KEY, ENTRY)
 
 
+@njit(cache=True)
+def cache_entries(dset, br):
+    """Entries of both caches: ``len()`` of a typed Dict called from Python compiles numba's own helper in every
+    process (it is never cached on disk), this kernel is."""
+    return len(dset) + len(br)
+
+
 @njit(cache=True, nogil=True)
 def leaf_cost(v, kind, K, M):
     """Best constant leaf's raw loss for the summed statistics ``v``."""
@@ -1045,12 +1052,9 @@ def rebuild(nD, d, n, entry, hb0, data, ws, hashes, opt, dset, br, heap_feat):
 def _guard_cache() -> None:
     """The squared loss (``sq_loss3``) is compiled in from the heuristics' kernels: drop this module's cache when
     either file changed (see :func:`opttrees.jit.fresh_cache`)."""
-    import sys
+    from ..jit import guard_cache
 
-    from ..heuristics.kernels import losses as _losses
-    from ..jit import fresh_cache
-
-    fresh_cache([sys.modules[__name__]], depends_on=[_losses.__file__])
+    guard_cache(__name__)   # the files: opttrees/kernel_modules.py
 
 
 _guard_cache()

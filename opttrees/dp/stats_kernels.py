@@ -35,13 +35,11 @@ of slot u at 2u+1 and 2u+2, -1 a leaf, -2 absent.
 """
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 from numba import njit, types
 from numba.typed import Dict
 
-from ..jit import fresh_cache
+from ..jit import guard_cache
 
 KIND_OPT, KIND_POLICY = 0, 1
 INF = np.inf
@@ -513,4 +511,4 @@ def workspace(n: int, ncol: int, S: int, max_depth: int, row_ones: int, pair_cap
             np.zeros(max(ncol, 1)))                        # 11 depth-one costs (ordering)
 
 
-fresh_cache([sys.modules[__name__]])   # a stale numba cache of this module never runs old code
+guard_cache(__name__)   # a stale numba cache of this module never runs old code

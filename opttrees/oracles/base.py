@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..data import owned
 from ..errors import InputError
 
 
@@ -46,7 +47,7 @@ class DecisionProblem:
                              f"got {C.shape}")
         if not np.isfinite(C).all():
             raise InputError(f"{name} contains NaN/infinite costs")
-        return C
+        return owned(C)
 
     def solve(self, C) -> tuple[np.ndarray, np.ndarray]:
         """Optimal decisions ``W`` (n, d) and optimal values ``z`` (n,) for every cost row, in the problem's sense."""

@@ -27,19 +27,13 @@ Heap layout as the other heuristics: capacity T = 2^(D+1) - 1, children of t are
 """
 from __future__ import annotations
 
-import glob
-import os
-import sys
-
 import numpy as np
 from numba import njit
 
-from ..heuristics.kernels import routing as _routing
 from ..heuristics.kernels.routing import node_depth, push_children, route_parallel, subtree_stack
 from ..heuristics.kernels.splits import safe_mid
-from ..dp import stats_kernels as _stats
 from ..dp.stats_kernels import constant_leaf
-from ..jit import fresh_cache
+from ..jit import guard_cache
 
 KIND_OPT, KIND_POLICY, KIND_LINEAR = 0, 1, 2
 ABSENT, LEAF, SPLIT = 0, 1, 2
@@ -707,6 +701,5 @@ def improve(ntype, feat, thr, seed, X, orderT, Z, zlo, zhi, featok, kind, ip, fp
 
 # kernels here compile in functions of the heuristics kernel group (routing) and of stats_kernels: drop their cache
 # when any of those files changed (the group drops its own cache on any edit of its files, and a kernel of it that
-# only this module calls would otherwise never be compiled again)
-_GROUP = sorted(glob.glob(os.path.join(os.path.dirname(_routing.__file__), "*.py")))
-fresh_cache([sys.modules[__name__]], depends_on=[*_GROUP, _stats.__file__])
+# only this module calls would otherwise never be compiled again); the files are listed in opttrees/kernel_modules.py
+guard_cache(__name__)

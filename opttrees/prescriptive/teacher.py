@@ -24,6 +24,7 @@ from sklearn.ensemble import RandomForestRegressor
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import KFold
 
+from ..data import owned
 from ..errors import InputError
 
 TEACHERS = ("dm", "ipw", "dr")
@@ -124,7 +125,7 @@ def check_outcome_estimates(est, n: int, m: int, sense: str) -> np.ndarray:
         raise InputError(f"outcome_estimates must have shape ({n}, {m}) (rows x treatments); got {mu.shape}")
     if not np.isfinite(mu).all():
         raise InputError("outcome_estimates contain NaN/infinite values")
-    return mu if sense == "min" else -mu
+    return owned(mu) if sense == "min" else -mu
 
 
 def teacher_scores(teacher: str, treatment: np.ndarray, y: np.ndarray, m: int, mu_hat: np.ndarray | None,

@@ -124,7 +124,9 @@ def with_gaps():
 
 def test_missing_values_error_names_the_column(tmp_path):
     r = cli("solve", write(tmp_path, with_gaps(), {"categorical": "auto"}))
-    assert r.exit_code == 2 and "data.missing: column 'colour' has 1 missing value(s) (first at row 7)" in r.stderr
+    # counted in the whole file and located by file line (row 7 is line 9: the header is line 1)
+    assert r.exit_code == 2 and "data.missing: pets.csv has 3 missing value(s) in 3 of 120 rows" in r.stderr
+    assert "'colour': 1 (first on line 9), 'size': 2 (first on line 5)" in r.stderr
     # outside specs, the NaN error of prepare names the DataFrame column too
     X = pd.DataFrame({"a": [1.0, 2.0], "height": [1.0, np.nan]})
     with pytest.raises(InputError, match="column 'height'"):

@@ -80,12 +80,15 @@ def test_predict_rows_without_values_speak_cli_words(tmp_path):
                     "output": str(tmp_path / "t")})
     run_spec(s)
     from sklearn.datasets import load_iris
+    from opttrees.cli import columns_read
+    from opttrees.tree import Tree
+    read = columns_read(Tree.from_json(tmp_path / "t" / "tree.json"))[0]   # a column the tree splits on
     X = load_iris(as_frame=True).data.head(4).copy()
-    X.iloc[2, X.columns.get_loc("petal length (cm)")] = np.nan
+    X.iloc[2, X.columns.get_loc(read)] = np.nan
     X.to_csv(tmp_path / "new.csv", index=False)
     r = CliRunner().invoke(main, ["predict", str(tmp_path / "t" / "tree.json"), str(tmp_path / "new.csv")])
     assert r.exit_code == 2
-    assert "column 'petal length (cm)' has no value at row 2 (line 4)" in r.stderr
+    assert f"column {read!r} has no value at row 2 (line 4)" in r.stderr
     assert "trained with data.missing: error" in r.stderr and "before fitting" not in r.stderr
 
 

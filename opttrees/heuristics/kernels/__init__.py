@@ -29,14 +29,11 @@ Internal tree layout (heap order, capacity T = 2^(D+1) - 1, children of t are 2t
 - ``coef[t]``, ``thr[t]``: hyperplane split ``coef · Xs < thr`` in SCALED [0, 1] units (converted on export).
 
 numba's on-disk cache checks only the source file of the kernel it loads, not the files of the kernels it calls
-(which are compiled into it): importing this package imports every module and :func:`opttrees.jit.fresh_cache`
+(which are compiled into it): importing this package imports every module and :func:`opttrees.jit.guard_cache`
 drops the package's cache when any of its files changed since the cache was written.
 """
 from . import grow, losses, movecache, orders, restarts, routing, scans, search, splits, structs  # noqa: F401
 
-try:
-    from opttrees.jit import fresh_cache
-except ImportError:    # a copy of the package outside opttrees (benchmarks/kernel_ab.py)
-    pass
-else:
-    fresh_cache([losses, routing, scans, movecache, orders, splits, grow, search, restarts])
+if __name__ == "opttrees.heuristics.kernels":    # not in a copy of the package (benchmarks/kernel_ab.py)
+    from opttrees.jit import guard_cache
+    guard_cache(losses.__name__)   # the unit of opttrees/kernel_modules.py: every module here
