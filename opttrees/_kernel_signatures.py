@@ -411,7 +411,16 @@ SIGNATURES: dict[str, list[list[str]]] = {
    "array(int64, 1d, C)",
    "DictType[Tuple(uint64, uint64, int64, int64),Tuple(float64, float64, int64, int64, int64, int64, int64)]<iv=None>",
    "DictType[Tuple(uint64, uint64, int64, int64),Tuple(float64, float64, int64, int64, int64, int64, int64)]<iv=None>",
+   "array(int64, 1d, C)",
    "array(int64, 1d, C)"
+  ]
+ ],
+ "dp.engine._drop_slot": [
+  [
+   "int64",
+   "array(int64, 1d, C)",
+   "int64",
+   "Tuple(array(float64, 4d, C), array(int64, 2d, C), array(int64, 1d, C), array(uint8, 2d, C), array(int64, 1d, C), array(uint8, 1d, C), array(int64, 3d, C), array(float64, 2d, C), array(float64, 1d, C), array(int64, 3d, C), array(int64, 2d, C), array(float64, 3d, C), array(uint64, 3d, C), array(int64, 1d, C))"
   ]
  ],
  "dp.engine._feature_cost": [
@@ -432,6 +441,7 @@ SIGNATURES: dict[str, list[list[str]]] = {
    "int64",
    "Tuple(array(uint8, 2d, C), array(int64, 1d, C), array(int64, 1d, C), array(float64, 2d, C), array(int64, 1d, C))",
    "Tuple(array(float64, 4d, C), array(int64, 2d, C), array(int64, 1d, C), array(uint8, 2d, C), array(int64, 1d, C), array(uint8, 1d, C), array(int64, 3d, C), array(float64, 2d, C), array(float64, 1d, C), array(int64, 3d, C), array(int64, 2d, C), array(float64, 3d, C), array(uint64, 3d, C), array(int64, 1d, C))",
+   "array(int64, 1d, C)",
    "array(int64, 1d, C)",
    "array(int64, 1d, C)"
   ]

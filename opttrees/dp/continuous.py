@@ -102,7 +102,8 @@ class _Problem:
     def _scores_every_root(self) -> bool:
         """Whether depth two scores every root threshold exactly (:func:`continuous_kernels.best_root_all`; the
         rule ``solve_d2`` applies below the root too)."""
-        return self.kind != KIND_SQUARED and self.minl <= 1 and self.K <= K.EXHAUSTIVE_MAX_CLASSES
+        return self.kind != KIND_SQUARED and self.minl <= 1 and (
+            self.K <= 2 or (self.K <= K.EXHAUSTIVE_MAX_CLASSES and self.n <= K.EXHAUSTIVE_3_MAX_ROWS))
 
     def d2(self, so, xs, m, depth, B, ub, side, counters):
         tree = np.zeros(6)

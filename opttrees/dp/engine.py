@@ -278,13 +278,13 @@ def _frequency_counts(rows, nD, data, ws, opt, stats, stop):
             r = slot_rows[sl, t]
             if mark[r] == 0:
                 if stop[0] != 0:
-                    return _drop_slot(sl, rows, nD, ws)
+                    return _drop_slot(np.int64(sl), rows, nD, ws)
                 _pair_update(r, -1.0, C, rowptr, rowfeat, Z, lab, opt)
         for t in range(nD):
             r = rows[t]
             if slot_mark[sl, r] == 0:
                 if stop[0] != 0:
-                    return _drop_slot(sl, rows, nD, ws)
+                    return _drop_slot(np.int64(sl), rows, nD, ws)
                 _pair_update(r, 1.0, C, rowptr, rowfeat, Z, lab, opt)
         for t in range(slot_len[sl]):
             slot_mark[sl, slot_rows[sl, t]] = 0
@@ -300,7 +300,7 @@ def _frequency_counts(rows, nD, data, ws, opt, stats, stop):
         C[:] = 0.0
         for t in range(nD):
             if stop[0] != 0:
-                return _drop_slot(sl, rows, nD, ws)
+                return _drop_slot(np.int64(sl), rows, nD, ws)
             _pair_update(rows[t], 1.0, C, rowptr, rowfeat, Z, lab, opt)
     for t in range(nD):
         r = rows[t]
