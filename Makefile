@@ -2,7 +2,7 @@
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-# the package alone (make demo), then the test and plot extras (make test)
+# the package alone (make demo), then the test, plot and export extras (make test: ONNX and SHAP are tested)
 STAMP := $(VENV)/.installed
 DEV := $(VENV)/.installed-dev
 # numba kernels compiled once after install (opttrees warmup); redone when a kernel module changes. The list of
@@ -20,7 +20,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 $(DEV): $(STAMP)
-	$(BIN)/pip install -q --no-compile --disable-pip-version-check -e ".[dev,plot]"
+	$(BIN)/pip install -q --no-compile --disable-pip-version-check -e ".[dev,plot,export]"
 	touch $(DEV)
 
 $(WARM): $(STAMP) $(KERNELS)
