@@ -328,9 +328,14 @@ CONTINUOUS_DEPTH_FACTOR = 40.0
 def continuous_seconds(n: int, p: int, depth: int, n_classes: int = 2) -> float:
     """Predicted seconds of the continuous DP (:mod:`opttrees.dp.continuous`) on n rows x p features; its
     depth-two routine keeps one pair of segment trees per unordered pair of classes, K (K - 1) / 2 times the
-    two-class work, up to three classes; with more the interval search runs instead, at about the three-class
-    cost (10,000 x 10 with 4 classes 0.46 s, 2,000 x 19 with 7 classes 0.17 s)."""
+    two-class work, up to three classes; with more classes, or three on more rows than the exhaustive scoring
+    takes, the interval search runs instead (10,000 x 10 with 4 classes 0.46 s, 2,000 x 19 with 7 classes 0.17 s;
+    100,000 x 20 with 3 classes 19.7 s against 12.3 s for two)."""
+    from ..dp.continuous_kernels import EXHAUSTIVE_3_MAX_ROWS
+
     pairs = min(max(n_classes * (n_classes - 1) / 2.0, 1.0), 3.0)
+    if n_classes >= 3 and n > EXHAUSTIVE_3_MAX_ROWS:   # the interval search (100,000 x 20: 19.7 s CPU, 2 classes 12.3)
+        pairs = 1.6
     base = CONTINUOUS_SECONDS_PER_CELL * pairs * p * p * n * max(np.log2(max(n, 2)), 1.0)
     return base * (CONTINUOUS_DEPTH_FACTOR * p) ** max(depth - 2, 0)
 
