@@ -308,7 +308,7 @@ SIGNATURES: dict[str, list[list[str]]] = {
    "float64",
    "bool",
    "bool",
-   "Literal[int](16)",
+   "int64",
    "array(int64, 1d, C)",
    "array(uint8, 1d, C)",
    "array(float64, 2d, C)",

@@ -538,7 +538,7 @@ def solve_d2(so, xs, m, Z, lab, wt, ties, worst, kind, K, M, pen, minl, depth, B
                 counters[2] += 1
             else:
                 search_feature(so, xs, m, f, Z, lab, wt, ties, worst, kind, K, M, pen, minl, B, inc, moving, False,
-                               GRID if inc == INF else INNER_GRID, stop, side, tot, cum, res, split, out)
+                               np.int64(GRID if inc == INF else INNER_GRID), stop, side, tot, cum, res, split, out)
                 counters[1] += out[3]
             if out[2] < lbr:
                 lbr = out[2]
@@ -582,8 +582,8 @@ def root_feature(so, xs, m, f, Z, lab, wt, ties, worst, kind, K, M, pen, minl, B
     cum = np.zeros((2, S))
     res = np.zeros(6)
     split = np.zeros((2, 3))
-    search_feature(so, xs, m, f, Z, lab, wt, ties, worst, kind, K, M, pen, minl, B, ub, moving, grid_only, GRID, stop,
-                   side, tot, cum, res, split, out)
+    search_feature(so, xs, m, f, Z, lab, wt, ties, worst, kind, K, M, pen, minl, B, ub, moving, grid_only,
+                   np.int64(GRID), stop, side, tot, cum, res, split, out)
 
 
 @njit(cache=True, nogil=True)

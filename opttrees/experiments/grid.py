@@ -166,8 +166,9 @@ def _spec_takes_assist(model_type: str) -> bool:
         return False
     try:
         parse_spec({"data": {"dataset": "iris"}, "model": {"type": model_type, **ASSISTS["none"]}})
-    except SpecError as exc:
-        return not str(exc).startswith(("model.warm_start", "model.dp_bound"))
+    except SpecError as exc:     # every problem of the spec is listed: any line about these two keys refuses
+        return not any(line.strip().startswith(("model.warm_start", "model.dp_bound"))
+                       for line in str(exc).splitlines())
     except Exception:   # the model needs more settings (e.g. a decision problem): only these keys matter
         return True
     return True

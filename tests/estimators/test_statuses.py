@@ -59,7 +59,7 @@ def test_readme_research_snippet_with_a_fixed_root_runs(solver, tmp_path, monkey
     assert "f.model.tree.d[1].fix(1)" in code
     assert 'res = solve(f, "scip", time_limit=120,' in code
     code = code.replace('res = solve(f, "scip", time_limit=120,', "res = solve(f, SOLVER, time_limit=3,")
-    monkeypatch.chdir(tmp_path)   # the snippet writes oct.lp
+    monkeypatch.chdir(tmp_path)   # the snippet makes results/ and writes results/oct.lp there
     X, y = load_iris(return_X_y=True)
     ns = {"X": X, "y": y, "SOLVER": solver}
     exec(compile(code, "README research snippet", "exec"), ns)
@@ -68,7 +68,7 @@ def test_readme_research_snippet_with_a_fixed_root_runs(solver, tmp_path, monkey
     assert f.model.tree.d[1].fixed and f.model.tree.d[1].value == 1
     assert tree.feature[0] >= 0                  # the root really splits
     assert tree.n_splits >= 1 and abs(f.tree_objective(tree) - res.objective) < 1e-6
-    assert (tmp_path / "oct.lp").exists()
+    assert (tmp_path / "results" / "oct.lp").exists()
 
 
 @pytest.mark.parametrize("solver", SOLVERS)
