@@ -104,8 +104,7 @@ class BendersOCT(FlowOCT):
     ``objective_expr``.
     """
 
-    dp_relation = "flow"
-    integer_components = ('b', 'p', 'w')
+    dp_exact = True    # the same trees as FlowOCT (dp_relaxation: FlowOCT's)
 
     def __init__(self, data, max_depth: int = 2, regularization: float = 0.0, objective: str = "accuracy",
                  aggregate: bool = True, block=None):
@@ -128,7 +127,7 @@ class BendersOCT(FlowOCT):
         for i in range(self.Zu.shape[0]):
             self.model.g[i].set_value(1.0 if correct[i] else 0.0)
 
-    def warm_start(self, tree: Tree) -> None:
+    def _warm_start(self, tree: Tree) -> None:
         inc = self.struct.from_tree(tree, self.col_of_split)
         self.struct.set_values(self.model, inc)
         self._set_flows(inc)

@@ -225,7 +225,7 @@ class RobustOCT(Formulation):
         return self.data.col_of_split(j, t)
 
     # ------------------------------------------------------------------------------------ API
-    def warm_start(self, tree: Tree) -> None:
+    def _warm_start(self, tree: Tree) -> None:
         inc = self.struct.from_tree(tree, self.col_of_split)
         self.struct.set_values(self.model, inc)
         res = self.worst_case(inc)

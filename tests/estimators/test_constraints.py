@@ -236,6 +236,39 @@ def test_warm_start_sets_every_constraint_variable_feasibly(case):
             assert body <= pyo.value(con.upper) + 1e-9, con.name
 
 
+class TaggedOCT(OCT):
+    """A subclass of a built-in formulation (no change to the model): it keeps the constraints' support."""
+
+
+@pytest.mark.parametrize("case", ["statistical_parity", "max_features", "min_leaf_per_class"])
+def test_a_subclass_keeps_its_constraints(case):
+    """Constraints read the formulation through constraint_view(), not its class name: a subclass of OCT takes them,
+    its warm start sets their variables (no monkey-patched warm_start) and its MIO optimum equals brute force."""
+    from opttrees.solvers import solve
+
+    make, exclude = CLASSIFICATION_CASES[case]
+    X, y = tiny_classification(1)
+    best, tree = brute_errors(X, y, [make()], exclude)
+    form = TaggedOCT(prepare(X, y), 2, 1, 0.0)
+    blk = make().add_to(form)
+    assert form.model.component(blk.local_name) is blk and "warm_start" not in vars(form)
+    form.warm_start(tree)
+    for con in form.model.component_data_objects(pyo.Constraint, active=True):
+        assert con.lb is None or pyo.value(con.body) >= con.lb - 1e-9, con.name
+        assert con.ub is None or pyo.value(con.body) <= con.ub + 1e-9, con.name
+    res = solve(form, "highs", warm_start=tree, time_limit=120)
+    assert res.proven_optimal
+    assert float((form.extract().predict(X.to_numpy()) != y).sum()) == best
+
+
+def test_formulations_without_a_constraint_view_are_refused():
+    from opttrees.formulations.octh import OCTH
+
+    X, y = tiny_classification(1)
+    with pytest.raises(InputError, match="constraints are supported on .* got OCTH"):
+        C.MaxFeatures(1).add_to(OCTH(prepare(X, y), 1))
+
+
 def test_dp_bound_is_kept_as_a_relaxation():
     X, y = tiny_classification(5, n=16)
     clf = OptimalTreeClassifier(max_depth=2, dp_bound=True, warm_start="dp", time_limit=120,
