@@ -19,7 +19,7 @@ from ..heuristics import local_search
 from ..heuristics.cart import cart_classifier_tree
 from ..heuristics.core import make_problem, objective, refit_leaves
 from ..solvers.result import finish
-from ..params import BOOLEAN, FALSE, NONE, Interval, Method, Needs, Options, When, methods
+from ..params import BOOLEAN, FALSE, NONE, Interval, Method, Needs, Options, When, methods, uses
 from .base import OptTreesEstimator, SolverMixin, store_params, warm_start_rules
 from .. import constrained_dp as CDP
 from .. import constraints as C
@@ -48,6 +48,17 @@ NO_NODE_BUDGET = Needs("max_num_nodes", (NONE,), "a split budget needs method='d
                        "by max_depth and alpha only)")
 NO_DP_BOUND = Needs("dp_bound", (FALSE, Options("auto")), "dp_bound=True needs method='mio' with parallel splits "
                     "(the DP relaxes the OCT MIO only)")
+
+#: the parameters the local search and the MIO use, and when (shared with the regressor; the spec reads them:
+#: :func:`opttrees.params.applies_table`)
+_HYPERPLANE = ("hyperplane",)
+LOCAL_SEARCH_USES = (uses("n_restarts"), uses("n_jobs"), uses("split_type"),
+                     uses("n_hyperplane_restarts", split_type=_HYPERPLANE))
+MIO_USES = (uses("warm_start"), uses("n_restarts", warm_start=("local-search",)),
+            uses("n_jobs", warm_start=("local-search",)), uses("split_type"),
+            uses("n_hyperplane_restarts", split_type=_HYPERPLANE, warm_start=("local-search",)),
+            uses("hyperplane_margin", split_type=_HYPERPLANE))
+DP_USES = (uses("binarization"), uses("n_thresholds"), uses("max_num_nodes"))
 
 
 def _threads(n_jobs) -> int:
@@ -218,10 +229,14 @@ class OptimalTreeClassifier(ConstrainedMixin, FittedTreeMixin, ClassifierMixin, 
 
     _methods = methods(
         Method("mio", (NO_NODE_BUDGET, Needs("dp_bound", (FALSE, Options("auto")), "the DP relaxes the OCT MIO with "
-                                             "parallel splits only", when=When("split_type", (Options("hyperplane"),))))),
-        Method("local-search", (NO_NODE_BUDGET, NO_DP_BOUND)),
+                                             "parallel splits only", when=When("split_type", (Options("hyperplane"),)))),
+               uses=(*MIO_USES, uses("dp_bound"), uses("routing"), uses("loss_rows"),
+                     *(uses(p, **cond) for p in ("binarization", "n_thresholds")   # the DP's start or bound
+                       for cond in ({"warm_start": ("dp", "auto")}, {"dp_bound": (True, "auto")})),
+                     uses("constraints", split_type=("parallel",)))),
+        Method("local-search", (NO_NODE_BUDGET, NO_DP_BOUND), uses=LOCAL_SEARCH_USES),
         Method("greedy", (PARALLEL_ONLY, NO_NODE_BUDGET, NO_DP_BOUND)),
-        Method("dp", (PARALLEL_ONLY, NO_DP_BOUND)),
+        Method("dp", (PARALLEL_ONLY, NO_DP_BOUND), uses=(*DP_USES, uses("constraints"))),   # fairness, feature budgets
     )
 
     def __init__(self, *, max_depth=2, min_samples_leaf=1, alpha=0.0, method="mio", solver="auto", time_limit=60,

@@ -14,13 +14,14 @@ from ..data import TargetScaling, prepare, standardize_target
 from ..errors import InputError
 from ..formulations.ort import ORT
 from ..formulations.ort_linear import ORTLinear
-from ..params import NONE, Interval, Method, Needs, Options, When, methods
+from ..params import NONE, Interval, Method, Needs, Options, When, methods, uses
 from .base import OptTreesEstimator, SolverMixin, store_params, warm_start_rules
 from .. import constrained_dp as CDP
 from .. import constraints as C
 from .constrained import CONSTRAINT_RULES, ConstrainedMixin, ConstraintContext, bind, own_objective, verify
 from .common import check_X_fitted, encode_categories, finish_fit, record_display_bounds, root_leaf
-from .classifier import DP_RULES, MARGIN_RULES, NO_NODE_BUDGET, PARALLEL_ONLY, fit_dp_tree
+from .classifier import (DP_RULES, DP_USES, LOCAL_SEARCH_USES, MARGIN_RULES, MIO_USES, NO_NODE_BUDGET, PARALLEL_ONLY,
+                         fit_dp_tree)
 from .fitcontrol import controlled_fit, warn_time_limit
 from .pipeline import MIO, Start
 from ..heuristics import greedy_tree, local_search
@@ -48,6 +49,8 @@ LINEAR_BY_LASSO = (
 #: coef_bound bounds the MIO's linear leaves only
 COEF_BOUND_LINEAR = Needs("coef_bound", (NONE,), "coef_bound needs leaf_model='linear' and method='mio'",
                           when=CONSTANT)
+#: the lasso leaves' settings mean something with linear leaves only, whatever the method
+LINEAR_LEAVES_USE = (uses("leaf_penalty", leaf_model=("linear",)), uses("leaf_penalty_type", leaf_model=("linear",)))
 
 class OptimalTreeRegressor(ConstrainedMixin, RegressorMixin, SolverMixin, OptTreesEstimator):
     """Regression tree (ORT / ORT-H) minimising loss / L̂ + alpha * complexity (thesis ch. 4), with constant
@@ -186,12 +189,15 @@ class OptimalTreeRegressor(ConstrainedMixin, RegressorMixin, SolverMixin, OptTre
     }
 
     _methods = methods(
-        Method("mio", (NO_NODE_BUDGET, COEF_BOUND_LINEAR)),
-        Method("local-search", (NO_NODE_BUDGET, *LINEAR_BY_LASSO)),
-        Method("greedy", (PARALLEL_ONLY, NO_NODE_BUDGET, CONSTANT_LEAVES, COEF_BOUND_LINEAR)),
+        Method("mio", (NO_NODE_BUDGET, COEF_BOUND_LINEAR),
+               uses=(*MIO_USES, *LINEAR_LEAVES_USE, uses("coef_bound", leaf_model=("linear",)),
+                     uses("constraints", split_type=("parallel",), leaf_model=("constant",)))),
+        Method("local-search", (NO_NODE_BUDGET, *LINEAR_BY_LASSO), uses=(*LOCAL_SEARCH_USES, *LINEAR_LEAVES_USE)),
+        Method("greedy", (PARALLEL_ONLY, NO_NODE_BUDGET, CONSTANT_LEAVES, COEF_BOUND_LINEAR), uses=LINEAR_LEAVES_USE),
         Method("dp", (PARALLEL_ONLY, CONSTANT_LEAVES, Needs("loss", (Options("squared"),), "the dynamic program "
                       "solves squared loss; use loss='squared', or method='local-search' for absolute loss"),
-                      COEF_BOUND_LINEAR)),
+                      COEF_BOUND_LINEAR),
+               uses=(*DP_USES, *LINEAR_LEAVES_USE, uses("constraints", leaf_model=("constant",)))),   # feature budgets
     )
 
     def __init__(self, *, max_depth=2, min_samples_leaf=1, alpha=0.0, method="local-search", n_restarts=100,
