@@ -14,6 +14,7 @@ Rules: :class:`Interval` (integers or reals between bounds), :class:`Options` (a
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 import numbers
 
@@ -169,6 +170,15 @@ VERBOSITY = Interval("int", 0)
 #: the flow papers' lambda: weight of the split count against the correct classifications
 REGULARIZATION = Interval("real", 0, 1, closed="left")
 N_JOBS = Satisfies(lambda v: _is_int(v) and v != 0, "an integer other than 0 (-1: all cores)")
+
+
+def n_workers(n_jobs) -> int:
+    """``n_jobs`` as a number of workers, with scikit-learn's (joblib's) meaning everywhere: None is 1, a positive
+    number itself, -1 every core, -2 every core but one, ... (at least 1)."""
+    if n_jobs is None:
+        return 1
+    n_jobs = int(n_jobs)
+    return max(1, (os.cpu_count() or 1) + 1 + n_jobs) if n_jobs < 0 else max(1, n_jobs)
 ARRAY_LIKE = Satisfies(lambda v: np.asarray(v, dtype=np.float64).ndim <= 2,
                        "a number or an array-like of numbers")
 

@@ -402,16 +402,6 @@ def _live_catalog() -> dict:
             "default_random_state": DEFAULT_RANDOM_STATE}
 
 
-def quick_check(path: str | Path) -> bool:
-    """Parse and check a spec file's fields with the manifest, before any heavy import; SpecError names the
-    first bad field. False when the manifest is stale (the full check will do it all)."""
-    catalog = quick_catalog()
-    if catalog is None:
-        return False
-    parse_spec(read_document(path), Path(path), catalog=catalog)
-    return True
-
-
 @dataclass
 class Spec:
     data: dict

@@ -16,8 +16,8 @@ from ..formulations.ort import ORT
 from ..formulations.ort_linear import ORTLinear
 from ..params import NONE, Interval, Method, Needs, Options, When, methods, uses
 from .base import OptTreesEstimator, SolverMixin, store_params, warm_start_rules
-from .. import constrained_dp as CDP
-from .. import constraints as C
+from ..constrained_dp import dp_solvable, solve_dp_constrained
+from ..constraints import check_constraints
 from .constrained import CONSTRAINT_RULES, ConstrainedMixin, ConstraintContext, bind, own_objective, verify
 from .common import check_X_fitted, encode_categories, finish_fit, record_display_bounds, root_leaf
 from .classifier import (DP_RULES, DP_USES, LOCAL_SEARCH_USES, MARGIN_RULES, MIO_USES, NO_NODE_BUDGET, PARALLEL_ONLY,
@@ -230,7 +230,7 @@ class OptimalTreeRegressor(ConstrainedMixin, RegressorMixin, SolverMixin, OptTre
                               min_samples_leaf=self.min_samples_leaf)
                 data = standardize_target(raw)
                 by_dp = (self.method == "dp" and not linear
-                         and CDP.dp_solvable(C.check_constraints(self.constraints)))
+                         and dp_solvable(check_constraints(self.constraints)))
                 cons = bind(self, data, (self.method == "mio" and not linear and self.split_type == "parallel")
                             or by_dp, f"by method={self.method!r}, leaf_model={self.leaf_model!r}, "
                             f"split_type={self.split_type!r}"
@@ -251,7 +251,7 @@ class OptimalTreeRegressor(ConstrainedMixin, RegressorMixin, SolverMixin, OptTre
                     raise InputError("max_num_nodes cannot be combined with constraints (the constrained DP bounds "
                                      "the depth only)")
                 with ctl.stage("dp"):
-                    tree, self.solve_result_ = CDP.solve_dp_constrained(
+                    tree, self.solve_result_ = solve_dp_constrained(
                         cons, data.X, data.y, int(self.max_depth), int(self.min_samples_leaf), float(self.alpha),
                         data.sample_weight, ctl.remaining(), data.feature_names, binarization=self.binarization,
                         n_thresholds=int(self.n_thresholds), regression=True)

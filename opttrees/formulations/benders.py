@@ -24,7 +24,7 @@ from .mincut import tree_values, violated_min_cuts
 CUT_TOL = 1e-6
 
 
-def path_cut_terms(m, struct: FlowStructure, inc: Incumbent, z_row: np.ndarray, label: int, path_row: np.ndarray):
+def path_cut_terms(m, struct: FlowStructure, z_row: np.ndarray, label: int, path_row: np.ndarray):
     """Variables of the min-cut of one row's decision path (each with coefficient 1)."""
     nodes = path_row[path_row > 0].tolist()
     terms = [m.w[n, label] for n in nodes]
@@ -61,7 +61,7 @@ class BendersSeparator(IncumbentSeparator):
         cuts = []
         for i in wrong.tolist():
             if value(m.g[i]) > CUT_TOL:
-                terms = path_cut_terms(m, f.struct, inc, f.Zu[i], int(f.yu[i]), path[i])
+                terms = path_cut_terms(m, f.struct, f.Zu[i], int(f.yu[i]), path[i])
                 cuts.append(m.g[i] <= LinearExpression(terms))
         self.n_cuts += len(cuts)
         return cuts

@@ -448,17 +448,17 @@ def test_reconcile_keeps_or_revokes_a_dp_bound_proof():
 def test_no_bound_when_the_dp_solved_another_problem(monkeypatch, change):
     """The bound rests on what the DP says it solved (SolveResult.problem), not on what was meant to be passed:
     a DP run with a stricter minimum leaf, another alpha, a node limit or a shallower depth gives no bound."""
-    import opttrees.dp.bound as B
+    import opttrees.dp.bound as bound_module
 
     X, y = oct_data(3)
     form = OCT(prepare(X, y), max_depth=2, min_samples_leaf=1, alpha=0.0)
     honest = dp_for_formulation(form)
     assert honest.bound is not None and honest.result.problem["split_set"] == "every midpoint"
-    real = B.solve_dp
+    real = bound_module.solve_dp
 
     def other_problem(*args, **kw):
         return real(*args, **{**kw, **change})
-    monkeypatch.setattr(B, "solve_dp", other_problem)
+    monkeypatch.setattr(bound_module, "solve_dp", other_problem)
     key = next(iter(change))
     try:
         run = dp_for_formulation(form)
