@@ -30,18 +30,18 @@ import numpy as np
 import pandas as pd
 
 from opttrees import OptimalTreeClassifier
-from opttrees import constraints as C
+from opttrees import constraints
 
 NOTIONS = {
-    "statistical_parity": lambda d: C.StatisticalParity("sex", d),
-    "conditional_statistical_parity": lambda d: C.ConditionalStatisticalParity("sex", d, legit="education"),
-    "predictive_equality": lambda d: C.PredictiveEquality("sex", d),
-    "equal_opportunity": lambda d: C.EqualOpportunity("sex", d),
-    "equalized_odds": lambda d: C.EqualizedOdds("sex", d),
+    "statistical_parity": lambda d: constraints.StatisticalParity("sex", d),
+    "conditional_statistical_parity": lambda d: constraints.ConditionalStatisticalParity("sex", d, legit="education"),
+    "predictive_equality": lambda d: constraints.PredictiveEquality("sex", d),
+    "equal_opportunity": lambda d: constraints.EqualOpportunity("sex", d),
+    "equalized_odds": lambda d: constraints.EqualizedOdds("sex", d),
 }
 DELTAS = [0.0, 0.02, 0.05, 0.1]
 #: feature budgets (the "delta" column holds k): solved by the DP over maximal feature sets
-BUDGETS = {"max_features": lambda k: C.MaxFeatures(int(k))}
+BUDGETS = {"max_features": lambda k: constraints.MaxFeatures(int(k))}
 
 
 def make_adult_like(n: int = 500, seed: int = 0) -> pd.DataFrame:

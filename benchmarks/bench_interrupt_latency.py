@@ -1,4 +1,4 @@
-"""How fast does Ctrl-C stop an MIO fit, in every phase? SIGINT at several offsets into OCT, OCT-H, ORT and FlowOCT.
+"""How fast does Ctrl-C stop an MIO fit, in every phase? SIGINT at several offsets into OCT, OCT-highs_backend, ORT and FlowOCT.
 
 Data: ``make_classification(1500, 4)`` rounded to 2 decimals plus a column 1e-9 from the first (ORT: a numeric
 target on the same X). Each case runs in its own process (imports, numba's cache and Pyomo's first use are paid
@@ -41,9 +41,9 @@ from sklearn.datasets import make_classification
 X, y = make_classification(1500, 4, random_state=0)
 X = X.round(2)
 X = np.column_stack([X, X[:, 0] + 1e-9])
-import opttrees.estimators.fitcontrol as FC
+import opttrees.estimators.fitcontrol as fitcontrol
 import opttrees.solvers.api as API
-import opttrees.solvers.highs as H
+import opttrees.solvers.highs as highs_backend
 from opttrees.estimators import FlowOCTClassifier, OptimalTreeClassifier, OptimalTreeRegressor
 
 T0 = [None]
@@ -65,7 +65,7 @@ def leave(name):
 def phase():
     return "/".join(stack) if stack else "after " + last[0]
 
-orig_stage = FC.FitControl.stage
+orig_stage = fitcontrol.FitControl.stage
 
 @contextlib.contextmanager
 def stage(self, name):
@@ -76,7 +76,7 @@ def stage(self, name):
     finally:
         leave(name)
 
-FC.FitControl.stage = stage
+fitcontrol.FitControl.stage = stage
 
 def traced(owner, attr, name):
     fn = getattr(owner, attr, None)
@@ -92,10 +92,10 @@ def traced(owner, attr, name):
     setattr(owner, attr, wrapper)
 
 traced(API, "compile_model", "compile")
-traced(H, "_build", "load")
-traced(H.HighsRun, "loop", "highs")
-traced(H.HighsCutLoop, "loop", "highs")
-traced(H.HighsCutLoop, "lp_phase", "lp-rounds")
+traced(highs_backend, "_build", "load")
+traced(highs_backend.HighsRun, "loop", "highs")
+traced(highs_backend.HighsCutLoop, "loop", "highs")
+traced(highs_backend.HighsCutLoop, "lp_phase", "lp-rounds")
 
 if model == "oct":
     est = OptimalTreeClassifier(max_depth=3, method="mio", time_limit=time_limit)

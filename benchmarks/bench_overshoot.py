@@ -44,10 +44,10 @@ else:
     X, y = make_classification(1500, 4, random_state=0)
     X = X.round(2)
     X = np.column_stack([X, X[:, 0] + 1e-9])
-import opttrees.estimators.fitcontrol as FC
+import opttrees.estimators.fitcontrol as fitcontrol
 import opttrees.solvers.api as API
-import opttrees.solvers.highs as H
-import opttrees.solvers.scip as S
+import opttrees.solvers.highs as highs_backend
+import opttrees.solvers.scip as scip_backend
 from opttrees.estimators import BendersOCTClassifier, FlowOCTClassifier, OptimalTreeClassifier
 
 T0 = [None]
@@ -56,7 +56,7 @@ log = []
 def now():
     return time.perf_counter() - T0[0] if T0[0] is not None else 0.0
 
-orig_stage = FC.FitControl.stage
+orig_stage = fitcontrol.FitControl.stage
 
 @contextlib.contextmanager
 def stage(self, name):
@@ -67,7 +67,7 @@ def stage(self, name):
     finally:
         log.append((now(), "-", name))
 
-FC.FitControl.stage = stage
+fitcontrol.FitControl.stage = stage
 
 def traced(owner, attr, name):
     fn = getattr(owner, attr, None)
@@ -83,10 +83,10 @@ def traced(owner, attr, name):
     setattr(owner, attr, wrapper)
 
 traced(API, "compile_model", "compile")
-traced(H, "_build", "load")
-traced(H.HighsRun, "run_round", "highs")
-traced(H.HighsCutLoop, "lp_phase", "lp-rounds")
-traced(S, "solve_scip", "scip")
+traced(highs_backend, "_build", "load")
+traced(highs_backend.HighsRun, "run_round", "highs")
+traced(highs_backend.HighsCutLoop, "lp_phase", "lp-rounds")
+traced(scip_backend, "solve_scip", "scip")
 limits = []
 orig_solve = API.solve
 

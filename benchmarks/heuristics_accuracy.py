@@ -14,7 +14,7 @@ import sys
 import time
 
 import numpy as np
-import sklearn.datasets as ds
+from sklearn import datasets
 from sklearn.model_selection import train_test_split
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
@@ -43,7 +43,7 @@ def main(R=100, dmax=10, repeats=5):
     print(f"R={R} restarts, depths 1..{dmax}, {repeats} splits 50/25/25")
     print(f"{'dataset':15s} {'CART':>7s} {'OCT':>7s} {'diff':>6s} | thesis CART  OCT (depth 10, R=500) | OCT time/split")
     for name in THESIS:
-        X, y = getattr(ds, f"load_{name}")(return_X_y=True)
+        X, y = getattr(datasets, f"load_{name}")(return_X_y=True)
         acc_c, acc_o, times, depths = [], [], [], []
         for rep in range(repeats):
             Xtv, Xte, ytv, yte = train_test_split(X, y, test_size=0.25, random_state=rep, stratify=y)
@@ -64,8 +64,8 @@ def main(R=100, dmax=10, repeats=5):
 
 def main_regression(R=100, dmax=6, repeats=5):
     from sklearn.metrics import r2_score
-    sets = {"diabetes": ds.load_diabetes(return_X_y=True),
-            "friedman1": ds.make_friedman1(n_samples=1000, noise=1.0, random_state=0)}
+    sets = {"diabetes": datasets.load_diabetes(return_X_y=True),
+            "friedman1": datasets.make_friedman1(n_samples=1000, noise=1.0, random_state=0)}
     print(f"R={R} restarts, depths 1..{dmax}, {repeats} splits 50/25/25; mean test R^2 / MAE")
     print(f"{'dataset':10s} {'CART':>15s} {'ORT squared':>15s} {'ORT absolute':>15s} | ORT time/split sq, abs")
     for name, (X, y) in sets.items():

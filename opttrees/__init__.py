@@ -8,22 +8,16 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
+from . import estimators as _estimators   # the package's list of estimators only: no estimator is imported
 from .errors import InputError, OptTreesError, SolverError, SpecError, VerificationError
 
 __version__ = "0.1.0"
 
-#: public name -> the module that defines it
-_LAZY = {
-    "prepare": ".data", "Tree": ".tree", "solve": ".solvers", "SolveResult": ".solvers",
-    **{name: ".estimators" for name in ("OptimalTreeClassifier", "OptimalTreeRegressor", "OptimalTreeCV",
-                                        "FlowOCTClassifier", "BendersOCTClassifier", "RobustTreeClassifier",
-                                        "SPOTree", "SPOForest", "OptimalPrescriptiveTree", "PolicyTree")},
-}
+#: public name -> the module that defines it (every estimator of ``opttrees.estimators.__all__``)
+_LAZY = {"prepare": ".data", "Tree": ".tree", "solve": ".solvers", "SolveResult": ".solvers",
+         **{name: ".estimators" for name in _estimators.__all__}}
 
-__all__ = ["OptimalTreeClassifier", "OptimalTreeRegressor", "OptimalTreeCV", "FlowOCTClassifier",
-           "BendersOCTClassifier", "RobustTreeClassifier", "SPOTree", "SPOForest", "OptimalPrescriptiveTree",
-           "PolicyTree", "Tree", "prepare", "solve",
-           "SolveResult", "OptTreesError", "InputError",
+__all__ = [*_estimators.__all__, "Tree", "prepare", "solve", "SolveResult", "OptTreesError", "InputError",
            "SolverError", "SpecError", "VerificationError", "__version__"]
 
 
@@ -46,7 +40,6 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:   # static analysers and IDEs see the real names
     from .data import prepare
-    from .estimators import (BendersOCTClassifier, FlowOCTClassifier, OptimalPrescriptiveTree, OptimalTreeClassifier,
-                             OptimalTreeCV, OptimalTreeRegressor, PolicyTree, RobustTreeClassifier, SPOForest, SPOTree)
+    from .estimators import *  # noqa: F403 (the estimators' classes, as opttrees.estimators declares them)
     from .solvers import SolveResult, solve
     from .tree import Tree

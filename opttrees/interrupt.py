@@ -137,10 +137,6 @@ def seconds(time_limit: float | Budget | None) -> float | None:
     return time_limit
 
 
-#: the name the layers used before :class:`Budget` (the same class)
-Deadline = Budget
-
-
 #: solver runs left behind after a Ctrl-C or past their budget (threads still ending: a solver phase that polls
 #: nothing, see :mod:`opttrees.solvers.highs`); HiGHS's scheduler is process-global, so any code about to run
 #: HiGHS waits for them first (:func:`wait_left_behind`)

@@ -142,7 +142,7 @@ def squared_loss(stats: np.ndarray) -> np.ndarray:
     """Per-node SSE about the mean from [w, wy, wy^2] (clipped at 0 against cancellation).
 
     Sums of raw y cancel catastrophically (y = 1e6 + 0.01 x: every SSE comes out 0 or noise), so pass
-    statistics of a centred (or standardised) y, as the heuristics' ``Problem.Z`` is; :func:`node_losses`
+    statistics of a centred (or standardised) y, as the heuristics' ``ProblemArrays.Z`` is; :func:`node_losses`
     computes SSEs by two passes instead."""
     w = stats[..., 0]
     with np.errstate(divide="ignore", invalid="ignore"):

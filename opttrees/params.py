@@ -14,6 +14,7 @@ Rules: :class:`Interval` (integers or reals between bounds), :class:`Options` (a
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 import numbers
 
@@ -169,6 +170,15 @@ VERBOSITY = Interval("int", 0)
 #: the flow papers' lambda: weight of the split count against the correct classifications
 REGULARIZATION = Interval("real", 0, 1, closed="left")
 N_JOBS = Satisfies(lambda v: _is_int(v) and v != 0, "an integer other than 0 (-1: all cores)")
+
+
+def n_workers(n_jobs) -> int:
+    """``n_jobs`` as a number of workers, with scikit-learn's (joblib's) meaning everywhere: None is 1, a positive
+    number itself, -1 every core, -2 every core but one, ... (at least 1)."""
+    if n_jobs is None:
+        return 1
+    n_jobs = int(n_jobs)
+    return max(1, (os.cpu_count() or 1) + 1 + n_jobs) if n_jobs < 0 else max(1, n_jobs)
 ARRAY_LIKE = Satisfies(lambda v: np.asarray(v, dtype=np.float64).ndim <= 2,
                        "a number or an array-like of numbers")
 
@@ -249,21 +259,65 @@ class Needs:
 
 
 @dataclass(frozen=True)
+class Uses:
+    """Under a method, parameter ``param`` means something, when every condition of ``when`` holds (a parameter
+    and the values it must have): e.g. under method="mio", ``n_restarts`` is used only with
+    ``warm_start="local-search"``. Made by :func:`uses`; read by :func:`applies_table`."""
+
+    param: str
+    when: tuple[tuple[str, tuple], ...] = ()
+
+
+def uses(param: str, **when) -> Uses:
+    """``uses("n_restarts", warm_start=("local-search",))``: see :class:`Uses` (each condition a tuple of values)."""
+    return Uses(param, tuple((k, tuple(v)) for k, v in when.items()))
+
+
+@dataclass(frozen=True)
 class Method:
-    """One way an estimator fits (``method="dp"``, ...) and the parameter values it accepts.
+    """One way an estimator fits (``method="dp"``, ...), the parameter values it accepts and the parameters
+    it uses.
 
     Why data: which parameters apply depends on the method; declared here, one checker
     (:func:`check_method`) names the parameter, the method and the reason, instead of hand-written ``if``s in
-    every ``fit``.
+    every ``fit``; and the spec reads from ``uses`` where a parameter means something (:func:`applies_table`).
     """
 
     name: str
     needs: tuple[Needs, ...] = ()
+    uses: tuple[Uses, ...] = ()
 
 
 def methods(*items: Method) -> dict[str, Method]:
     """A method table keyed by name (an estimator's ``_methods``)."""
     return {m.name: m for m in items}
+
+
+def applies_table(table: dict[str, Method]) -> dict[str, list[dict[str, set]]]:
+    """Where each parameter some method of ``table`` declares (:class:`Uses`) means something: parameter -> the
+    alternatives, each a dict {parameter: allowed values} ("method" among them) of which one must hold. A
+    parameter no method declares means something always (it is not in the result); one that every method of the
+    table declares alike needs no method. Alternatives with fewer conditions come first."""
+    per_param: dict[str, dict[str, list[dict[str, set]]]] = {}
+    for method in table.values():
+        for u in method.uses:
+            per_param.setdefault(u.param, {}).setdefault(method.name, []).append({k: set(v) for k, v in u.when})
+    out: dict[str, list[dict[str, set]]] = {}
+    for param, per_method in per_param.items():
+        conditions = list(per_method.values())
+        if len(per_method) == len(table) and all(c == conditions[0] for c in conditions):
+            out[param] = [dict(c) for c in conditions[0]]
+            continue
+        alternatives: list[dict[str, set]] = []
+        for name, conds in per_method.items():
+            for cond in conds:
+                same = next((a for a in alternatives if {k: v for k, v in a.items() if k != "method"} == cond), None)
+                if same is not None:
+                    same["method"].add(name)
+                else:
+                    alternatives.append({"method": {name}, **cond})
+        out[param] = sorted(alternatives, key=len)
+    return out
 
 
 def method_violation(params: dict, table: dict[str, Method]) -> tuple[Method, Needs] | None:

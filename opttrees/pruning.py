@@ -254,7 +254,7 @@ def pruning_path(tree: Tree, node_loss, norm: float = 1.0, split_cost=None, ties
         tied = nodes[g <= gmin + atol + rtol * max(1.0, abs(gmin))]
         cut = tied if ties == "all" else tied[:1]
         for t in cut:   # t and everything below it leave the set of live branch nodes
-            branch[pre[pos[t]:pos[t] + _size(t, cl, cr, pos, pre)]] = False
+            branch[pre[pos[t]:pos[t] + _size(t, cl, cr, pos)]] = False
         for t in cut:
             R[t], C[t] = loss[t], 0.0
         # recompute the ancestors bottom-up (children before parents: decreasing preorder position)
@@ -273,7 +273,7 @@ def pruning_path(tree: Tree, node_loss, norm: float = 1.0, split_cost=None, ties
     return PruningPath(tree, np.array(alphas), tuple(pruned))
 
 
-def _size(t, cl, cr, pos, pre) -> int:
+def _size(t, cl, cr, pos) -> int:
     """Number of nodes in the subtree of t (contiguous from pos[t] in preorder)."""
     last = t
     while cl[last] != LEAF:

@@ -49,18 +49,28 @@ class ModelEntry:
 
 
 MODELS: dict[str, ModelEntry] = {}
+#: whether the built-in model types are in MODELS (they are registered on the first use of the registry)
+_builtins_registered = False
 
 
 def register_model(name: str, estimator: type[OptTreesEstimator], description: str, fit=None, metric: str = "accuracy",
                    **fixed) -> None:
-    """Register a spec ``model.type``; ``fixed`` parameters are always passed (e.g. method="mio")."""
-    MODELS[name] = ModelEntry(name, estimator, description, fit or _fit_xy, metric, dict(fixed))
+    """Register a spec ``model.type`` (replacing one of the same name, a built-in too); ``fixed`` parameters are
+    always passed (e.g. method="mio")."""
+    models()[name] = ModelEntry(name, estimator, description, fit or _fit_xy, metric, dict(fixed))
 
 
 def models() -> dict[str, ModelEntry]:
-    """The registry, with the built-in model types registered on first use."""
-    if not MODELS:
-        _register_builtin()
+    """The registry: the built-in model types (registered on first use, also when that use is a
+    :func:`register_model`) and those registered since."""
+    global _builtins_registered
+    if not _builtins_registered:
+        _builtins_registered = True       # first: the built-ins register through register_model, which calls this
+        try:
+            _register_builtin()
+        except BaseException:
+            _builtins_registered = False
+            raise
     return MODELS
 
 

@@ -38,7 +38,7 @@ import numpy as np
 import yaml
 
 from .errors import InputError, OptTreesError, SpecError
-from .params import Method, Needs, When, describe, is_valid, method_message, method_violation
+from .params import Method, Needs, Uses, When, applies_table, describe, is_valid, method_message, method_violation
 from .registry import MODELS, ModelEntry, _register_builtin, models  # noqa: F401 (MODELS, _register_builtin: re-exported)
 
 
@@ -120,39 +120,12 @@ def _check_value(where: str, value, rules):
 
 
 # ------------------------------------------------------------------------- fields that apply to a model type
-#: per estimator class, the parameters that only mean something under some settings: a list of alternatives,
-#: each a dict {parameter: allowed values}; a parameter applies when the spec's effective settings (the
-#: type's fixed ones, then the spec's, then the defaults) match any alternative. A parameter not listed
-#: applies always. Sources: each estimator's docstring ("method='mio' only", ...) and its fit-time checks.
-_MIO, _LS, _DP = {"method": {"mio"}}, {"method": {"local-search"}}, {"method": {"dp"}}
-_HYP = {"split_type": {"hyperplane"}}
-APPLIES: dict[str, dict[str, list[dict]]] = {
-    "OptimalTreeClassifier": {
-        "warm_start": [_MIO], "dp_bound": [_MIO], "routing": [_MIO], "loss_rows": [_MIO],
-        "n_restarts": [_LS, {**_MIO, "warm_start": {"local-search"}}],
-        "n_jobs": [_LS, {**_MIO, "warm_start": {"local-search"}}],
-        "split_type": [{"method": {"mio", "local-search"}}],
-        "n_hyperplane_restarts": [{**_LS, **_HYP}, {**_MIO, **_HYP, "warm_start": {"local-search"}}],
-        "hyperplane_margin": [{**_MIO, **_HYP}],
-        "binarization": [_DP, {**_MIO, "warm_start": {"dp", "auto"}}, {**_MIO, "dp_bound": {True, "auto"}}],
-        "n_thresholds": [_DP, {**_MIO, "warm_start": {"dp", "auto"}}, {**_MIO, "dp_bound": {True, "auto"}}],
-        "max_num_nodes": [_DP],
-        "constraints": [{**_MIO, "split_type": {"parallel"}}, _DP],      # the DP: fairness, feature budgets
-    },
-    "OptimalTreeRegressor": {
-        "constraints": [{**_MIO, "split_type": {"parallel"}, "leaf_model": {"constant"}},
-                        {**_DP, "leaf_model": {"constant"}}],         # the DP: feature budgets
-        "warm_start": [_MIO],
-        "n_restarts": [_LS, {**_MIO, "warm_start": {"local-search"}}],
-        "n_jobs": [_LS, {**_MIO, "warm_start": {"local-search"}}],
-        "split_type": [{"method": {"mio", "local-search"}}],
-        "n_hyperplane_restarts": [{**_LS, **_HYP}, {**_MIO, **_HYP, "warm_start": {"local-search"}}],
-        "hyperplane_margin": [{**_MIO, **_HYP}],
-        "binarization": [_DP], "n_thresholds": [_DP], "max_num_nodes": [_DP],
-        "leaf_penalty": [{"leaf_model": {"linear"}}], "leaf_penalty_type": [{"leaf_model": {"linear"}}],
-        "coef_bound": [{"leaf_model": {"linear"}, **_MIO}],
-    },
-}
+def _applies(entry) -> dict[str, list[dict]]:
+    """Per parameter of the model type that only means something under some settings, a list of alternatives,
+    each a dict {parameter: allowed values}; a parameter applies when the spec's effective settings (the type's
+    fixed ones, then the spec's, then the defaults) match any alternative. A parameter not listed applies always.
+    Read from the estimator's method table (each method's ``uses``: :func:`opttrees.params.applies_table`)."""
+    return applies_table(entry.methods())
 
 
 def _estimator_name(entry) -> str:
@@ -166,7 +139,7 @@ def _effective(entry, params: dict) -> dict:
 def applies(entry, param: str, params: dict | None = None) -> bool:
     """Whether ``param`` means something for this model type with the spec's ``params`` (None: for some
     setting of the type's own parameters, as ``opttrees models --params`` lists them)."""
-    alternatives = APPLIES.get(_estimator_name(entry), {}).get(param)
+    alternatives = _applies(entry).get(param)
     if alternatives is None:
         return True
     if params is None:
@@ -185,7 +158,7 @@ def _types_with(entry, registry, method: set) -> list[str]:
 def applies_condition(entry, param: str, registry) -> str:
     """Where ``param`` applies, in spec words ("type 'oct-local-search', or type 'oct' with warm_start: ...")."""
     out = []
-    for alt in APPLIES.get(_estimator_name(entry), {}).get(param, []):
+    for alt in _applies(entry).get(param, []):
         words, rest = [], {k: v for k, v in alt.items() if k != "method"}
         if "method" in alt:
             if "method" in entry.fixed:
@@ -207,7 +180,7 @@ def only_with(entry, param: str) -> str | None:
     """The settings ``param`` needs on this model type ("model.warm_start: local-search"), or None when it
     applies whatever the type's other settings are (or always)."""
     conds = []
-    for alt in APPLIES.get(_estimator_name(entry), {}).get(param, []):
+    for alt in _applies(entry).get(param, []):
         if any(entry.fixed[k] not in v for k, v in alt.items() if k in entry.fixed):
             continue
         rest = [f"model.{k}: " + " or ".join(str(x).lower() if isinstance(x, bool) else str(x)
@@ -354,12 +327,20 @@ def _methods_data(table: dict) -> dict:
     return {name: [needs(n) for n in m.needs] for name, m in table.items()}
 
 
-def _methods_from(data: dict) -> dict:
+def _uses_data(table: dict) -> dict:
+    """Each method's ``uses`` as JSON: {method: [[param, [[condition param, [values]], ...]], ...]}."""
+    return {name: [[u.param, [[k, list(v)] for k, v in u.when]] for u in m.uses] for name, m in table.items() if m.uses}
+
+
+def _methods_from(data: dict, uses: dict | None = None) -> dict:
     def needs(d) -> Needs:
         w = d["when"]
         when = None if w is None else When(w["param"], tuple(_rule_from(r) for r in w["rules"]))
         return Needs(d["param"], tuple(_rule_from(r) for r in d["rules"]), d["why"], when)
-    return {name: Method(name, tuple(needs(d) for d in items)) for name, items in data.items()}
+    used = {name: tuple(Uses(p, tuple((k, tuple(v)) for k, v in when)) for p, when in items)
+            for name, items in (uses or {}).items()}
+    return {name: Method(name, tuple(needs(d) for d in data.get(name, ())), used.get(name, ()))
+            for name in dict.fromkeys([*data, *used])}
 
 
 def build_manifest() -> dict:
@@ -374,7 +355,7 @@ def build_manifest() -> dict:
             "fixed": json.loads(json.dumps(e.fixed, default=repr)),
             "defaults": json.loads(json.dumps(e.defaults(), default=repr)),
             "rules": {k: [_rule_data(r) for r in v] for k, v in rules.items()},
-            "methods": _methods_data(e.methods()),
+            "methods": _methods_data(e.methods()), "uses": _uses_data(e.methods()),
         }
     from .estimators.base import DEFAULT_RANDOM_STATE
     return {"fingerprint": manifest_fingerprint(), "datasets": dataset_names(),
@@ -410,6 +391,7 @@ class ManifestEntry:
     _defaults: dict
     _rules: dict
     _methods: dict
+    _uses: dict = field(default_factory=dict)
 
     def defaults(self) -> dict:
         return dict(self._defaults)
@@ -418,7 +400,7 @@ class ManifestEntry:
         return {k: [_rule_from(r) for r in v] for k, v in self._rules.items()}
 
     def methods(self) -> dict:
-        return _methods_from(self._methods)
+        return _methods_from(self._methods, self._uses)
 
 
 def quick_catalog() -> dict | None:
@@ -430,7 +412,7 @@ def quick_catalog() -> dict | None:
     if FIELDS.get("fingerprint") != manifest_fingerprint():
         return None
     registry = {n: ManifestEntry(n, t["estimator"], t["description"], t["metric"], t["fixed"], t["defaults"],
-                                 t["rules"], t["methods"]) for n, t in FIELDS["types"].items()}
+                                 t["rules"], t["methods"], t.get("uses", {})) for n, t in FIELDS["types"].items()}
     return {"models": registry, "datasets": FIELDS["datasets"], "missing_policies": tuple(FIELDS["missing_policies"]),
             "default_random_state": FIELDS["default_random_state"]}
 
@@ -441,16 +423,6 @@ def _live_catalog() -> dict:
     from .datasets import dataset_names
     return {"models": models(), "datasets": dataset_names(), "missing_policies": MISSING_POLICIES,
             "default_random_state": DEFAULT_RANDOM_STATE}
-
-
-def quick_check(path: str | Path) -> bool:
-    """Parse and check a spec file's fields with the manifest, before any heavy import; SpecError names the
-    first bad field. False when the manifest is stale (the full check will do it all)."""
-    catalog = quick_catalog()
-    if catalog is None:
-        return False
-    parse_spec(read_document(path), Path(path), catalog=catalog)
-    return True
 
 
 @dataclass

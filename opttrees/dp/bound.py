@@ -5,28 +5,33 @@ formulation: same depth, same objective on the same scale, a minimum leaf size n
 holding every partition the MIO can realise. This module states that relation once per formulation
 (:func:`dp_for_formulation`) and refuses every other case with an InputError:
 
-- **OCT** (``opttrees.formulations.oct.OCT``): the MIO splits at any threshold of the scaled features, which
-  realises exactly the partitions of the midpoints of the training features (scaling is monotone). The DP
-  over *all midpoints of every row's values* (weight-0 rows count for the minimum leaf size too), with the
-  same ``alpha``, ``min_samples_leaf``, depth and sample weights, has the same optimum, number for number.
-  Quantile thresholds give a feasible start but no bound.
-- **FlowOCT / BendersOCT**: the DP over the formulation's own binary columns and weights ``s_i``. The flow
-  objective ``(1 - lam) * sum s_i correct_i - lam * splits`` is ``(1 - lam) * (S - (errors + pen * splits))``
-  with ``pen = lam / (1 - lam)``, so the DP (split cost ``pen``) minimises the same function; its lower bound
-  maps to an upper bound of the maximisation. No minimum leaf size on either side.
-- **SPOT MILP** (``SPOTFormulation``): the DP over all midpoints of the features the MILP sees (its rounded
-  ``data.X``), the same ``alpha`` and normalisation N; the MILP's minimum leaf *weight* becomes a minimum row
-  count no stricter than it (``ceil(N_min / max weight)``; exactly ``ceil(N_min)`` with unit weights).
+- **OCT** (:class:`~opttrees.dp.relaxation.OCTRelaxation`, from ``opttrees.formulations.oct.OCT``): the MIO
+  splits at any threshold of the scaled features, which realises exactly the partitions of the midpoints of the
+  training features (scaling is monotone). The DP over *all midpoints of every row's values* (weight-0 rows count
+  for the minimum leaf size too), with the same ``alpha``, ``min_samples_leaf``, depth and sample weights, has
+  the same optimum, number for number. Quantile thresholds give a feasible start but no bound.
+- **FlowOCT / BendersOCT** (:class:`~opttrees.dp.relaxation.FlowRelaxation`): the DP over the formulation's own
+  binary columns and weights ``s_i``. The flow objective ``(1 - lam) * sum s_i correct_i - lam * splits`` is
+  ``(1 - lam) * (S - (errors + pen * splits))`` with ``pen = lam / (1 - lam)``, so the DP (split cost ``pen``)
+  minimises the same function; its lower bound maps to an upper bound of the maximisation. No minimum leaf size
+  on either side.
+- **SPOT MILP** (:class:`~opttrees.dp.relaxation.SPOTRelaxation`, from ``SPOTFormulation``): the DP over all
+  midpoints of the features the MILP sees (its rounded ``data.X``), the same ``alpha`` and normalisation N; the
+  MILP's minimum leaf *weight* becomes a minimum row count no stricter than it (``ceil(N_min / max weight)``;
+  exactly ``ceil(N_min)`` with unit weights).
 
-Anything else (another formulation, a subclass, a formulation built on a block of a bigger model, a depth the
-DP cannot search) is refused. Side constraints added to ``form.model`` afterwards are fine: they only move
-the MIO optimum away from the bound. Removing or relaxing the formulation's own rows is not: the bound
-records every row and variable domain of the model when it is made (make it before editing the model) and
-``solve`` refuses it when one was deactivated, deleted, edited, unfixed or had its domain or bounds widened;
-independently of that record, a deactivated formulation row or a relaxed integer variable of the
-formulation is always refused. A formulation class says what this module needs through the Formulation
-contract (``dp_relation``, ``integer_components``, ``inactive_by_design``, declared on the exact class), so this
-module imports nothing from the layers above it and names no class.
+Anything else (a formulation whose ``dp_relaxation()`` is None, e.g. OCT-H or a subclass that scores trees
+otherwise, a formulation built on a block of a bigger model, a depth the DP cannot search) is refused. Rows a
+subclass adds, and side constraints added to ``form.model`` afterwards, are fine: they only move the MIO optimum
+away from the bound (the DP's tree of a subclass is a start only when the model admits it,
+``Relaxation.admits``). Removing or relaxing the formulation's own rows is not: the bound records every row and
+variable domain of the model when it is made (make it before editing the model) and ``solve`` refuses it when
+one was deactivated, deleted, edited, unfixed or had its domain or bounds widened; independently of that record,
+a deactivated formulation row or a relaxed integer variable of the formulation is always refused. A formulation
+says what this module needs through one method of the Formulation contract, ``dp_relaxation()`` (a
+:mod:`opttrees.dp.relaxation` object: the model, its data, how it scores a tree and reads its solution, the
+integer variables and the rows it deactivates by design); this module reads nothing else of the formulation,
+imports nothing from the layers above it and names no class of theirs.
 """
 from __future__ import annotations
 
@@ -44,11 +49,9 @@ from ..objectives import misclassification_baseline
 from ..solvers.result import ObjectiveBound, SolveResult
 from ..tree import Tree
 from .api import MAX_DEPTH, solve_dp, solve_dp_columns
+from .relaxation import FlowRelaxation, OCTRelaxation, Relaxation, SPOTRelaxation
 from .spo import SPO_MAX_DEPTH, solve_dp_spo
 from .tasks import ClassificationTask, EngineData
-
-#: the relations the DP knows; a formulation class declares its own (``Formulation.dp_relation``, exact class)
-RELATIONS = ("oct", "flow", "spot")
 
 #: DP tree objective and the formulation's own objective of that tree must agree this closely
 AGREE_TOL = 1e-7
@@ -74,19 +77,18 @@ class DPRun:
     details: dict = field(default_factory=dict)
 
 
-def relation_of(form) -> str:
-    """"oct", "flow" or "spot": how the DP relaxes ``form``; an InputError for any other object."""
-    cls = type(form)
-    relation = vars(cls).get("dp_relation")     # the class's own declaration: a subclass does not inherit it
-    if relation not in RELATIONS:
-        raise InputError(f"objective_bound: no dynamic program relaxes a {cls.__qualname__} (the DP bound is "
-                         "defined for the classes that declare dp_relation (OCT, FlowOCT, BendersOCT, "
-                         "SPOTFormulation), exact classes only: a subclass may change the objective or the split "
-                         "set)")
-    if not getattr(form, "owns_model", True):
+def relaxation_of(form) -> Relaxation:
+    """The DP problem that relaxes ``form`` (``form.dp_relaxation()``); an InputError when there is none."""
+    describe = getattr(form, "dp_relaxation", None)
+    relaxation = describe() if callable(describe) else None
+    if not isinstance(relaxation, (OCTRelaxation, FlowRelaxation, SPOTRelaxation)):
+        raise InputError(f"objective_bound: no dynamic program relaxes a {type(form).__qualname__} (the DP bound is "
+                         "defined for OCT, FlowOCT, BendersOCT, SPOTFormulation and their subclasses that score "
+                         "trees as they do: a formulation's dp_relaxation() says which problem relaxes it)")
+    if not relaxation.owns_model:
         raise InputError("objective_bound: the formulation was built on a block of a bigger model, whose objective "
                          "is not the formulation's; a DP bound holds only for a formulation that owns its model")
-    return str(relation)
+    return relaxation
 
 
 def dp_bound(form, time_limit: float | None = None) -> ObjectiveBound:
@@ -110,12 +112,21 @@ def dp_for_formulation(form, binarization: str = "midpoints", n_thresholds: int 
     always use their own binary columns. ``bound=False`` skips making the bound (it records the model's rows,
     which costs a pass over a large model) when only the start is wanted.
     """
-    kind = relation_of(form)
+    rel = relaxation_of(form)
     if binarization not in ("quantile", "midpoints"):
         raise InputError(f"binarization must be 'quantile' or 'midpoints'; got {binarization!r}")
-    run = {"oct": _oct, "flow": _flow, "spot": _spot}[kind](form, binarization, n_thresholds, time_limit,
-                                                             verbose=verbose)
-    run.details.setdefault("formulation", type(form).__name__)
+    if isinstance(rel, OCTRelaxation):
+        run = _oct(form, rel, binarization, n_thresholds, time_limit, verbose=verbose)
+    elif isinstance(rel, FlowRelaxation):
+        run = _flow(form, rel, binarization, n_thresholds, time_limit, verbose=verbose)
+    else:
+        assert isinstance(rel, SPOTRelaxation)
+        run = _spot(form, rel, binarization, n_thresholds, time_limit, verbose=verbose)
+    run.details.setdefault("formulation", rel.name)
+    if run.start_feasible and not rel.exact and not rel.admits(run.tree):
+        # a subclass's own rows (or side constraints) exclude the DP's tree: a bound, not a start
+        run.start_feasible = False
+        run.details["start"] = "the DP's tree breaks a row of the model: not a start"
     if run.bound is not None and bound and STOP.is_set():
         # after Ctrl-C no solver starts and nothing is proven: skip the model record (0.2-0.8 s on 50k rows)
         run.bound, run.why_no_bound = None, "interrupted (Ctrl-C) before the bound was made"
@@ -127,51 +138,37 @@ def dp_for_formulation(form, binarization: str = "midpoints", n_thresholds: int 
 
 
 # ------------------------------------------------------------------------------------------------ OCT
-def _oct(form, binarization, n_thresholds, time_limit, verbose=False) -> DPRun:
-    d = form.data
-    D, ml, alpha = int(form.max_depth), int(form.structure.min_samples_leaf), float(form.alpha)
+def _oct(form, rel: OCTRelaxation, binarization, n_thresholds, time_limit, verbose=False) -> DPRun:
+    D, ml, alpha = rel.max_depth, rel.min_samples_leaf, rel.alpha
     _check_depth(D, MAX_DEPTH)
     # prepare() dropped the weight-0 rows; every midpoint: the continuous search or the binary engine, whichever
     # suits the data (both exact over OCT's split set); quantiles: a Binarizer
-    binarizer = Binarizer(binarization, int(n_thresholds)).fit(d.X) if binarization == "quantile" else None
+    binarizer = Binarizer(binarization, int(n_thresholds)).fit(rel.X) if binarization == "quantile" else None
     try:
-        tree, res = solve_dp(d.X, d.y, ClassificationTask(), max_depth=D, min_samples_leaf=ml, alpha=alpha,
-                             sample_weight=d.sample_weight, binarizer=binarizer, binarization="auto",
+        tree, res = solve_dp(rel.X, rel.y, ClassificationTask(), max_depth=D, min_samples_leaf=ml, alpha=alpha,
+                             sample_weight=rel.sample_weight, binarizer=binarizer, binarization="auto",
                              time_limit=time_limit, verbose=bool(verbose))
     except InputError as exc:
         if binarization != "midpoints":
             raise
         raise InputError(f"the DP over every midpoint (the split set that makes it a bound of OCT) cannot run "
                          f"here: {exc}") from None
-    if not math.isclose(res.dp_baseline, form.baseline, rel_tol=1e-12, abs_tol=1e-12):
-        raise VerificationError(f"DP bound: the DP's normalisation {res.dp_baseline!r} is not OCT's {form.baseline!r}")
+    if not math.isclose(res.dp_baseline, rel.baseline, rel_tol=1e-12, abs_tol=1e-12):
+        raise VerificationError(f"DP bound: the DP's normalisation {res.dp_baseline!r} is not {rel.name}'s "
+                                f"{rel.baseline!r}")
     # the DP saw the label codes 0..K-1: the tree may be returned as it is (a fallback), so it gets the labels
-    tree.classes, tree.feature_names = list(d.codec.classes), list(d.feature_names)
-    own = form.tree_objective(tree)
-    _agree(own, res.objective, "OCT")
+    tree.classes, tree.feature_names = list(rel.classes or []), list(rel.feature_names or [])
+    own = rel.tree_objective(tree)
+    _agree(own, res.objective, rel.name)
     details = {"relaxation": "oct", "max_depth": D, "alpha": alpha, "min_samples_leaf": ml,
                "split_set": (f"quantile ({len(binarizer.threshold_)} binary columns)" if binarizer is not None else
                              f"every midpoint ({res.timings.get('engine', 'binary')} search)"), **_dp_facts(res)}
-    bound, why = _bound_if_midpoints(binarization, form, res.bound, _verify_oct, details,
+    bound, why = _bound_if_midpoints(binarization, form, rel, res.bound, details,
                                      "quantile thresholds are a subset of the splits OCT can make: the DP optimum "
                                      "over them is no bound")
     if bound is not None:
-        bound, why = _if_relaxation(bound, res, D, ml, alpha, d.sample_weight, "every midpoint")
+        bound, why = _if_relaxation(bound, res, D, ml, alpha, rel.sample_weight, "every midpoint")
     return DPRun(tree, res, own, bound, why, True, details)
-
-
-def _verify_oct(form):
-    """The loaded solution's tree: routed as the model assigned it, leaves at least min_samples_leaf."""
-    S = form.structure
-    splits, heap_leaf = S.decode(form.model.tree)
-    heap = np.asarray(S.skeleton(splits)[4])
-    tree = form._decode()
-    X = form.data.X
-    node = tree.apply(X)
-    if not np.array_equal(heap[node], heap_leaf):
-        return None, "the tree routes the training data differently from the model's leaf assignment"
-    reason = _leaf_sizes(tree, node, np.ones(len(node)), S.min_samples_leaf, "rows")
-    return (None, reason) if reason else (form.tree_objective(tree), "")
 
 
 # ------------------------------------------------------------------------------------------------ flow
@@ -186,76 +183,56 @@ class _CodedClassificationTask(ClassificationTask):
         return self._classes_data(code, self.n_classes, w, list(range(self.n_classes)))
 
 
-def _flow(form, binarization, n_thresholds, time_limit, verbose=False) -> DPRun:
-    D, lam = int(form.depth), float(form.lam)
+def _flow(form, rel: FlowRelaxation, binarization, n_thresholds, time_limit, verbose=False) -> DPRun:
+    D, lam = rel.max_depth, rel.regularization
     _check_depth(D, MAX_DEPTH)
-    s = np.asarray(form.s, dtype=np.float64)
-    K = int(form.n_classes)
+    s = np.asarray(rel.weights, dtype=np.float64)
+    K = rel.n_classes
     pen = lam / (1.0 - lam)
-    base = misclassification_baseline(form.y, K, s)
-    tree, res = solve_dp_columns(form.Z, form.X, form.split_of_col, form.y, task=_CodedClassificationTask(K),
+    base = misclassification_baseline(rel.y, K, s)
+    tree, res = solve_dp_columns(rel.Z, rel.X, rel.split_of_col, rel.y, task=_CodedClassificationTask(K),
                                  max_depth=D, alpha=pen / base, sample_weight=s, time_limit=time_limit,
-                                 feature_names=form.data.feature_names, verbose=bool(verbose))
-    tree.classes = form.data.classes if form.data.classes is not None else tree.classes
+                                 feature_names=rel.feature_names, verbose=bool(verbose))
+    tree.classes = rel.classes if rel.classes is not None else tree.classes
     scale = res.dp_baseline
     total = float(s.sum())
-    own = form.tree_objective(tree)
-    _agree(own, (1 - lam) * (total - res.objective * scale), type(form).__name__)
+    own = rel.tree_objective(tree)
+    _agree(own, (1 - lam) * (total - res.objective * scale), rel.name)
     upper = (1 - lam) * (total - res.bound * scale)
     details = {"relaxation": "flow", "max_depth": D, "regularization": lam, "min_samples_leaf": 1,
-               "split_set": f"the formulation's {form.Z.shape[1]} binary columns", **_dp_facts(res)}
-    bound, why = _if_relaxation(_make_bound(form, upper, -1, _verify_flow, details), res, D, 1, pen / base, s,
-                                "columns")
+               "split_set": f"the formulation's {rel.Z.shape[1]} binary columns", **_dp_facts(res)}
+    bound, why = _if_relaxation(_make_bound(form, rel, upper, -1, details), res, D, 1, pen / base, s, "columns")
     return DPRun(tree, res, own, bound, why, True, details)
 
 
-def _verify_flow(form):
-    """The loaded solution's tree (decoding checks that X and the binary columns route it alike)."""
-    try:
-        tree = form._decode()
-    except VerificationError as exc:
-        return None, str(exc)
-    return form.tree_objective(tree), ""
-
-
 # ------------------------------------------------------------------------------------------------ SPOT
-def _spot(form, binarization, n_thresholds, time_limit, verbose=False) -> DPRun:
-    D = int(form.max_depth)
+def _spot(form, rel: SPOTRelaxation, binarization, n_thresholds, time_limit, verbose=False) -> DPRun:
+    D = rel.max_depth
     if D > SPO_MAX_DEPTH:
         raise InputError(f"objective_bound: the SPO dynamic program searches depths up to {SPO_MAX_DEPTH}; this "
                          f"SPOT MILP has max_depth={D}")
-    d, w = form.data, np.asarray(form.w, dtype=np.float64)
-    nmin = float(form.min_samples_leaf)
+    w = np.asarray(rel.weights, dtype=np.float64)
+    nmin = float(rel.min_leaf_weight)
     unit = bool(np.all(w == 1.0))
     # a leaf of weight >= nmin holds at least ceil(nmin / max w) rows: a row count no stricter than the MILP's
     wmax = float(w.max()) if len(w) and w.max() > 0 else 1.0
     ml = max(1, math.ceil(nmin - 1e-9) if unit else math.ceil(nmin / wmax - 1e-9))
-    binarizer = Binarizer(binarization, int(n_thresholds)).fit(d.X)
-    tree, res = solve_dp_spo(d.X, form.C, form.problem, max_depth=D, alpha=form.alpha, min_samples_leaf=ml,
+    binarizer = Binarizer(binarization, int(n_thresholds)).fit(rel.X)
+    tree, res = solve_dp_spo(rel.X, rel.costs, rel.problem, max_depth=D, alpha=rel.alpha, min_samples_leaf=ml,
                              sample_weight=w, binarizer=binarizer, time_limit=time_limit)
-    if d.feature_names is not None:
-        tree.feature_names = list(d.feature_names)
-    own = form.tree_objective(tree)
+    if rel.feature_names is not None:
+        tree.feature_names = list(rel.feature_names)
+    own = rel.tree_objective(tree)
     _agree(own, res.objective, "SPOT MILP")
-    leaf_w = np.bincount(tree.apply(d.X), weights=w, minlength=tree.n_nodes)[tree.leaves]
+    leaf_w = np.bincount(tree.apply(rel.X), weights=w, minlength=tree.n_nodes)[tree.leaves]
     feasible = bool(np.all(leaf_w >= nmin - 1e-9))
-    details = {"relaxation": "spot", "max_depth": D, "alpha": float(form.alpha), "min_samples_leaf": ml,
+    details = {"relaxation": "spot", "max_depth": D, "alpha": rel.alpha, "min_samples_leaf": ml,
                "min_leaf_weight": nmin, "split_set": f"{binarization} ({len(binarizer.threshold_)} binary columns)",
                **_dp_facts(res)}
-    bound, why = _bound_if_midpoints(binarization, form, res.bound, _verify_spot, details,
+    bound, why = _bound_if_midpoints(binarization, form, rel, res.bound, details,
                                      "quantile thresholds are a subset of the splits the SPOT MILP can make: the "
                                      "DP optimum is no bound")
     return DPRun(tree, res, own, bound, why, feasible, details)
-
-
-def _verify_spot(form):
-    """The loaded solution's tree with the MILP's own leaf decisions, routed as the model assigned it."""
-    skel, heap_leaf, Wsol = form._decode_raw()
-    node = skel.apply(form.data.X)
-    if not np.array_equal(skel.extras["heap_leaf"][node], heap_leaf):
-        return None, "the tree routes the training data differently from the model's leaf assignment"
-    reason = _leaf_sizes(skel, node, np.asarray(form.w, float), form.min_samples_leaf, "weight")
-    return (None, reason) if reason else (form.tree_objective(skel, decisions=Wsol), "")
 
 
 # ------------------------------------------------------------------------------------------------ helpers
@@ -295,44 +272,36 @@ def _dp_facts(res: SolveResult) -> dict:
     return {"method": "dp", "dp_status": res.status, "dp_objective": res.objective, "dp_runtime": res.runtime}
 
 
-def _leaf_sizes(tree: Tree, node: np.ndarray, w: np.ndarray, minimum: float, unit: str) -> str:
-    """Why a non-empty leaf is below the minimum size, or "" (an empty leaf is a split that could be dropped)."""
-    size = np.bincount(node, weights=w, minlength=tree.n_nodes)[tree.leaves]
-    count = np.bincount(node, minlength=tree.n_nodes)[tree.leaves]
-    small = (count > 0) & (size < minimum - 1e-9)
-    if small.any():
-        return f"a leaf holds {size[small].min():g} {unit}, below the minimum {minimum:g}"
-    return ""
-
-
-def _bound_if_midpoints(binarization: str, form, value: float, verify, details: dict, why_not: str):
+def _bound_if_midpoints(binarization: str, form, rel: Relaxation, value: float, details: dict, why_not: str):
     """(bound thunk, "") for a minimising DP over every midpoint; (None, ``why_not``) over quantile thresholds,
     a subset of the model's splits, whose optimum bounds nothing."""
     if binarization == "midpoints":
-        return _make_bound(form, value, 1, verify, details), ""
+        return _make_bound(form, rel, value, 1, details), ""
     return None, why_not
 
 
-def _make_bound(form, value: float, sense: int, verify, details: dict):
+def _make_bound(form, rel: Relaxation, value: float, sense: int, details: dict):
     """A thunk making the :class:`ObjectiveBound` (and its record of the model) when :func:`dp_for_formulation`
     is asked for it."""
-    return lambda: _bound_now(form, value, sense, verify, details)
+    return lambda: _bound_now(form, rel, value, sense, details)
 
 
-def _bound_now(form, value: float, sense: int, verify, details: dict) -> ObjectiveBound:
-    def check(f):
+def _bound_now(form, rel: Relaxation, value: float, sense: int, details: dict) -> ObjectiveBound:
+    """The bound on ``form`` (the object :func:`~opttrees.solvers.solve` checks it against); everything it
+    reads of the model comes from the relaxation ``rel``."""
+    def check(_form):
         try:
-            return verify(f)
+            return rel.solution_objective()
         except (VerificationError, InputError) as exc:
             return None, str(exc)
 
-    record = _record_model(form.model)
+    record = _record_model(rel.model)
 
-    def check_model(f):
-        return _intact(f.model, type(form)) or _unchanged(f.model, record)
+    def check_model(_form):
+        return _intact(rel.model, rel) or _unchanged(rel.model, record)
 
     return ObjectiveBound(value=float(value), sense=sense, provenance="dp-bound", formulation=form,
-                          objective_expr=form.model.objective_expr.expr, verify=check, details=dict(details),
+                          objective_expr=rel.model.objective_expr.expr, verify=check, details=dict(details),
                           check_model=check_model)
 
 
@@ -348,13 +317,13 @@ def _record_model(m) -> tuple[list, list]:
     return rows, cols
 
 
-def _intact(m, cls) -> str:
+def _intact(m, rel: Relaxation) -> str:
     """Why the model lost a row or an integrality of the formulation (checked without a record), or ""."""
     active = {id(c) for c in _active_rows(m)}
     for c in m.component_data_objects(pyo.Constraint, active=None, descend_into=pyo.Block):
-        if id(c) not in active and c.parent_component().name not in cls.inactive_by_design:
+        if id(c) not in active and c.parent_component().name not in rel.inactive_by_design:
             return f"the formulation's row {c.name} is not active"
-    for name in cls.integer_components:
+    for name in rel.integer_components:
         comp = m.find_component(name)
         if comp is None:
             return f"the formulation's variable {name} is gone"

@@ -36,7 +36,7 @@ def _fill_payload(tree: Tree, task, ed: EngineData, X) -> np.ndarray:
     return leaf
 
 
-def _raw_cost(tree: Tree, task, ed: EngineData, leaf, column_costs_fn, Xb_path=None) -> float:
+def _raw_cost(tree: Tree, task, ed: EngineData, leaf, column_costs_fn) -> float:
     """The returned tree's own raw objective, recomputed by routing (leaf losses + feature costs + penalties)."""
     if ed.kind == 2:
         per = task.leaf_losses_of_tree(ed, leaf, tree.n_nodes)

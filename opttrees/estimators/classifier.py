@@ -5,7 +5,6 @@ dynamic program (:mod:`opttrees.dp`) on the prepared data under the fit's deadli
 """
 from __future__ import annotations
 
-import os
 from functools import partial
 
 import numpy as np
@@ -19,10 +18,10 @@ from ..heuristics import local_search
 from ..heuristics.cart import cart_classifier_tree
 from ..heuristics.core import make_problem, objective, refit_leaves
 from ..solvers.result import finish
-from ..params import BOOLEAN, FALSE, NONE, Interval, Method, Needs, Options, When, methods
+from ..params import BOOLEAN, FALSE, NONE, Interval, Method, Needs, Options, When, methods, n_workers, uses
 from .base import OptTreesEstimator, SolverMixin, store_params, warm_start_rules
-from .. import constrained_dp as CDP
-from .. import constraints as C
+from ..constrained_dp import dp_solvable, solve_dp_constrained
+from ..constraints import check_constraints
 from .constrained import (CONSTRAINT_RULES, ConstrainedMixin, ConstraintContext, bind, constrained_dp_start, own_objective,
                           user_labels, verify)
 from .common import (FittedTreeMixin, encode_categories, feature_names_in, finish_fit, record_display_bounds,
@@ -50,12 +49,16 @@ NO_NODE_BUDGET = Needs("max_num_nodes", (NONE,), "a split budget needs method='d
 NO_DP_BOUND = Needs("dp_bound", (FALSE, Options("auto")), "dp_bound=True needs method='mio' with parallel splits "
                     "(the DP relaxes the OCT MIO only)")
 
-
-def _threads(n_jobs) -> int:
-    """``n_jobs`` as a thread count (None: 1, -1: every core)."""
-    if n_jobs is None:
-        return 1
-    return max(1, os.cpu_count() or 1) if int(n_jobs) < 0 else int(n_jobs)
+#: the parameters the local search and the MIO use, and when (shared with the regressor; the spec reads them:
+#: :func:`opttrees.params.applies_table`)
+_HYPERPLANE = ("hyperplane",)
+LOCAL_SEARCH_USES = (uses("n_restarts"), uses("n_jobs"), uses("split_type"),
+                     uses("n_hyperplane_restarts", split_type=_HYPERPLANE))
+MIO_USES = (uses("warm_start"), uses("n_restarts", warm_start=("local-search",)),
+            uses("n_jobs", warm_start=("local-search",)), uses("split_type"),
+            uses("n_hyperplane_restarts", split_type=_HYPERPLANE, warm_start=("local-search",)),
+            uses("hyperplane_margin", split_type=_HYPERPLANE))
+DP_USES = (uses("binarization"), uses("n_thresholds"), uses("max_num_nodes"))
 
 
 def fit_dp_tree(est, data, ctl, max_num_nodes=None, share: float = 1.0, stage: str = "dp", binarization=None):
@@ -75,7 +78,7 @@ def fit_dp_tree(est, data, ctl, max_num_nodes=None, share: float = 1.0, stage: s
         tree, res = solve_dp(data.X, data.y, task=task, max_depth=int(est.max_depth), max_num_nodes=max_num_nodes,
                              min_samples_leaf=int(est.min_samples_leaf), alpha=float(est.alpha),
                              sample_weight=data.sample_weight, binarization=binarization or est.binarization,
-                             n_thresholds=int(est.n_thresholds), n_jobs=_threads(n_jobs),
+                             n_thresholds=int(est.n_thresholds), n_jobs=n_workers(n_jobs),
                              time_limit=None if left is None else left * share, verbose=bool(est.verbose))
     if res.status != "optimal" and share == 1.0:    # the fit's own answer was cut short (a start is only a start)
         ctl.mark_cut_short(stage)
@@ -223,10 +226,14 @@ class OptimalTreeClassifier(ConstrainedMixin, FittedTreeMixin, ClassifierMixin, 
 
     _methods = methods(
         Method("mio", (NO_NODE_BUDGET, Needs("dp_bound", (FALSE, Options("auto")), "the DP relaxes the OCT MIO with "
-                                             "parallel splits only", when=When("split_type", (Options("hyperplane"),))))),
-        Method("local-search", (NO_NODE_BUDGET, NO_DP_BOUND)),
+                                             "parallel splits only", when=When("split_type", (Options("hyperplane"),)))),
+               uses=(*MIO_USES, uses("dp_bound"), uses("routing"), uses("loss_rows"),
+                     *(uses(p, **cond) for p in ("binarization", "n_thresholds")   # the DP's start or bound
+                       for cond in ({"warm_start": ("dp", "auto")}, {"dp_bound": (True, "auto")})),
+                     uses("constraints", split_type=("parallel",)))),
+        Method("local-search", (NO_NODE_BUDGET, NO_DP_BOUND), uses=LOCAL_SEARCH_USES),
         Method("greedy", (PARALLEL_ONLY, NO_NODE_BUDGET, NO_DP_BOUND)),
-        Method("dp", (PARALLEL_ONLY, NO_DP_BOUND)),
+        Method("dp", (PARALLEL_ONLY, NO_DP_BOUND), uses=(*DP_USES, uses("constraints"))),   # fairness, feature budgets
     )
 
     def __init__(self, *, max_depth=2, min_samples_leaf=1, alpha=0.0, method="mio", solver="auto", time_limit=60,
@@ -275,11 +282,11 @@ class OptimalTreeClassifier(ConstrainedMixin, FittedTreeMixin, ClassifierMixin, 
             raise InputError("max_num_nodes cannot be combined with constraints (the constrained DP bounds the depth "
                              "only)")
         with ctl.stage("dp"):
-            tree, res = CDP.solve_dp_constrained(cons, data.X, user_labels(data), int(self.max_depth),
+            tree, res = solve_dp_constrained(cons, data.X, user_labels(data), int(self.max_depth),
                                                  int(self.min_samples_leaf), float(self.alpha), data.sample_weight,
                                                  ctl.remaining(), data.feature_names,
                                                  binarization=self.binarization, n_thresholds=int(self.n_thresholds),
-                                                 n_jobs=_threads(self.n_jobs))
+                                                 n_jobs=n_workers(self.n_jobs))
         if res.status != "optimal":
             ctl.mark_cut_short("dp")
         return tree, res
@@ -356,7 +363,7 @@ class OptimalTreeClassifier(ConstrainedMixin, FittedTreeMixin, ClassifierMixin, 
             with ctl.stage("prepare"):
                 X, encoding = encode_categories(X)
                 data = prepare(X, y, "classification", sample_weight, self.min_samples_leaf)
-                by_dp = self.method == "dp" and CDP.dp_solvable(C.check_constraints(self.constraints))
+                by_dp = self.method == "dp" and dp_solvable(check_constraints(self.constraints))
                 cons = bind(self, data, (self.method == "mio" and self.split_type == "parallel") or by_dp,
                             f"by method={self.method!r}, split_type={self.split_type!r}"
                             + (" (the DP solves group fairness and feature budgets only)" if self.method == "dp" else ""))

@@ -22,8 +22,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .. import constrained_dp as CDP
-from .. import constraints as C
+from ..constrained_dp import dp_part, fair_dp_depth, solve_dp_constrained
+from ..constraints import FAIRNESS, all_satisfied, check_constraints, report
+from ..constraints import repair as repair_start
 from ..errors import InputError, SolverError, VerificationWarning
 from ..params import NONE, Satisfies
 
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
     from ..tree import Tree
 
 #: the parameter rule of ``constraints`` (every MIO estimator that takes them)
-CONSTRAINT_RULES = {"constraints": [NONE, Satisfies(lambda v: C.check_constraints(v) is not None,
+CONSTRAINT_RULES = {"constraints": [NONE, Satisfies(lambda v: check_constraints(v) is not None,
                                                     "a list of opttrees.constraints objects (or spec mappings)")]}
 
 HONOUR_CLASSIFICATION = ("OptimalTreeClassifier(method='mio'), FlowOCTClassifier and BendersOCTClassifier (and "
@@ -44,7 +45,7 @@ HONOUR_REGRESSION = ("OptimalTreeRegressor(method='mio') with leaf_model='consta
 
 def bind(est, data, can: bool, why: str = "") -> list:
     """The estimator's ``constraints`` bound to ``data``; ``can``: whether its current settings honour them."""
-    cons = C.check_constraints(getattr(est, "constraints", None))
+    cons = check_constraints(getattr(est, "constraints", None))
     if not cons:
         return []
     who = type(est).__name__
@@ -95,7 +96,7 @@ class ConstraintContext:
         """``tree`` made feasible (the best feasible pruning), or None; the note is kept for the plan."""
         if tree is None or not self.cons:
             return tree
-        fixed, note = C.repair(tree, self.cons, self.data.X, self.y, self.data.sample_weight, self.refit, self.score)
+        fixed, note = repair_start(tree, self.cons, self.data.X, self.y, self.data.sample_weight, self.refit, self.score)
         if fixed is not tree:
             self.notes.append(f"{what}: {note}")
         return fixed
@@ -119,12 +120,12 @@ class ConstraintContext:
         return dataclasses.replace(bound, value=float(self.bound_value),
                                    details={**bound.details, "relaxation": "none: the constrained problem (constrained DP)"
                                             if self.bound_exact else "only " + ", ".join(
-                                                c.describe() for c in CDP.dp_part(self.cons)) + " (constrained DP)",
+                                                c.describe() for c in dp_part(self.cons)) + " (constrained DP)",
                                             "unconstrained_dp_bound": bound.value,
                                             "constraints": [c.describe() for c in self.cons]})
 
     def satisfied(self, tree) -> bool:
-        return tree is not None and C.all_satisfied(self.cons, tree, self.data.X, self.y, self.data.sample_weight)
+        return tree is not None and all_satisfied(self.cons, tree, self.data.X, self.y, self.data.sample_weight)
 
     def infeasible(self, res) -> None:
         """A clear error when the solver proved that no tree satisfies the constraints."""
@@ -148,7 +149,7 @@ def verify(est, tree, ctx: ConstraintContext | None) -> None:
     if ctx is None or not ctx.cons:
         est.constraint_values_ = {}
         return
-    rep = C.report(ctx.cons, tree, ctx.data.X, ctx.y, ctx.data.sample_weight)
+    rep = report(ctx.cons, tree, ctx.data.X, ctx.y, ctx.data.sample_weight)
     est.constraint_values_ = {k: v["value"] for k, v in rep.items()}
     bad = {k: v for k, v in rep.items() if not v["satisfied"]}
     res = getattr(est, "solve_result_", None)
@@ -177,9 +178,9 @@ class ConstrainedMixin:
         from .common import check_X_fitted
 
         check_is_fitted(self, "tree_")
-        cons = C.check_constraints(getattr(self, "constraints", None))
+        cons = check_constraints(getattr(self, "constraints", None))
         Xm = check_X_fitted(self, X)
-        return C.report(cons, self.tree_, _with_names(Xm, self), None if y is None else np.asarray(y), sample_weight)
+        return report(cons, self.tree_, _with_names(Xm, self), None if y is None else np.asarray(y), sample_weight)
 
     def fairness_gap(self, X, y, protected, notion: str = "statistical_parity", positive=None, legit=None,
                      sample_weight=None) -> float:
@@ -191,7 +192,7 @@ class ConstrainedMixin:
         from .common import check_X_fitted
 
         check_is_fitted(self, "tree_")
-        kinds = {cls.notion: cls for cls in C.FAIRNESS}
+        kinds = {cls.notion: cls for cls in FAIRNESS}
         if notion not in kinds:
             raise InputError(f"notion={notion!r} is not a fairness notion; one of {sorted(kinds)}")
         kw = {"legit": legit} if notion == "conditional_statistical_parity" else {}
@@ -227,25 +228,25 @@ def constrained_dp_start(ctx: ConstraintContext, ctl, depth: int, *, min_samples
     from .fitcontrol import dp_seconds
     from .pipeline import Start
 
-    part = CDP.dp_part(ctx.cons)
+    part = dp_part(ctx.cons)
     if not part:
         return None
     seconds = dp_seconds(ctl.remaining())
     run_depth = int(depth)
-    if any(isinstance(c, C.FAIRNESS) for c in part):
+    if any(isinstance(c, FAIRNESS) for c in part):
         columns = binarizer or Binarizer(binarization, int(n_thresholds)).fit(ctx.data.X)
-        run_depth = CDP.fair_dp_depth(ctx.data, columns, int(depth), seconds)
+        run_depth = fair_dp_depth(ctx.data, columns, int(depth), seconds)
         if binarizer is None and binarization == "midpoints" and run_depth < depth:   # too many columns: fewer
             quantiles = Binarizer("quantile", int(n_thresholds)).fit(ctx.data.X)
-            if CDP.fair_dp_depth(ctx.data, quantiles, int(depth), seconds) > run_depth:
+            if fair_dp_depth(ctx.data, quantiles, int(depth), seconds) > run_depth:
                 binarization, bound_of = "quantile", None
-                run_depth = CDP.fair_dp_depth(ctx.data, quantiles, int(depth), seconds)
+                run_depth = fair_dp_depth(ctx.data, quantiles, int(depth), seconds)
     if run_depth == 0:
         return None
     data = ctx.data
     try:
         with ctl.stage("warm_start"):
-            tree, res = CDP.solve_dp_constrained(part, data.X, ctx.y, run_depth, int(min_samples_leaf), float(alpha),
+            tree, res = solve_dp_constrained(part, data.X, ctx.y, run_depth, int(min_samples_leaf), float(alpha),
                                                  data.sample_weight, seconds, data.feature_names, binarizer=binarizer,
                                                  binarization=binarization, n_thresholds=int(n_thresholds))
     except InputError:
@@ -258,4 +259,4 @@ def constrained_dp_start(ctx: ConstraintContext, ctl, depth: int, *, min_samples
 
 def dp_start_name(cons) -> str:
     """The plan's name for a constrained-DP start: "fairness-dp" (the Pareto DP) or "feature-set-dp"."""
-    return "fairness-dp" if any(isinstance(c, C.FAIRNESS) for c in CDP.dp_part(cons)) else "feature-set-dp"
+    return "fairness-dp" if any(isinstance(c, FAIRNESS) for c in dp_part(cons)) else "feature-set-dp"

@@ -14,14 +14,15 @@ from ..data import TargetScaling, prepare, standardize_target
 from ..errors import InputError
 from ..formulations.ort import ORT
 from ..formulations.ort_linear import ORTLinear
-from ..params import NONE, Interval, Method, Needs, Options, When, methods
+from ..params import NONE, Interval, Method, Needs, Options, When, methods, uses
 from .base import OptTreesEstimator, SolverMixin, store_params, warm_start_rules
-from .. import constrained_dp as CDP
-from .. import constraints as C
+from ..constrained_dp import dp_solvable, solve_dp_constrained
+from ..constraints import check_constraints
 from .constrained import CONSTRAINT_RULES, ConstrainedMixin, ConstraintContext, bind, own_objective, verify
 from .common import (TreeAttributesMixin, check_X_fitted, encode_categories, finish_fit, record_display_bounds,
                      record_node_stats, root_leaf)
-from .classifier import DP_RULES, MARGIN_RULES, NO_NODE_BUDGET, PARALLEL_ONLY, fit_dp_tree
+from .classifier import (DP_RULES, DP_USES, LOCAL_SEARCH_USES, MARGIN_RULES, MIO_USES, NO_NODE_BUDGET, PARALLEL_ONLY,
+                         fit_dp_tree)
 from .fitcontrol import controlled_fit, warn_time_limit
 from .pipeline import MIO, Start
 from ..heuristics import greedy_tree, local_search
@@ -49,6 +50,8 @@ LINEAR_BY_LASSO = (
 #: coef_bound bounds the MIO's linear leaves only
 COEF_BOUND_LINEAR = Needs("coef_bound", (NONE,), "coef_bound needs leaf_model='linear' and method='mio'",
                           when=CONSTANT)
+#: the lasso leaves' settings mean something with linear leaves only, whatever the method
+LINEAR_LEAVES_USE = (uses("leaf_penalty", leaf_model=("linear",)), uses("leaf_penalty_type", leaf_model=("linear",)))
 
 class OptimalTreeRegressor(ConstrainedMixin, TreeAttributesMixin, RegressorMixin, SolverMixin, OptTreesEstimator):
     """Regression tree (ORT / ORT-H) minimising loss / L̂ + alpha * complexity (thesis ch. 4), with constant
@@ -191,12 +194,15 @@ class OptimalTreeRegressor(ConstrainedMixin, TreeAttributesMixin, RegressorMixin
     }
 
     _methods = methods(
-        Method("mio", (NO_NODE_BUDGET, COEF_BOUND_LINEAR)),
-        Method("local-search", (NO_NODE_BUDGET, *LINEAR_BY_LASSO)),
-        Method("greedy", (PARALLEL_ONLY, NO_NODE_BUDGET, CONSTANT_LEAVES, COEF_BOUND_LINEAR)),
+        Method("mio", (NO_NODE_BUDGET, COEF_BOUND_LINEAR),
+               uses=(*MIO_USES, *LINEAR_LEAVES_USE, uses("coef_bound", leaf_model=("linear",)),
+                     uses("constraints", split_type=("parallel",), leaf_model=("constant",)))),
+        Method("local-search", (NO_NODE_BUDGET, *LINEAR_BY_LASSO), uses=(*LOCAL_SEARCH_USES, *LINEAR_LEAVES_USE)),
+        Method("greedy", (PARALLEL_ONLY, NO_NODE_BUDGET, CONSTANT_LEAVES, COEF_BOUND_LINEAR), uses=LINEAR_LEAVES_USE),
         Method("dp", (PARALLEL_ONLY, CONSTANT_LEAVES, Needs("loss", (Options("squared"),), "the dynamic program "
                       "solves squared loss; use loss='squared', or method='local-search' for absolute loss"),
-                      COEF_BOUND_LINEAR)),
+                      COEF_BOUND_LINEAR),
+               uses=(*DP_USES, *LINEAR_LEAVES_USE, uses("constraints", leaf_model=("constant",)))),   # feature budgets
     )
 
     def __init__(self, *, max_depth=2, min_samples_leaf=1, alpha=0.0, method="local-search", n_restarts=100,
@@ -229,7 +235,7 @@ class OptimalTreeRegressor(ConstrainedMixin, TreeAttributesMixin, RegressorMixin
                               min_samples_leaf=self.min_samples_leaf)
                 data = standardize_target(raw)
                 by_dp = (self.method == "dp" and not linear
-                         and CDP.dp_solvable(C.check_constraints(self.constraints)))
+                         and dp_solvable(check_constraints(self.constraints)))
                 cons = bind(self, data, (self.method == "mio" and not linear and self.split_type == "parallel")
                             or by_dp, f"by method={self.method!r}, leaf_model={self.leaf_model!r}, "
                             f"split_type={self.split_type!r}"
@@ -250,7 +256,7 @@ class OptimalTreeRegressor(ConstrainedMixin, TreeAttributesMixin, RegressorMixin
                     raise InputError("max_num_nodes cannot be combined with constraints (the constrained DP bounds "
                                      "the depth only)")
                 with ctl.stage("dp"):
-                    tree, self.solve_result_ = CDP.solve_dp_constrained(
+                    tree, self.solve_result_ = solve_dp_constrained(
                         cons, data.X, data.y, int(self.max_depth), int(self.min_samples_leaf), float(self.alpha),
                         data.sample_weight, ctl.remaining(), data.feature_names, binarization=self.binarization,
                         n_thresholds=int(self.n_thresholds), regression=True)

@@ -32,6 +32,7 @@ import warnings
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Protocol
 
+import numpy as np
 import pyomo.environ as pyo
 from pyomo.core.base.block import BlockData
 from pyomo.core.expr.visitor import identify_variables
@@ -81,8 +82,11 @@ class Formulation(ABC):
     """A Pyomo model (or block) plus the glue between it and Tree objects; see the module docstring.
 
     Subclasses call :meth:`_new_block` then :meth:`_set_objective` while building, and implement
-    ``warm_start(tree)``, ``_decode()`` (Pyomo values -> Tree) and ``tree_objective(tree)`` (the objective
-    recomputed by routing the training data through a tree). ``extract()`` decodes and verifies.
+    ``_warm_start(tree)`` (Pyomo values <- Tree; :meth:`warm_start` calls it, then sets the side constraints'
+    variables), ``_decode()`` (Pyomo values -> Tree) and ``tree_objective(tree)`` (the objective recomputed by
+    routing the training data through a tree). ``extract()`` decodes and verifies. A formulation describes itself
+    to the layers that add to it: :meth:`constraint_view` (side constraints) and :meth:`dp_relaxation` (the DP
+    start and bound).
     """
 
     model: pyo.Block
@@ -92,13 +96,13 @@ class Formulation(ABC):
     sense: int = pyo.minimize
     separator: Separator | None = None
     last_result = None
-    #: how the dynamic program relaxes this class ("oct", "flow", "spot"; :mod:`opttrees.dp.bound`), or None:
-    #: read from the class's own ``__dict__`` only, since a subclass may change the objective or the split set
-    dp_relation: str | None = None
-    #: the integer variables (component names) the DP bound relies on staying integer
+    #: the integer variables (component names) the DP bound relies on staying integer (see :meth:`dp_relaxation`)
     integer_components: tuple[str, ...] = ()
     #: rows this formulation deactivates itself while building (not a user's edit)
     inactive_by_design: tuple[str, ...] = ()
+    #: declared on a class itself (its own ``__dict__``; a subclass may add rows): its model is exactly the problem
+    #: of its :meth:`dp_relaxation`, so the DP's tree is feasible without a check
+    dp_exact: bool = False
     #: ``extract()`` raises :class:`VerificationError` when the re-routed tree's objective differs from the
     #: solver's; by default (False) it warns, returns the tree with its own objective and marks the result
     #: "unverified" (not a proof): a solver tolerance effect must not cost the user the tree
@@ -134,9 +138,17 @@ class Formulation(ABC):
         return self.structure.D  # type: ignore[attr-defined]
 
     # ------------------------------------------------------------------ contract
-    @abstractmethod
     def warm_start(self, tree) -> None:
-        """Set every variable of the formulation from ``tree``."""
+        """Set every variable of the model from ``tree``: the formulation's own (:meth:`_warm_start`), then those
+        the side constraints added (through the :meth:`constraint_view`, when constraints were added)."""
+        self._warm_start(tree)
+        view = self.__dict__.get("_constraint_view")
+        if view is not None:
+            view.set_start()
+
+    @abstractmethod
+    def _warm_start(self, tree) -> None:
+        """Set every variable of the formulation's own model from ``tree``."""
 
     @abstractmethod
     def _decode(self):
@@ -145,6 +157,70 @@ class Formulation(ABC):
     @abstractmethod
     def tree_objective(self, tree) -> float:
         """The formulation's objective recomputed by routing the training data through ``tree``."""
+
+    # ------------------------------------------------------------------ what the formulation says of itself
+    def constraint_view(self):
+        """What side constraints (:mod:`opttrees.constraints`) read of this model: a
+        :class:`~opttrees.formulations.constraint_view.ConstraintView`, or None when the model takes no side
+        constraints (the default). Subclasses inherit their parent's view."""
+        return None
+
+    def _view_of(self, kind):
+        """This formulation's constraint view of class ``kind``, made once (its start hooks live on it)."""
+        view = self.__dict__.get("_constraint_view")
+        if view is None:
+            view = self._constraint_view = kind(self)
+        return view
+
+    def dp_relaxation(self):
+        """The dynamic program's problem that relaxes this MIO (an :class:`opttrees.dp.relaxation.Relaxation`),
+        or None when no DP relaxes it (the default). :mod:`opttrees.dp.bound` reads only this.
+
+        Subclasses inherit it: rows a subclass adds only move the MIO's optimum away from the DP's (the DP's tree
+        is then checked against the model before it serves as a start, :meth:`admits`). A subclass that scores
+        trees differently (overrides ``tree_objective``) gets None from the built-in formulations'
+        implementations (:meth:`_relaxation_common`); one that widens the split set must return None itself.
+        """
+        return None
+
+    def _relaxation_common(self, declared_by: type[Formulation]) -> dict | None:
+        """The fields every :class:`~opttrees.dp.relaxation.Relaxation` of this object shares, for the relaxation
+        ``declared_by`` (a class) defines; None when this object's class scores trees otherwise than
+        ``declared_by`` (it overrides ``tree_objective``), so the relaxation may not hold."""
+        cls = type(self)
+        if cls.tree_objective is not declared_by.tree_objective:
+            return None
+        return dict(name=cls.__name__, model=self.model, owns_model=bool(self.owns_model),
+                    max_depth=int(self.max_depth), tree_objective=self.tree_objective,
+                    solution_objective=self._solution_objective, admits=self.admits,
+                    exact=bool(vars(cls).get("dp_exact", False)), integer_components=tuple(self.integer_components),
+                    inactive_by_design=tuple(self.inactive_by_design))
+
+    def _solution_objective(self) -> tuple[float | None, str]:
+        """The tree loaded in the model (as the solver assigned it) and its objective: ``(objective, "")``, or
+        ``(None, why)`` when the DP bound cannot speak about that point (formulations with a DP relaxation)."""
+        try:
+            tree = self._decode()
+        except VerificationError as exc:
+            return None, str(exc)
+        return self.tree_objective(tree), ""
+
+    def admits(self, tree, tol: float = 1e-6) -> bool:
+        """Whether ``tree``, set as the model's start (:meth:`warm_start`), satisfies every active row of the model
+        within ``tol`` (scaled by the row's size): a feasible point of the model as it stands."""
+        try:
+            self.warm_start(tree)
+        except InputError:
+            return False
+        for row in self.model.model().component_data_objects(pyo.Constraint, active=True, descend_into=True):
+            body = pyo.value(row.body, exception=False)
+            if body is None:
+                return False
+            lower, upper = pyo.value(row.lower), pyo.value(row.upper)
+            slack = tol * (1.0 + abs(body))
+            if (lower is not None and body < lower - slack) or (upper is not None and body > upper + slack):
+                return False
+        return True
 
     def model_objective(self) -> float:
         """The solver's value of this formulation's own objective (its part of a shared model)."""
@@ -234,3 +310,14 @@ def mismatch(form, what: str) -> None:
     res = form.last_result
     if res is not None:
         res.unproven("", unverified=res.claims_optimality)
+
+
+def leaf_size_shortfall(tree, node, weights, minimum: float, unit: str) -> str:
+    """Why a non-empty leaf of ``tree`` holds less than ``minimum`` (rows routed to ``node``, each of weight
+    ``weights[i]``, counted in ``unit``), or "" (an empty leaf is a split that could be dropped)."""
+    size = np.bincount(node, weights=weights, minlength=tree.n_nodes)[tree.leaves]
+    count = np.bincount(node, minlength=tree.n_nodes)[tree.leaves]
+    small = (count > 0) & (size < minimum - 1e-9)
+    if small.any():
+        return f"a leaf holds {size[small].min():g} {unit}, below the minimum {minimum:g}"
+    return ""

@@ -24,7 +24,7 @@ from .mincut import tree_values, violated_min_cuts
 CUT_TOL = 1e-6
 
 
-def path_cut_terms(m, struct: FlowStructure, inc: Incumbent, z_row: np.ndarray, label: int, path_row: np.ndarray):
+def path_cut_terms(m, struct: FlowStructure, z_row: np.ndarray, label: int, path_row: np.ndarray):
     """Variables of the min-cut of one row's decision path (each with coefficient 1)."""
     nodes = path_row[path_row > 0].tolist()
     terms = [m.w[n, label] for n in nodes]
@@ -61,7 +61,7 @@ class BendersSeparator(IncumbentSeparator):
         cuts = []
         for i in wrong.tolist():
             if value(m.g[i]) > CUT_TOL:
-                terms = path_cut_terms(m, f.struct, inc, f.Zu[i], int(f.yu[i]), path[i])
+                terms = path_cut_terms(m, f.struct, f.Zu[i], int(f.yu[i]), path[i])
                 cuts.append(m.g[i] <= LinearExpression(terms))
         self.n_cuts += len(cuts)
         return cuts
@@ -104,8 +104,7 @@ class BendersOCT(FlowOCT):
     ``objective_expr``.
     """
 
-    dp_relation = "flow"
-    integer_components = ('b', 'p', 'w')
+    dp_exact = True    # the same trees as FlowOCT (dp_relaxation: FlowOCT's)
 
     def __init__(self, data, max_depth: int = 2, regularization: float = 0.0, objective: str = "accuracy",
                  aggregate: bool = True, block=None):
@@ -128,7 +127,7 @@ class BendersOCT(FlowOCT):
         for i in range(self.Zu.shape[0]):
             self.model.g[i].set_value(1.0 if correct[i] else 0.0)
 
-    def warm_start(self, tree: Tree) -> None:
+    def _warm_start(self, tree: Tree) -> None:
         inc = self.struct.from_tree(tree, self.col_of_split)
         self.struct.set_values(self.model, inc)
         self._set_flows(inc)

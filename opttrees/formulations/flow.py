@@ -32,6 +32,7 @@ from ..objectives import class_counts
 from ..params import check_depth as _check_depth
 from ..tree import LEAF, Tree
 from .base import Formulation
+from .constraint_view import FlowConstraintView
 
 VERIFY_TOL = 1e-5
 
@@ -310,8 +311,8 @@ class FlowOCT(Formulation):
     (``aggregate=True``) without changing the optimum.
     """
 
-    dp_relation = "flow"
     integer_components = ('b', 'p', 'w')
+    dp_exact = True
 
     def __init__(self, data: BinarizedData, max_depth: int = 2, regularization: float = 0.0,
                  objective: str = "accuracy", aggregate: bool = True, block=None):
@@ -392,7 +393,7 @@ class FlowOCT(Formulation):
         pred = tree._labels()[tree.apply(self.X)]
         return float((1 - self.lam) * self.s[pred == self.y].sum() - self.lam * tree.n_splits)
 
-    def warm_start(self, tree: Tree) -> None:
+    def _warm_start(self, tree: Tree) -> None:
         inc = self.struct.from_tree(tree, self.col_of_split)
         self.struct.set_values(self.model, inc)
         self._set_flows(inc)
@@ -417,6 +418,24 @@ class FlowOCT(Formulation):
         if not np.array_equal(tree._labels()[tree.apply(self.X)], inc.predict[node]):
             raise VerificationError("decoded tree routes the training data differently from the binary columns")
         return tree
+
+    # ---------------------------------------------------------------------------------------- what the model says of itself
+    def constraint_view(self):
+        """Side constraints read the flow block (and add an exact routing of the distinct rows when they need it)."""
+        return self._view_of(FlowConstraintView)
+
+    def dp_relaxation(self):
+        """The flow objective over the formulation's own binary columns and weights ``s_i`` (no minimum leaf
+        size): the DP over those columns searches exactly the trees the model can express."""
+        common = self._relaxation_common(FlowOCT)
+        if common is None:
+            return None
+        from ..dp.relaxation import FlowRelaxation
+
+        d = self.data
+        return FlowRelaxation(**common, Z=self.Z, X=self.X, split_of_col=self.split_of_col, y=self.y, weights=self.s,
+                              n_classes=int(self.n_classes), regularization=float(self.lam), classes=d.classes,
+                              feature_names=d.feature_names)
 
     def verify(self, tree: Tree) -> None:
         """Re-route the training data through the decoded Tree and compare with the solver's objective.

@@ -10,7 +10,8 @@ from ..errors import InputError
 from ..objectives import class_counts, classification_objective, majority_label, misclassification_baseline
 from ..params import check_alpha  # noqa: F401 (re-exported)
 from ..tree import Tree
-from .base import Formulation
+from .base import Formulation, leaf_size_shortfall
+from .constraint_view import BDConstraintView
 from .structure import BDStructure
 
 
@@ -54,8 +55,8 @@ class OCT(Formulation):
     ``model.c``, ``model.L``, ``model.objective_expr`` (and ``model.objective`` on an owned model).
     """
 
-    dp_relation = "oct"
     integer_components = ('tree.a', 'tree.d', 'tree.z', 'tree.l', 'c')
+    dp_exact = True
 
     def __init__(self, data: PreparedData, max_depth: int = 2, min_samples_leaf: int = 1, alpha: float = 0.0,
                  routing: str = "aggregated", loss: str = "tight", block=None):
@@ -117,7 +118,7 @@ class OCT(Formulation):
                                 + self.alpha * sum(m.tree.d[t] for t in S.branch), pyo.minimize)
 
     # ------------------------------------------------------------------ Tree <-> model
-    def warm_start(self, tree: Tree) -> None:
+    def _warm_start(self, tree: Tree) -> None:
         """Set every variable from ``tree`` (any parallel-split classification tree of depth <= D)."""
         if tree.task != "classification":
             raise InputError("OCT warm start needs a classification tree")
@@ -178,3 +179,34 @@ class OCT(Formulation):
     def tree_objective(self, tree: Tree) -> float:
         d = self.data
         return classification_objective(tree, d.X, d.y, d.n_classes, self.alpha, self.baseline, d.sample_weight)
+
+    # ------------------------------------------------------------------ what the model says of itself
+    def constraint_view(self):
+        """Side constraints read the Bertsimas–Dunn block (parallel splits)."""
+        return self._view_of(BDConstraintView)
+
+    def dp_relaxation(self):
+        """Misclassification over every midpoint of the training features, with OCT's depth, ``alpha``, minimum
+        leaf size and sample weights: the MIO splits at any threshold of the scaled features, which realises
+        exactly the partitions of those midpoints (scaling is monotone)."""
+        common = self._relaxation_common(OCT)
+        if common is None:
+            return None
+        from ..dp.relaxation import OCTRelaxation
+
+        d = self.data
+        return OCTRelaxation(**common, X=d.X, y=d.y, sample_weight=d.sample_weight, classes=list(d.codec.classes),
+                             min_samples_leaf=int(self.structure.min_samples_leaf), alpha=float(self.alpha),
+                             baseline=float(self.baseline), feature_names=list(d.feature_names))
+
+    def _solution_objective(self) -> tuple[float | None, str]:
+        """The loaded solution's tree: routed as the model assigned it, leaves at least min_samples_leaf."""
+        S = self.structure
+        splits, heap_leaf = S.decode(self.model.tree)
+        heap = np.asarray(S.skeleton(splits)[4])
+        tree = self._decode()
+        node = tree.apply(self.data.X)
+        if not np.array_equal(heap[node], heap_leaf):
+            return None, "the tree routes the training data differently from the model's leaf assignment"
+        reason = leaf_size_shortfall(tree, node, np.ones(len(node)), S.min_samples_leaf, "rows")
+        return (None, reason) if reason else (self.tree_objective(tree), "")

@@ -103,10 +103,18 @@ class OCTH(OCT):
                           f"{self.tree_objective(fitted):.6g}", stacklevel=3)
         return fitted
 
-    def warm_start(self, tree: Tree) -> None:
+    def _warm_start(self, tree: Tree) -> None:
         """Set every variable from ``tree`` (parallel or hyperplane classification tree of depth <= D), after
         :meth:`feasible_start`."""
-        super().warm_start(self.feasible_start(tree))
+        super()._warm_start(self.feasible_start(tree))
+
+    def constraint_view(self):
+        """None: the side constraints' rows are written for parallel splits (OCT's block), not hyperplanes."""
+        return None
+
+    def dp_relaxation(self):
+        """None: the DP searches parallel splits, a subset of OCT-H's hyperplanes (its optimum bounds nothing)."""
+        return None
 
     def _decode(self) -> Tree:
         d, S, m = self.data, self.structure, self.model

@@ -14,6 +14,7 @@ from ..objectives import baseline, leaf_predictions, node_losses, tree_objective
 from ..params import check_alpha
 from ..tree import Tree
 from .base import Formulation
+from .constraint_view import BDConstraintView
 from .structure import DEFAULT_MARGIN, BDStructure, HyperplaneStructure
 
 LOSSES = ("absolute", "squared")
@@ -127,7 +128,7 @@ class ORT(Formulation):
                           f"-> {self.tree_objective(fitted):.6g}", stacklevel=3)
         return fitted
 
-    def warm_start(self, tree: Tree) -> None:
+    def _warm_start(self, tree: Tree) -> None:
         """Set every variable from a regression tree of depth <= D (leaf constants clipped to the range of y,
         which never raises a point's loss)."""
         d, S, m = self.data, self.structure, self.model
@@ -186,3 +187,7 @@ class ORT(Formulation):
         d = self.data
         return tree_objective(tree, d.X, d.y, self.loss, self.alpha, None, self.baseline, d.sample_weight,
                               refit_leaves=False)
+
+    def constraint_view(self):
+        """Side constraints read the Bertsimas–Dunn block (parallel splits)."""
+        return self._view_of(BDConstraintView)

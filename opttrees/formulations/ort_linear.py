@@ -192,7 +192,7 @@ class ORTLinear(Formulation):
                               f"{self.tree_objective(tree):.6g}", stacklevel=3)
         return tree
 
-    def warm_start(self, tree: Tree) -> None:
+    def _warm_start(self, tree: Tree) -> None:
         """Set every variable from a linear-leaf tree of depth <= D (its leaf models converted to scaled units;
         a model outside the bounds is clipped, with a warning, since that changes the objective)."""
         d, S, m = self.data, self.structure, self.model

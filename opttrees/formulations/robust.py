@@ -53,7 +53,7 @@ class RobustSeparator(IncumbentSeparator):
         tbar = np.array([value(m.t[i]) for i in range(f.n)])
         cuts = []
         for i in np.nonzero((pred != f.y) & (tbar > CUT_TOL))[0].tolist():
-            cuts.append(m.t[i] <= LinearExpression(path_cut_terms(m, f.struct, inc, f.Z[i], int(f.y[i]), path[i])))
+            cuts.append(m.t[i] <= LinearExpression(path_cut_terms(m, f.struct, f.Z[i], int(f.y[i]), path[i])))
         res = attack(f.X, f.y, f.S, f.paths(inc), pred)
         if tbar.sum() > res.worst_case_correct + 1e-6 * max(1, f.n):
             self._remember(res.X_shifted)
@@ -225,7 +225,7 @@ class RobustOCT(Formulation):
         return self.data.col_of_split(j, t)
 
     # ------------------------------------------------------------------------------------ API
-    def warm_start(self, tree: Tree) -> None:
+    def _warm_start(self, tree: Tree) -> None:
         inc = self.struct.from_tree(tree, self.col_of_split)
         self.struct.set_values(self.model, inc)
         res = self.worst_case(inc)

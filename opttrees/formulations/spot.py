@@ -27,7 +27,7 @@ from ..spo.greedy import check_costs_fit
 from ..spo.objective import spot_norm, spot_objective
 from ..spo.pruning import refit_nodes
 from ..tree import Tree
-from .base import VERIFY_ATOL, VERIFY_RTOL, Formulation, mismatch
+from .base import VERIFY_ATOL, VERIFY_RTOL, Formulation, leaf_size_shortfall, mismatch
 from .structure import BDStructure
 
 
@@ -74,9 +74,9 @@ class SPOTFormulation(Formulation):
     ``model.y``, ``model.cost_link``, ``model.cost_floor``, ``model.regret_nonneg``, ``model.objective_expr``.
     """
 
-    dp_relation = "spot"
     integer_components = ('tree.a', 'tree.d', 'tree.z', 'tree.l')
     inactive_by_design = ('tree.min_leaf',)
+    dp_exact = True
 
     def __init__(self, data: PreparedData, problem, max_depth: int = 2, min_samples_leaf: float = 1,
                  alpha: float = 1e-4, valid_inequality: bool = True, routing: str = "thesis", block=None):
@@ -157,7 +157,7 @@ class SPOTFormulation(Formulation):
                               decisions=decisions, norm=self.norm, z=self.zstar)
 
     # ------------------------------------------------------------------ warm start
-    def warm_start(self, tree: Tree) -> None:
+    def _warm_start(self, tree: Tree) -> None:
         """Set every variable from a greedy (or any) SPO tree of depth <= max_depth."""
         m, st = self.model, self.structure
         tree = refit_nodes(tree, self.problem, self.data.X, self.C, self.w)
@@ -190,6 +190,28 @@ class SPOTFormulation(Formulation):
                     feature_names=self.feature_names, n_features=self.data.p,
                     extras={"decision": Wsol, "heap_leaf": np.array(heap)})
         return skel, heap_leaf, Wsol
+
+    # ------------------------------------------------------------------ what the model says of itself
+    def dp_relaxation(self):
+        """The normalised SPO loss over every midpoint of the features the MILP sees (its ``data.X``), with the
+        same ``alpha``, normalisation and row weights; the leaf weight at least ``min_samples_leaf``."""
+        common = self._relaxation_common(SPOTFormulation)
+        if common is None:
+            return None
+        from ..dp.relaxation import SPOTRelaxation
+
+        return SPOTRelaxation(**common, X=self.data.X, costs=self.C, problem=self.problem, weights=self.w,
+                              min_leaf_weight=float(self.min_samples_leaf), alpha=float(self.alpha),
+                              feature_names=self.data.feature_names)
+
+    def _solution_objective(self) -> tuple[float | None, str]:
+        """The loaded solution's tree with the MILP's own leaf decisions, routed as the model assigned it."""
+        skel, heap_leaf, Wsol = self._decode_raw()
+        node = skel.apply(self.data.X)
+        if not np.array_equal(skel.extras["heap_leaf"][node], heap_leaf):
+            return None, "the tree routes the training data differently from the model's leaf assignment"
+        reason = leaf_size_shortfall(skel, node, np.asarray(self.w, float), self.min_samples_leaf, "weight")
+        return (None, reason) if reason else (self.tree_objective(skel, decisions=Wsol), "")
 
     def _decode(self) -> Tree:
         skel, _, _ = self._decode_raw()

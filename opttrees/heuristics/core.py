@@ -36,7 +36,7 @@ def check_depth(max_depth) -> int:
 
 
 @dataclass
-class Problem:
+class ProblemArrays:
     """Kernel-ready arrays for one training set and one loss."""
 
     data: PreparedData
@@ -106,7 +106,7 @@ def _presort_numpy(XT: np.ndarray, KT: np.ndarray):
     return orderT, grp, grpT
 
 
-def make_problem(data: PreparedData, loss: str | None = None) -> Problem:
+def make_problem(data: PreparedData, loss: str | None = None) -> ProblemArrays:
     loss = loss or default_loss(data)
     if loss not in obj.LOSSES:
         raise InputError(f"unknown loss {loss!r}; expected one of {obj.LOSSES}")
@@ -137,7 +137,7 @@ def make_problem(data: PreparedData, loss: str | None = None) -> Problem:
         Z = np.column_stack([w, w * yc, yc])
     base = obj.baseline(y, loss, data.n_classes or None, w)
     featok = np.asarray(data.splittable, dtype=np.bool_)
-    return Problem(data, loss, X, Xs, grp, orderT.T, np.ascontiguousarray(Z), featok, KIND[loss], base, y, orderT,
+    return ProblemArrays(data, loss, X, Xs, grp, orderT.T, np.ascontiguousarray(Z), featok, KIND[loss], base, y, orderT,
                    grpT)
 
 
@@ -203,7 +203,7 @@ def _hyperplane_threshold(data, a_scaled: np.ndarray, b_scaled: float, a_orig: n
 
 @dataclass
 class LeafProblem:
-    """What :func:`heap_to_tree` and :func:`refit_leaves` read of a :class:`Problem`: enough to build a tree and fit
+    """What :func:`heap_to_tree` and :func:`refit_leaves` read of a :class:`ProblemArrays`: enough to build a tree and fit
     its leaves without the kernels' presorted arrays (the numba-free fallback tree)."""
 
     data: PreparedData
@@ -222,7 +222,7 @@ def leaf_problem(data: PreparedData, loss: str | None = None) -> LeafProblem:
     return LeafProblem(data, np.asarray(data.X, dtype=np.float64), np.asarray(data.y, dtype=dtype), loss)
 
 
-def heap_to_tree(prob: Problem | LeafProblem, ntype, feat, thr, coef) -> Tree:
+def heap_to_tree(prob: ProblemArrays | LeafProblem, ntype, feat, thr, coef) -> Tree:
     """Compact the heap arrays into a Tree (original units) with leaf payloads refitted on the training data."""
     data = prob.data
     ntype = np.asarray(ntype)
@@ -245,7 +245,7 @@ def heap_to_tree(prob: Problem | LeafProblem, ntype, feat, thr, coef) -> Tree:
     return refit_leaves(tree, prob)
 
 
-def refit_leaves(tree: Tree, prob: Problem | LeafProblem) -> Tree:
+def refit_leaves(tree: Tree, prob: ProblemArrays | LeafProblem) -> Tree:
     """Set leaf payloads from the training data: class counts + majority label, or mean / median."""
     leaf = tree.apply(prob.X)
     w = prob.data.sample_weight
@@ -261,7 +261,7 @@ def refit_leaves(tree: Tree, prob: Problem | LeafProblem) -> Tree:
     return tree
 
 
-def tree_to_heap(tree: Tree, prob: Problem, D: int):
+def tree_to_heap(tree: Tree, prob: ProblemArrays, D: int):
     """Embed a Tree (depth <= D) in heap arrays; hyperplanes are converted to scaled units."""
     if tree.depth > D:
         raise InputError(f"start tree has depth {tree.depth} > max_depth={D}")
@@ -289,7 +289,7 @@ def tree_to_heap(tree: Tree, prob: Problem, D: int):
     return ntype, feat, thr, coef
 
 
-def objective(tree: Tree, prob: Problem, alpha: float) -> float:
+def objective(tree: Tree, prob: ProblemArrays, alpha: float) -> float:
     """The shared normalised objective of ``tree`` on the problem's training data."""
     return obj.tree_objective(tree, prob.X, prob.y, prob.loss, alpha, prob.data.n_classes or None,
                               prob.baseline, prob.data.sample_weight)

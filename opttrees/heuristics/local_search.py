@@ -58,14 +58,13 @@ from __future__ import annotations
 import copy
 import functools
 import math
-import os
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..data import PreparedData
-from ..params import check_param
-from ..interrupt import STOP, Budget
+from ..params import check_param, n_workers
+from ..interrupt import Budget
 from ..jit import ABANDONED, announce_compile, is_cold, run_threads, warn_still_compiling
 from ..progress import ProgressLine
 from ..tree import Tree
@@ -113,14 +112,6 @@ def _check_common(min_samples_leaf, split_type, n_restarts, n_hyperplane_restart
     check_param("n_hyperplane_restarts", n_hyperplane_restarts)
 
 
-def _n_jobs(n_jobs) -> int:
-    if n_jobs is None:
-        return 1
-    n_jobs = int(n_jobs)
-    cpu = os.cpu_count() or 1
-    return max(1, cpu + 1 + n_jobs) if n_jobs < 0 else max(1, n_jobs)
-
-
 def _seeds(random_state, n: int) -> np.ndarray:
     if isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool):
         return _int_seeds(int(random_state), n).copy()
@@ -133,10 +124,6 @@ def _int_seeds(random_state: int, n: int) -> np.ndarray:
     """The restarts' seeds for an integer random_state, remembered: making a RandomState costs 0.1 ms,
     a twentieth of a short two-thread search's serial time, and tuning repeats the same seed many times."""
     return np.random.RandomState(random_state).randint(0, 2**31 - 1, size=n).astype(np.int64)
-
-
-def _stop_requested(budget) -> bool:
-    return STOP.is_set() or (budget is not None and budget.stop())
 
 
 def _run_stoppable(tasks, jobs: int, budget, stop: np.ndarray, on_poll=None, compiling=None):
@@ -297,7 +284,7 @@ def _local_search(data, max_depth, alpha, min_samples_leaf, n_restarts, split_ty
     budget = Budget(time_limit)
     seeds = _seeds(random_state, int(n_restarts))
     T = 2 ** (D + 1) - 1
-    jobs = min(_n_jobs(n_jobs), len(seeds))
+    jobs = min(n_workers(n_jobs), len(seeds))
     stop = np.zeros(1, np.int64)
     big = data.X.shape[0] > orders.OG32_ROWS
     cold = _setup_cold() or is_cold(restarts.run_restarts, "ogT", "int64" if big else "uint32")

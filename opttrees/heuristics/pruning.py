@@ -14,7 +14,7 @@ import numpy as np
 from .. import objectives as obj
 from ..pruning import PruningPath, pruning_path, split_costs
 from ..tree import Tree
-from .core import Problem, refit_leaves
+from .core import ProblemArrays, refit_leaves
 
 
 def node_membership(tree: Tree, X: np.ndarray) -> np.ndarray:
@@ -22,7 +22,7 @@ def node_membership(tree: Tree, X: np.ndarray) -> np.ndarray:
     return tree.decision_path(X).toarray().astype(bool)
 
 
-def _train_node_losses(tree: Tree, prob: Problem):
+def _train_node_losses(tree: Tree, prob: ProblemArrays):
     """Raw training loss R(t) of every node as a leaf, and its prediction (label or constant)."""
     M = node_membership(tree, prob.X)
     if prob.loss == "absolute":  # medians are order statistics: one weighted median per node
@@ -37,7 +37,7 @@ def _train_node_losses(tree: Tree, prob: Problem):
     return obj.squared_loss(S), S[:, 1] / w + ybar
 
 
-def _val_node_losses(tree: Tree, prob: Problem, X_val, y_val, pred) -> tuple[np.ndarray, float]:
+def _val_node_losses(tree: Tree, prob: ProblemArrays, X_val, y_val, pred) -> tuple[np.ndarray, float]:
     """Validation loss of every node as a leaf (using its training prediction), and the validation size."""
     M = node_membership(tree, X_val).astype(np.float64)
     if prob.loss == "misclassification":
@@ -61,11 +61,11 @@ class PrunePath:
     tree: Tree
     path: PruningPath | None = None  # the weakest-link path these were read from
 
-    def tree_at(self, i: int, prob: Problem) -> Tree:
+    def tree_at(self, i: int, prob: ProblemArrays) -> Tree:
         return collapse(self.tree, [t for t in self.pruned[1:i + 1]], prob)
 
 
-def prune_path(tree: Tree, prob: Problem, X_val=None, y_val=None) -> PrunePath:
+def prune_path(tree: Tree, prob: ProblemArrays, X_val=None, y_val=None) -> PrunePath:
     """Algorithm 2.4 PRUNE: repeatedly collapse the weakest link; record alpha_i and validation error v_i.
 
     One node per step (ties: the lowest node id), on the normalised objective loss / L̂ + alpha · complexity
@@ -82,12 +82,12 @@ def prune_path(tree: Tree, prob: Problem, X_val=None, y_val=None) -> PrunePath:
     return PrunePath(path.alphas, errs, pruned, tree, path)
 
 
-def collapse(tree: Tree, nodes, prob: Problem) -> Tree:
+def collapse(tree: Tree, nodes, prob: ProblemArrays) -> Tree:
     """Tree with every node in ``nodes`` turned into a leaf (leaf payloads refitted on training data)."""
     return refit_leaves(tree.prune(nodes), prob)
 
 
-def prune_to_alpha(tree: Tree, prob: Problem, alpha: float) -> Tree:
+def prune_to_alpha(tree: Tree, prob: ProblemArrays, alpha: float) -> Tree:
     """The pruned subtree optimal for ``alpha`` (ties go to pruning: a split must gain more than alpha)."""
     path = prune_path(tree, prob)
     assert path.path is not None  # prune_path always records it
@@ -101,7 +101,7 @@ def _interval_mid(lo: float, hi: float) -> float:
     return 2.0 * lo if lo > 0 else 1.0
 
 
-def tune_cp(tree: Tree, prob: Problem, X_val, y_val) -> tuple[float, float]:
+def tune_cp(tree: Tree, prob: ProblemArrays, X_val, y_val) -> tuple[float, float]:
     """Algorithm 2.5 TUNECP: (alpha, validation error) at the midpoint of the best pruning interval."""
     path = prune_path(tree, prob, X_val, y_val)
     errors = path.errors
@@ -111,7 +111,7 @@ def tune_cp(tree: Tree, prob: Problem, X_val, y_val) -> tuple[float, float]:
     return _interval_mid(path.alphas[i], hi), float(errors[i])
 
 
-def batch_tune_cp(trees, prob: Problem, X_val, y_val) -> tuple[float, float]:
+def batch_tune_cp(trees, prob: ProblemArrays, X_val, y_val) -> tuple[float, float]:
     """Algorithm 2.6 BATCHTUNECP on the given (already selected) trees: (alpha_best, v_best).
 
     f(alpha) = mean over trees of the validation error of each tree pruned at alpha; alpha_best is the

@@ -39,7 +39,7 @@ from .objective import (KIND_LINEAR, KIND_OPT, KIND_POLICY, PrescriptiveProblem,
 from .search import heap_to_tree
 from ..solvers.result import Incumbent, finish
 from ..dp.common import _check_alpha, _check_int
-from ..dp import stats_kernels as SK
+from ..dp import stats_kernels
 from ..dp.recursion import Node, SubsetRecursion
 
 #: the search is exponential in depth beyond the depth-two solver; deeper trees are out of reach anyway
@@ -149,17 +149,17 @@ def _compiled_search(Xb, sp, pen, D, budget, counters, on_depth, line):
 
     Returns (heap, deepest finished depth, termination); a depth cut short leaves the previous depth's tree."""
     n, ncol = Xb.shape
-    kernels = (SK.row_columns, SK.new_cache, SK.search, SK.build)
+    kernels = (stats_kernels.row_columns, stats_kernels.new_cache, stats_kernels.search, stats_kernels.build)
     cold = any(is_cold(k) for k in kernels)
     if cold:
-        announce_compile("prescriptive dynamic-program", SK.search, "about 20 s on 2 cores; counted in the time limit")
+        announce_compile("prescriptive dynamic-program", stats_kernels.search, "about 20 s on 2 cores; counted in the time limit")
     rng = np.random.default_rng(20261127)                         # Zobrist words of the rows (cache keys)
     h1 = rng.integers(0, np.iinfo(np.uint64).max, n, dtype=np.uint64, endpoint=True)
     h2 = rng.integers(0, np.iinfo(np.uint64).max, n, dtype=np.uint64, endpoint=True)
     Z = np.ascontiguousarray(sp.Z, dtype=np.float64)
     S = Z.shape[1]
     pair_cap = MAX_PAIR_BYTES_COMPILED // 8
-    kind = SK.KIND_OPT if sp.kind == KIND_OPT else SK.KIND_POLICY
+    kind = stats_kernels.KIND_OPT if sp.kind == KIND_OPT else stats_kernels.KIND_POLICY
     task = (np.array([kind, sp.m, sp.n_treatment, sp.min_samples_leaf, pair_cap], np.int64),
             np.array([sp.a, sp.b, pen], np.float64))
     state: dict = {}
@@ -167,13 +167,13 @@ def _compiled_search(Xb, sp, pen, D, budget, counters, on_depth, line):
     def prepare() -> None:
         """The kernels' arrays and cache by row set, made in the worker: kernels (even cached ones) wait for
         numba's compiler lock while another compiles, and a cold compile must count in the time limit."""
-        rowptr, rowcols = SK.row_columns(Xb)
+        rowptr, rowcols = stats_kernels.row_columns(Xb)
         state["data"] = (np.ascontiguousarray(Xb.T), rowptr, rowcols, Z, np.ascontiguousarray(sp.zlo, dtype=np.int64),
                          np.ascontiguousarray(sp.zhi, dtype=np.int64), h1, h2)
-        state["ws"] = SK.workspace(n, ncol, S, D, int(np.diff(rowptr).max()) if n else 0, pair_cap)
-        state["cache"] = SK.new_cache()
+        state["ws"] = stats_kernels.workspace(n, ncol, S, D, int(np.diff(rowptr).max()) if n else 0, pair_cap)
+        state["cache"] = stats_kernels.new_cache()
 
-    stats = np.zeros(SK.N_COUNTERS, np.int64)
+    stats = np.zeros(stats_kernels.N_COUNTERS, np.int64)
     stop = np.zeros(1, np.int64)
     rows0 = np.arange(n, dtype=np.int64)
     size = 2 ** (D + 1) - 1
@@ -182,8 +182,8 @@ def _compiled_search(Xb, sp, pen, D, budget, counters, on_depth, line):
     done, termination = 0, "optimal"
 
     def sync():
-        counters.update(subproblems=int(stats[SK.N_SUBPROBLEMS]), cache_hits=int(stats[SK.N_CACHE_HITS]),
-                        depth_two_calls=int(stats[SK.N_D2_CALLS]))
+        counters.update(subproblems=int(stats[stats_kernels.N_SUBPROBLEMS]), cache_hits=int(stats[stats_kernels.N_CACHE_HITS]),
+                        depth_two_calls=int(stats[stats_kernels.N_D2_CALLS]))
 
     with stop_on_sigint():
         for d in range(D + 1):
@@ -196,9 +196,9 @@ def _compiled_search(Xb, sp, pen, D, budget, counters, on_depth, line):
                 if not state:
                     prepare()
                 data, ws, cache = state["data"], state["ws"], state["cache"]
-                SK.search(rows0, n, d, data, task, ws, cache, stats, stop, out)
+                stats_kernels.search(rows0, n, d, data, task, ws, cache, stats, stop, out)
                 if out[2] == 0:
-                    SK.build(d, data, task, ws, cache, stats, h)
+                    stats_kernels.build(d, data, task, ws, cache, stats, h)
 
             def poll():
                 sync()

@@ -93,7 +93,7 @@ class OPTFormulation(Formulation):
                                 + self.alpha * sum(m.tree.d[t] for t in S.branch), pyo.minimize)
 
     # ------------------------------------------------------------------ Tree <-> model
-    def warm_start(self, tree: Tree) -> None:
+    def _warm_start(self, tree: Tree) -> None:
         """Set every variable from a prescription tree of depth <= D whose leaves are all feasible."""
         P, S, m = self.prob, self.structure, self.model
         d = P.data

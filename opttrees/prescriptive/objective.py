@@ -39,10 +39,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InputError
-from . import _kernels as K
+from . import _kernels
 from .data import PrescriptiveData
 
-KIND_OPT, KIND_POLICY, KIND_LINEAR = K.KIND_OPT, K.KIND_POLICY, K.KIND_LINEAR
+KIND_OPT, KIND_POLICY, KIND_LINEAR = _kernels.KIND_OPT, _kernels.KIND_POLICY, _kernels.KIND_LINEAR
 KIND_NAMES = {KIND_OPT: "opt", KIND_POLICY: "policy", KIND_LINEAR: "opt-linear"}
 
 
@@ -141,7 +141,7 @@ def make_problem(data: PrescriptiveData, kind: int = KIND_OPT, mu: float = 0.5, 
 def linear_statistics(t: np.ndarray, Xs: np.ndarray, yc: np.ndarray, m: int):
     """Per-row Gram statistics of [1, x, y] in the row's treatment block (layout: see ``_kernels.lasso_group``)."""
     n, p = Xs.shape
-    q = K.linear_block_size(p)
+    q = _kernels.linear_block_size(p)
     ju, ku = np.triu_indices(p)
     block = np.empty((n, q))
     block[:, 0] = 1.0
@@ -176,7 +176,7 @@ def leaf_costs(prob: PrescriptiveProblem, V: np.ndarray):
         ip, fp = prob.ip(), prob.fp()
         for r in range(len(V2)):
             beta[:] = 0.0
-            costs[r], labels[r] = K.leaf_eval(prob.kind, V2[r], ip, fp, beta, C)
+            costs[r], labels[r] = _kernels.leaf_eval(prob.kind, V2[r], ip, fp, beta, C)
         return costs.reshape(shape), labels.reshape(shape)
     if prob.kind == KIND_OPT:
         cnt, s1, s2 = V2[:, 0::3], V2[:, 1::3], V2[:, 2::3]
@@ -274,13 +274,13 @@ def _linear_payload(tree, prob: PrescriptiveProblem, V, path):
     labels = np.full(tree.n_nodes, -1, np.int64)
     coef = np.zeros((tree.n_nodes, m, p + 1))
     value = np.zeros((tree.n_nodes, m))
-    q = K.linear_block_size(p)
+    q = _kernels.linear_block_size(p)
     sc = data.scaling
     rows_of = path.T.tocsr()
     parents = tree.parents()
     for t in tree.preorder():
         beta[:] = 0.0
-        _, labels[t] = K.leaf_eval(prob.kind, V[t], ip, fp, beta, C)
+        _, labels[t] = _kernels.leaf_eval(prob.kind, V[t], ip, fp, beta, C)
         for s in range(m):
             if V[t, q * s] < 0.5:                   # no row of s here: the ancestor's model (root: the mean)
                 coef[t, s] = coef[parents[t], s] if parents[t] >= 0 else np.r_[data.ybar, np.zeros(p)]

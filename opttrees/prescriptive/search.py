@@ -21,11 +21,11 @@ import numpy as np
 from ..errors import InputError
 from ..interrupt import Budget
 from ..progress import ProgressLine
-from ..heuristics.local_search import _n_jobs, _run_stoppable, _seeds
+from ..heuristics.local_search import _run_stoppable, _seeds
 from ..jit import ABANDONED, announce_compile, is_cold, warn_still_compiling
-from ..params import check_alpha, check_depth
+from ..params import check_alpha, check_depth, n_workers
 from ..tree import LEAF, Tree, heap_topology
-from . import _kernels as K
+from . import _kernels
 from .objective import KIND_LINEAR, PrescriptiveProblem, fill_payload, tree_objective
 
 MAX_DEPTH = 10
@@ -65,7 +65,7 @@ def kernel_arrays(prob: PrescriptiveProblem):
 
 def heap_to_tree(prob: PrescriptiveProblem, ntype, feat, thr) -> Tree:
     """Compact heap arrays into a prescription Tree (original units) with its payload from the training data."""
-    cl, cr, slot = heap_topology(np.asarray(ntype) == K.SPLIT)
+    cl, cr, slot = heap_topology(np.asarray(ntype) == _kernels.SPLIT)
     branch = cl != LEAF
     fe = np.where(branch, np.asarray(feat, np.int64)[slot], LEAF)
     th = np.where(branch, np.asarray(thr, np.float64)[slot], 0.0)
@@ -84,11 +84,11 @@ def tree_to_heap(tree: Tree, D: int):
 
     def rec(k, u):
         if tree.children_left[k] == LEAF:
-            ntype[u] = K.LEAF
+            ntype[u] = _kernels.LEAF
             return
         if tree.feature[k] < 0:
             raise InputError("the prescriptive local search takes parallel splits only")
-        ntype[u], feat[u], thr[u] = K.SPLIT, tree.feature[k], tree.threshold[k]
+        ntype[u], feat[u], thr[u] = _kernels.SPLIT, tree.feature[k], tree.threshold[k]
         rec(tree.children_left[k], 2 * u + 1)
         rec(tree.children_right[k], 2 * u + 2)
 
@@ -105,8 +105,8 @@ def greedy_prescriptive(prob: PrescriptiveProblem, max_depth: int, alpha: float 
     alpha = check_alpha(alpha)
     X, orderT, featok = kernel_arrays(prob)
     T = 2 ** (D + 1) - 1
-    announce_compile("prescriptive", K.greedy, "about a minute on 2 cores")
-    ntype, feat, thr = K.greedy(T, X, orderT, prob.Z, prob.zlo, prob.zhi, featok, prob.kind, prob.ip(), prob.fp(),
+    announce_compile("prescriptive", _kernels.greedy, "about a minute on 2 cores")
+    ntype, feat, thr = _kernels.greedy(T, X, orderT, prob.Z, prob.zlo, prob.zhi, featok, prob.kind, prob.ip(), prob.fp(),
                                 alpha * prob.baseline, D, _max_cuts(prob, max_cuts), prob.p_lin)
     return heap_to_tree(prob, ntype, feat, thr)
 
@@ -130,30 +130,30 @@ def local_search_prescriptive(prob: PrescriptiveProblem, max_depth: int, alpha: 
     pen = alpha * prob.baseline
     tol = 1e-9 * prob.baseline
     mm = 2 ** 62 if max_moves is None else int(max_moves)
-    jobs = min(_n_jobs(n_jobs), len(seeds))
+    jobs = min(n_workers(n_jobs), len(seeds))
     size = max(1, len(seeds) // (4 * jobs)) if jobs > 1 else len(seeds)
     chunks = [seeds[i:i + size] for i in range(0, len(seeds), size)]
     stop = np.zeros(1, np.int64)
     counters = np.zeros((len(chunks), 2), np.int64)
     ip, fp = prob.ip(), prob.fp()
-    tasks = [lambda c=c, k=k: K.run_restarts(c, T, X, orderT, prob.Z, prob.zlo, prob.zhi, featok, prob.kind, ip, fp,
+    tasks = [lambda c=c, k=k: _kernels.run_restarts(c, T, X, orderT, prob.Z, prob.zlo, prob.zhi, featok, prob.kind, ip, fp,
                                              pen, tol, D, mtry, cuts, float(random_starts), mm, prob.p_lin, stop,
                                              counters[k])
              for k, c in enumerate(chunks)]
-    cold = is_cold(K.run_restarts)
+    cold = is_cold(_kernels.run_restarts)
     if cold:
-        announce_compile("prescriptive", K.run_restarts, "about a minute on 2 cores; counted in the time limit")
+        announce_compile("prescriptive", _kernels.run_restarts, "about a minute on 2 cores; counted in the time limit")
     left = budget.remaining()
     with ProgressLine("prescriptive local search", enabled=bool(verbose), time_limit=left) as line:
         line.update(restarts=len(seeds), moves=0)
         outs = _run_stoppable(tasks, jobs, budget, stop,
                               on_poll=(lambda: line.update(moves=int(counters[:, 0].sum()))) if verbose else None,
-                              compiling=(lambda: is_cold(K.run_restarts)) if cold else None)
+                              compiling=(lambda: is_cold(_kernels.run_restarts)) if cold else None)
         line.update(moves=int(counters[:, 0].sum()))
     if outs is ABANDONED:   # still compiling at the time limit / Ctrl-C: the root leaf (see opttrees.jit.run_threads)
         warn_still_compiling("prescriptive", "the root leaf", stacklevel=3)
         ntype = np.zeros(T, np.int8)
-        ntype[0] = K.LEAF
+        ntype[0] = _kernels.LEAF
         tree = heap_to_tree(prob, ntype, np.zeros(T, np.int64), np.zeros(T))
         return SearchResult(tree, tree_objective(tree, prob, alpha), np.zeros(0), 0, True, 0)
     heaps = []
@@ -185,7 +185,7 @@ def improve_tree(prob: PrescriptiveProblem, tree: Tree, max_depth: int, alpha: f
     mm = 2 ** 62 if max_moves is None else int(max_moves)
 
     def run():
-        return K.improve(ntype, feat, thr, seed, X, orderT, prob.Z, prob.zlo, prob.zhi, featok, prob.kind, prob.ip(),
+        return _kernels.improve(ntype, feat, thr, seed, X, orderT, prob.Z, prob.zlo, prob.zhi, featok, prob.kind, prob.ip(),
                          prob.fp(), alpha * prob.baseline, 1e-9 * prob.baseline, D, _max_cuts(prob, max_cuts), mm,
                          prob.p_lin, stop)
 

@@ -33,7 +33,7 @@ def _side_magnitude(rng, size, r: float, k):
     return np.clip(m, 1, k).astype(np.int64)
 
 
-def _truncated_sample(rng, size, rho: float, r: float, up, down):
+def _truncated_sample(rng, size, r: float, up, down):
     """Shifts zeta with P(zeta) = rho r^|zeta| on -down..up (either side may be None = unbounded)."""
     w = np.array([1.0, _side_mass(r, up), _side_mass(r, down)])
     w /= w.sum()
@@ -62,7 +62,7 @@ def _bounded_sample(rng, x, rho, lo, hi, direction):
         r = truncated_root(r_, up, down)
         if up is None or down is None:
             # one bound only (Lemma 4.1, eq. (22)): truncated geometric, infinite on the open side
-            out[rows] = xi + _truncated_sample(rng, len(rows), r_, r, up, down)
+            out[rows] = xi + _truncated_sample(rng, len(rows), r, up, down)
             continue
         support = np.arange(-down, up + 1)
         pmf = r_ * r ** np.abs(support)

@@ -25,6 +25,9 @@ class ModuleAdapter:
     package: str
     module: str
     solve_function: str
+    #: whether the solve function takes ``repair`` (HiGHS's cut loop mends its incumbents; SCIP's lazy
+    #: constraints reject infeasible ones instead)
+    takes_repair: bool = True
 
     def version(self) -> str:
         return importlib.import_module(self.module).version()
@@ -32,4 +35,6 @@ class ModuleAdapter:
     def solve(self, cm: CompiledModel, opts: SolveOptions, x0: np.ndarray | None = None, separator=None,
               repair=None) -> tuple[SolveResult, np.ndarray | None]:
         solve = getattr(importlib.import_module(self.module), self.solve_function)
+        if not self.takes_repair:
+            return solve(cm, opts, x0=x0, separator=separator)
         return solve(cm, opts, x0=x0, separator=separator, repair=repair)

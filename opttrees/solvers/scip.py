@@ -150,7 +150,7 @@ _STATUS = {"optimal": "optimal", "gaplimit": "gap_limit", "timelimit": "time_lim
 
 
 def solve_scip(cm: CompiledModel, opts: SolveOptions, x0: np.ndarray | None = None,
-               separator=None, repair=None) -> tuple[SolveResult, np.ndarray | None]:
+               separator=None) -> tuple[SolveResult, np.ndarray | None]:
     ps = _pyscipopt()
     t0 = time.perf_counter()
     m, xs, quad_obj = _build(cm, opts)
@@ -254,6 +254,7 @@ class ScipAdapter(ModuleAdapter):
     package = "pyscipopt"
     module = __name__
     solve_function = "solve_scip"
+    takes_repair = False
 
 
 def _attach_lazy(ps, m, xs, cm: CompiledModel, separator, counter: dict, errors: list, spent=lambda: False) -> None:

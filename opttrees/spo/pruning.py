@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import pruning as wl
+from .. import pruning as weakest_link
 from ..tree import Tree
 from .objective import objective_value
 
@@ -28,7 +28,7 @@ def pruning_path(tree: Tree, node_loss=None, norm: float = 1.0):
     collapsed together (:func:`opttrees.pruning.pruning_path`).
     """
     node_loss = tree.extras["train_loss"] if node_loss is None else node_loss
-    path = wl.pruning_path(tree, node_loss, norm=norm)
+    path = weakest_link.pruning_path(tree, node_loss, norm=norm)
     return [(float(a), path.collapsed(k)) for k, a in enumerate(path.alphas)]
 
 
@@ -62,7 +62,7 @@ def prune_on_validation(tree: Tree, problem, X_val, C_val, w_val=None, criterion
     """Pick the subtree on the pruning path with the lowest validation loss; ties -> the largest alpha."""
     w_val = np.ones(len(X_val)) if w_val is None else np.asarray(w_val, float)
     val = node_loss_on(tree, problem, X_val, C_val, w_val, criterion)
-    path = wl.pruning_path(tree, tree.extras["train_loss"])
+    path = weakest_link.pruning_path(tree, tree.extras["train_loss"])
     errs = path.leaf_sums(val)
     best = errs.min()
     k = int(np.nonzero(errs <= best + abs(best) * rel_tol + 1e-12)[0].max())
@@ -88,13 +88,13 @@ def prune_alpha(tree: Tree, alpha: float, norm: float, node_loss=None) -> Tree:
     split does not lower the objective (ties, up to round-off, go to the smaller tree).
     """
     node_loss = tree.extras["train_spo"] if node_loss is None else node_loss
-    return wl.optimal_subtree(tree, node_loss, alpha, norm=norm)
+    return weakest_link.optimal_subtree(tree, node_loss, alpha, norm=norm)
 
 
 def prune_zero_gain(tree: Tree) -> Tree:
     """Collapse every split that does not lower the training loss (alpha = 0 weakest-link pruning)."""
     loss = tree.extras["train_loss"]
-    path = wl.pruning_path(tree, loss)
+    path = weakest_link.pruning_path(tree, loss)
     return path.subtree(path.index_at(0.0, atol=1e-9 * max(1.0, abs(float(loss[0])))))
 
 

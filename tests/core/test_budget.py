@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from opttrees.dp import solve_dp
-from opttrees.interrupt import Budget, Deadline, seconds
+from opttrees.interrupt import Budget, seconds
 
 
 def test_a_budget_handed_on_shares_the_clock_and_a_share_is_a_fraction_of_what_is_left():
@@ -18,7 +18,6 @@ def test_a_budget_handed_on_shares_the_clock_and_a_share_is_a_fraction_of_what_i
     assert part.remaining() == pytest.approx(0.5 * b.remaining(), abs=0.02)
     assert Budget(None).share(0.5).time_limit is None and Budget(float("inf")).time_limit is None
     assert seconds(None) is None and seconds(3.0) == 3.0 and seconds(Budget(None)) is None
-    assert Deadline is Budget
 
 
 def test_an_expired_budget_stops_the_dp_at_once_and_says_so():

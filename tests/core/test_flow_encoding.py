@@ -7,7 +7,7 @@ from hypothesis.extra.numpy import arrays
 
 from opttrees.encoding import Binarizer, IntegerEncoder, OneHotGroups
 from opttrees.errors import InputError
-from opttrees.experiments import datasets_robust as dr
+from opttrees.experiments import datasets_robust
 
 
 @settings(max_examples=40, deadline=None)
@@ -65,27 +65,27 @@ def test_one_hot_groups():
         oh.transform(pd.DataFrame({"a": ["q"], "n": [1]}))
 
 
-@pytest.mark.parametrize("name", sorted(dr.LOADERS))
+@pytest.mark.parametrize("name", sorted(datasets_robust.LOADERS))
 def test_regenerated_datasets_match_documented_counts(name):
-    ds = dr.load(name)
-    rows, counts = dr.DOCUMENTED[name]
+    ds = datasets_robust.load(name)
+    rows, counts = datasets_robust.DOCUMENTED[name]
     assert ds.n == rows == len(ds.X)
     assert ds.class_counts() == counts
     assert not ds.X.duplicated().any()   # complete enumerations: every row distinct
 
 
 def test_monks_rules_spot_checks():
-    m1, m2, m3 = dr.load_monks(1), dr.load_monks(2), dr.load_monks(3)
+    m1, m2, m3 = datasets_robust.load_monks(1), datasets_robust.load_monks(2), datasets_robust.load_monks(3)
     X = m1.X.to_numpy()
     assert np.array_equal(m1.y, ((X[:, 0] == X[:, 1]) | (X[:, 4] == 1)).astype(int))
     assert np.array_equal(m2.y, ((X == 1).sum(1) == 2).astype(int))
     assert len(m3.X) == 432 and X[:, 4].max() == 4 and X[:, 2].max() == 2
     with pytest.raises(InputError):
-        dr.load_monks(4)
+        datasets_robust.load_monks(4)
 
 
 def test_tic_tac_toe_boards_are_legal_endgames():
-    ds = dr.load_tic_tac_toe()
+    ds = datasets_robust.load_tic_tac_toe()
     B = ds.X.to_numpy()
     nx, no = (B == "x").sum(1), (B == "o").sum(1)
     assert np.all((nx == no) | (nx == no + 1))

@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from opttrees import OptimalTreeClassifier
-from opttrees import constrained_dp as CDP
-from opttrees import constraints as C
+from opttrees import constrained_dp
+from opttrees import constraints
 from opttrees.data import prepare
 from opttrees.errors import InputError
 from opttrees.estimators import FlowOCTClassifier
@@ -39,12 +39,12 @@ def errors(est, X, y):
 
 #: (constraints, features the brute force may split on); each binds on some seed below
 CASES = {
-    "max_features": (lambda: [C.MaxFeatures(1)], None),
-    "feature_cost": (lambda: [C.FeatureCost({"x0": 3.0, "x1": 1.0, "g": 1.0}, 2.0)], None),
-    "forbid_everywhere": (lambda: [C.ForbidFeatures(["x0"])], None),
-    "budget_zero": (lambda: [C.FeatureCost([1.0, 1.0, 1.0], 0.0)], None),
-    "max_features_and_parity": (lambda: [C.MaxFeatures(1), C.StatisticalParity("g", 0.1)], [0, 1]),
-    "cost_and_odds": (lambda: [C.FeatureCost({"x0": 2.0}, 1.0), C.EqualizedOdds("g", 0.25)], [0, 1]),
+    "max_features": (lambda: [constraints.MaxFeatures(1)], None),
+    "feature_cost": (lambda: [constraints.FeatureCost({"x0": 3.0, "x1": 1.0, "g": 1.0}, 2.0)], None),
+    "forbid_everywhere": (lambda: [constraints.ForbidFeatures(["x0"])], None),
+    "budget_zero": (lambda: [constraints.FeatureCost([1.0, 1.0, 1.0], 0.0)], None),
+    "max_features_and_parity": (lambda: [constraints.MaxFeatures(1), constraints.StatisticalParity("g", 0.1)], [0, 1]),
+    "cost_and_odds": (lambda: [constraints.FeatureCost({"x0": 2.0}, 1.0), constraints.EqualizedOdds("g", 0.25)], [0, 1]),
 }
 
 
@@ -90,10 +90,10 @@ def test_mio_gets_the_dp_start_and_exact_bound(case):
 def test_flow_gets_the_feature_set_dp_start():
     X, y = tiny(2)
     est = FlowOCTClassifier(max_depth=2, binarization="midpoints", time_limit=120,
-                            constraints=[C.MaxFeatures(1)]).fit(X, y)
+                            constraints=[constraints.MaxFeatures(1)]).fit(X, y)
     assert est.solve_result_.plan["start"] == "feature-set-dp"
     assert est.solve_result_.proven_optimal
-    assert errors(est, X, y) == brute(X, y, [C.MaxFeatures(1)])
+    assert errors(est, X, y) == brute(X, y, [constraints.MaxFeatures(1)])
 
 
 # ---------------------------------------------------------------------------------------------- feature sets
@@ -113,14 +113,14 @@ def test_feature_sets_are_the_maximal_feasible_sets(p, depth, k, costs, budget, 
     y = np.arange(8) % 2
     cons = []
     if k is not None:
-        cons.append(C.MaxFeatures(k))
+        cons.append(constraints.MaxFeatures(k))
     if costs is not None:
-        cons.append(C.FeatureCost(costs[:p], budget))
+        cons.append(constraints.FeatureCost(costs[:p], budget))
     forbid = sorted(j for j in forbid if j < p)
     if forbid:
-        cons.append(C.ForbidFeatures(forbid))
+        cons.append(constraints.ForbidFeatures(forbid))
     cons = bound_to(cons, X, y)
-    sets = [set(S) for S in CDP.feature_sets(cons, p, depth)]
+    sets = [set(S) for S in constrained_dp.feature_sets(cons, p, depth)]
     cap = 2 ** depth - 1
 
     def feasible(U):
@@ -140,7 +140,7 @@ def test_too_many_feature_sets_is_a_clear_error():
     X = pd.DataFrame(rng.integers(0, 3, (60, 40)).astype(float))
     y = (X[0] + X[1] > 2).astype(int).to_numpy()
     with pytest.raises(InputError, match="maximal feature sets.*method='mio'"):
-        OptimalTreeClassifier(method="dp", max_depth=2, constraints=[C.MaxFeatures(3)]).fit(X, y)
+        OptimalTreeClassifier(method="dp", max_depth=2, constraints=[constraints.MaxFeatures(3)]).fit(X, y)
 
 
 # ------------------------------------------------------------------------------------------- fairness, user data
@@ -161,7 +161,7 @@ def test_fairness_dp_with_default_binarization():
     """method="dp" with fairness and the default binarization ("auto") runs over every midpoint (it used to
     fail: the Binarizer has no "auto" strategy) and equals binarization="midpoints"."""
     X, y = tiny(3, n=30)
-    cons = lambda: [C.StatisticalParity("g", 0.05)]  # noqa: E731
+    cons = lambda: [constraints.StatisticalParity("g", 0.05)]  # noqa: E731
     a = OptimalTreeClassifier(method="dp", max_depth=2, constraints=cons()).fit(X, y)
     b = OptimalTreeClassifier(method="dp", max_depth=2, binarization="midpoints", constraints=cons()).fit(X, y)
     assert a.objective_ == pytest.approx(b.objective_)
@@ -176,7 +176,7 @@ def test_fairness_dp_depth_three_on_user_like_data():
     fits = {}
     for depth in (2, 3):
         clf = OptimalTreeClassifier(method="dp", max_depth=depth, binarization="quantile", n_thresholds=6,
-                                    constraints=[C.StatisticalParity("g", 0.03)], time_limit=120)
+                                    constraints=[constraints.StatisticalParity("g", 0.03)], time_limit=120)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             clf.fit(X, y, sample_weight=w)
@@ -189,7 +189,7 @@ def test_fairness_dp_depth_three_on_user_like_data():
 def test_constrained_dp_time_limit_returns_a_feasible_tree():
     X, y = user_like(1500, seed=1)
     clf = OptimalTreeClassifier(method="dp", max_depth=4, binarization="quantile", n_thresholds=12,
-                                constraints=[C.EqualizedOdds("g", 0.02)], time_limit=3)
+                                constraints=[constraints.EqualizedOdds("g", 0.02)], time_limit=3)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         clf.fit(X, y)
@@ -197,7 +197,7 @@ def test_constrained_dp_time_limit_returns_a_feasible_tree():
     assert clf.constraint_report(X, y)["equalized_odds"]["satisfied"]
 
 
-@pytest.mark.parametrize("make", [lambda: C.StatisticalParity("g", 0.15), lambda: C.EqualOpportunity("g", 0.05)])
+@pytest.mark.parametrize("make", [lambda: constraints.StatisticalParity("g", 0.15), lambda: constraints.EqualOpportunity("g", 0.05)])
 def test_three_groups_dp_equals_brute_force_and_mio(make):
     """A protected column with three groups: every pair of groups is bounded; DP = brute force = MIO."""
     rng = np.random.default_rng(7)
@@ -217,8 +217,8 @@ def test_three_groups_dp_equals_brute_force_and_mio(make):
     assert dp.constraint_values_[name] <= make().delta + 1e-9
 
 
-@pytest.mark.parametrize("make", [lambda: C.MaxFeatures(1), lambda: C.FeatureCost([2.0, 1.0], 1.5),
-                                  lambda: C.ForbidFeatures(["x1"])])
+@pytest.mark.parametrize("make", [lambda: constraints.MaxFeatures(1), lambda: constraints.FeatureCost([2.0, 1.0], 1.5),
+                                  lambda: constraints.ForbidFeatures(["x1"])])
 @pytest.mark.parametrize("seed", [0, 1])
 def test_regressor_dp_feature_budgets_equal_mio(make, seed):
     """Squared-error regression under a feature budget: the DP over maximal feature sets = the ORT MIO (SCIP),
@@ -254,8 +254,8 @@ def test_spec_dp_types_take_constraints(tmp_path):
     report = run_spec(load_spec(tmp_path / "fair.yaml"))
     train = report["constraints"]["train"]
     assert train["equalized_odds"]["satisfied"] and train["max_features"]["value"] <= 1
-    est = OptimalTreeClassifier(method="dp", max_depth=2, constraints=[C.EqualizedOdds("sex", 0.1),
-                                                                        C.MaxFeatures(1)])
+    est = OptimalTreeClassifier(method="dp", max_depth=2, constraints=[constraints.EqualizedOdds("sex", 0.1),
+                                                                        constraints.MaxFeatures(1)])
     est.fit(df.drop(columns="label"), df["label"])
     assert report["solve"]["objective"] == pytest.approx(est.objective_)
     df.assign(target=X.x0 * 2.0 - X.x1).drop(columns="label").to_csv(tmp_path / "reg.csv", index=False)
@@ -273,7 +273,7 @@ def test_depth_three_feature_budget_equals_best_single_feature_dp():
 
     X, y = user_like(400, seed=2)
     X = X.drop(columns="region")
-    clf = OptimalTreeClassifier(method="dp", max_depth=3, constraints=[C.MaxFeatures(1)]).fit(X, y)
+    clf = OptimalTreeClassifier(method="dp", max_depth=3, constraints=[constraints.MaxFeatures(1)]).fit(X, y)
     best = min(solve_dp(X[[c]].to_numpy(float), y, max_depth=3)[1].objective for c in X.columns if c != "g")
     best = min(best, solve_dp(X[["g"]].to_numpy(float), y, max_depth=3)[1].objective)
     assert clf.solve_result_.status == "optimal"

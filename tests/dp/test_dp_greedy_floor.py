@@ -54,15 +54,15 @@ def test_a_stopped_search_is_never_worse_than_cart(engine, reg, depth, minl, nod
 
 def test_the_start_does_not_change_the_optimum():
     """With the search finished, the optimum is the same whether or not CART's tree was the first incumbent."""
-    import opttrees.dp.continuous as C
+    import opttrees.dp.continuous as continuous
 
     X, y = _data(7, n=300, p=4)
     _, with_start = solve_dp_continuous(X, y, max_depth=3, min_samples_leaf=3)
-    real = C.cart_seed
+    real = continuous.cart_seed
     try:
-        C.cart_seed = lambda *a, **k: (None, np.inf)
+        continuous.cart_seed = lambda *a, **k: (None, np.inf)
         _, without = solve_dp_continuous(X, y, max_depth=3, min_samples_leaf=3)
     finally:
-        C.cart_seed = real
+        continuous.cart_seed = real
     assert with_start.status == without.status == "optimal"
     assert with_start.objective == pytest.approx(without.objective, rel=1e-12)

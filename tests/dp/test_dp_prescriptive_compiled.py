@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from opttrees.dp import stats_kernels as SK
+from opttrees.dp import stats_kernels
 from opttrees.prescriptive.dp import solve_dp_prescriptive
 from opttrees.interrupt import STOP
 from opttrees.prescriptive.data import prepare_prescriptive
@@ -86,10 +86,10 @@ def test_leaf_cost_kernel_is_leaf_costs(kind):
     prob = problem(1, 40, 2, 4, kind, 2, 3, m=3)
     V = np.array([prob.Z[rng.random(40) < q].sum(axis=0) for q in rng.random(300) * 0.3])
     want = leaf_costs(prob, V)[0]
-    ip = np.array([SK.KIND_OPT if kind == KIND_OPT else SK.KIND_POLICY, prob.m, prob.n_treatment,
+    ip = np.array([stats_kernels.KIND_OPT if kind == KIND_OPT else stats_kernels.KIND_POLICY, prob.m, prob.n_treatment,
                    prob.min_samples_leaf, 0], np.int64)
     fp = np.array([prob.a, prob.b, 0.0])
-    got = np.array([SK.leaf_cost(v, ip, fp) for v in V])
+    got = np.array([stats_kernels.leaf_cost(v, ip, fp) for v in V])
     assert np.isinf(want).any() and np.isfinite(want).any()
     np.testing.assert_array_equal(np.isinf(got), np.isinf(want))
     np.testing.assert_allclose(got[np.isfinite(want)], want[np.isfinite(want)], rtol=1e-12, atol=1e-12)

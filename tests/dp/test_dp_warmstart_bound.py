@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from oracles.bruteforce import best_subtree, brute_force_objective
+from oracles.bruteforce import best_subtree, brute_force_cost, brute_force_objective
 from oracles.flow import brute_force as flow_brute_force
 from oracles.spo import brute_objective as spo_brute_objective
 from oracles.spo import tiny as spo_tiny
@@ -29,6 +29,7 @@ from opttrees.estimators.spot_mio import fit_spot_mio
 from opttrees.formulations.benders import BendersOCT
 from opttrees.formulations.flow import FlowOCT
 from opttrees.formulations.oct import OCT
+from opttrees.formulations.octh import OCTH
 from opttrees.formulations.spot import SPOTFormulation, prepare_costs
 from opttrees.objectives import misclassification_baseline
 from opttrees.solvers import solve
@@ -289,11 +290,14 @@ def test_refusals_name_the_problem():
 def test_refusal_of_formulations_the_dp_does_not_relax():
     X, y = oct_data(4, n=10)
 
-    class MyOCT(OCT):
-        pass
+    class ReweightedOCT(OCT):     # scores trees otherwise than OCT: OCT's relaxation may not hold
+        def tree_objective(self, tree):
+            return 2.0 * super().tree_objective(tree)
 
-    with pytest.raises(InputError, match="no dynamic program relaxes a"):
-        dp_bound(MyOCT(prepare(X, y), 1))
+    with pytest.raises(InputError, match="no dynamic program relaxes a .*ReweightedOCT"):
+        dp_bound(ReweightedOCT(prepare(X, y), 1))
+    with pytest.raises(InputError, match="no dynamic program relaxes a OCTH"):
+        dp_bound(OCTH(prepare(X, y), 1))
     m = pyo.ConcreteModel()
     m.part = pyo.Block()
     f = OCT(prepare(X, y), 1, block=m.part)
@@ -334,22 +338,59 @@ def test_refusal_when_the_formulation_was_relaxed():
     assert solve(form, objective_bound=b, time_limit=60).has_solution
 
 
-def test_relations_are_declared_on_exact_classes():
-    """The DP bound reads dp_relation from the class's own dict: the four exact classes declare it, a subclass
-    that does not redeclare it gets no DP bound."""
-    from sklearn.datasets import load_iris
+class SplitBudgetOCT(OCT):
+    """OCT with at most ``k`` splits: a subclass that adds one row and keeps OCT's objective."""
 
-    from opttrees.dp.bound import relation_of
+    def __init__(self, data, max_depth, min_samples_leaf, alpha, k):
+        super().__init__(data, max_depth, min_samples_leaf, alpha)
+        tree = self.model.tree
+        self.model.split_budget = pyo.Constraint(expr=sum(tree.d[t] for t in self.structure.branch) <= k)
 
-    assert [vars(c).get("dp_relation") for c in (OCT, FlowOCT, BendersOCT, SPOTFormulation)] == \
-        ["oct", "flow", "flow", "spot"]
 
-    class MyOCT(OCT):
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_subclass_that_adds_rows_keeps_the_dp_bound(seed):
+    """The relaxation is inherited: the DP over every midpoint bounds OCT plus a split budget; its tree is a start
+    only when the model admits it (here it splits more than the budget allows: a bound, not a start); the MIO
+    from the bound reaches the brute-force optimum with the budget, and a proof never claims more."""
+    X, y = oct_data(seed, n=12)
+    alpha, nmin, k = 0.01, 1, 1
+    form = SplitBudgetOCT(prepare(X, y), 2, nmin, alpha, k)
+    relaxation = form.dp_relaxation()
+    assert relaxation is not None and not relaxation.exact      # a subclass: its DP tree is checked
+    assert OCT(prepare(X, y), 2, nmin, alpha).dp_relaxation().exact
+    run = dp_for_formulation(form)
+    assert run.bound is not None
+    assert run.start_feasible == (run.tree.n_splits <= k)
+    K = int(y.max()) + 1
+    base = misclassification_baseline(y, K, np.ones(len(y)))
+    truth = brute_force_cost(X, y, 2, nodes=k, pen=alpha * base, minleaf=nmin) / base
+    assert run.bound.value <= truth + 1e-9
+    res = solve(form, warm_start=run.tree if run.start_feasible else None, objective_bound=run.bound, time_limit=60)
+    tree = form.extract()
+    assert tree.n_splits <= k and res.objective == pytest.approx(truth, abs=1e-7)
+    assert res.proven_optimal
+
+
+def test_the_dp_tree_is_a_start_of_a_subclass_when_the_model_admits_it():
+    X, y = oct_data(0, n=12)
+    form = SplitBudgetOCT(prepare(X, y), 2, 1, 0.0, 3)       # a budget every depth-2 tree meets
+    run = dp_for_formulation(form)
+    assert run.start_feasible and run.bound is not None
+    res = solve(form, warm_start=run.tree, objective_bound=run.bound, time_limit=60)
+    assert res.proven_optimal and res.objective == pytest.approx(brute_force_objective(X, y, 2, 0.0, 1), abs=1e-9)
+
+
+def test_a_subclass_of_flowoct_keeps_its_relaxation():
+    Z, y = flow_data(2)
+
+    class TaggedFlowOCT(FlowOCT):
         pass
 
-    X, y = load_iris(return_X_y=True)
-    with pytest.raises(InputError, match="no dynamic program relaxes a .*MyOCT"):
-        relation_of(MyOCT(prepare(X[::5], y[::5]), 1, 1, 0.0))
+    form = TaggedFlowOCT(BinarizedData.from_binary(Z, y), 2, regularization=0.05)
+    run = dp_for_formulation(form)
+    assert run.details["formulation"] == "TaggedFlowOCT" and run.bound is not None and run.start_feasible
+    res = solve(form, warm_start=run.tree, objective_bound=run.bound, time_limit=60)
+    assert res.proven_optimal and res.objective == pytest.approx(run.objective, abs=1e-9)
 
 
 # ------------------------------------------------------------------------------------------------ settle rules
@@ -407,17 +448,17 @@ def test_reconcile_keeps_or_revokes_a_dp_bound_proof():
 def test_no_bound_when_the_dp_solved_another_problem(monkeypatch, change):
     """The bound rests on what the DP says it solved (SolveResult.problem), not on what was meant to be passed:
     a DP run with a stricter minimum leaf, another alpha, a node limit or a shallower depth gives no bound."""
-    import opttrees.dp.bound as B
+    import opttrees.dp.bound as bound_module
 
     X, y = oct_data(3)
     form = OCT(prepare(X, y), max_depth=2, min_samples_leaf=1, alpha=0.0)
     honest = dp_for_formulation(form)
     assert honest.bound is not None and honest.result.problem["split_set"] == "every midpoint"
-    real = B.solve_dp
+    real = bound_module.solve_dp
 
     def other_problem(*args, **kw):
         return real(*args, **{**kw, **change})
-    monkeypatch.setattr(B, "solve_dp", other_problem)
+    monkeypatch.setattr(bound_module, "solve_dp", other_problem)
     key = next(iter(change))
     try:
         run = dp_for_formulation(form)

@@ -18,7 +18,7 @@ import pytest
 
 from oracles.bruteforce import best_constrained_classifier
 from opttrees import BendersOCTClassifier, FlowOCTClassifier, OptimalTreeClassifier
-from opttrees import constraints as C
+from opttrees import constraints
 from opttrees.data import prepare
 
 X_ISSUE = np.array([[0, 0], [1, 0], [2, 0], [3, 0], [0, 1], [1, 1], [2, 1], [3, 1]], float)
@@ -46,7 +46,7 @@ def _oct_objective(X, y, tree, alpha):
 def test_issue_reproducer_forbidden_at_the_root(solver):
     """The issue's instance: the best feasible tree splits on x0 at the root and on x1 below (0.03)."""
     clf = _fit(OptimalTreeClassifier(max_depth=2, alpha=0.01, solver=solver, time_limit=60,
-                                     constraints=[C.ForbidFeatures([1], at_depths=[0])]), X_ISSUE, Y_ISSUE)
+                                     constraints=[constraints.ForbidFeatures([1], at_depths=[0])]), X_ISSUE, Y_ISSUE)
     res = clf.solve_result_
     assert res.proven_optimal, res.status
     assert res.objective == pytest.approx(0.03)
@@ -67,11 +67,11 @@ def _instance(seed, n=8):
 
 #: depth-named constraints first (the fault), then constraints a tidying step also touches
 CASES = {
-    "forbid_x1_at_root": lambda: C.ForbidFeatures([1], at_depths=[0]),
-    "forbid_x0_at_depth_1": lambda: C.ForbidFeatures([0], at_depths=[1]),
-    "forbid_x1_at_depth_1": lambda: C.ForbidFeatures([1], at_depths=[1]),
-    "monotone_x0": lambda: C.Monotone(0, -1),
-    "min_leaf_per_class": lambda: C.MinLeafPerClass(2),
+    "forbid_x1_at_root": lambda: constraints.ForbidFeatures([1], at_depths=[0]),
+    "forbid_x0_at_depth_1": lambda: constraints.ForbidFeatures([0], at_depths=[1]),
+    "forbid_x1_at_depth_1": lambda: constraints.ForbidFeatures([1], at_depths=[1]),
+    "monotone_x0": lambda: constraints.Monotone(0, -1),
+    "min_leaf_per_class": lambda: constraints.MinLeafPerClass(2),
 }
 SEEDS = range(6)
 
@@ -129,9 +129,9 @@ def _oracle_majority(X, y, depth, make, split_cost):
 
 
 DEPTH3_CASES = {
-    "forbid_x1_at_depth_1": lambda: C.ForbidFeatures([1], at_depths=[1]),
-    "forbid_x1_at_depths_0_1": lambda: C.ForbidFeatures([1], at_depths=[0, 1]),
-    "forbid_x0_at_depth_2": lambda: C.ForbidFeatures([0], at_depths=[2]),
+    "forbid_x1_at_depth_1": lambda: constraints.ForbidFeatures([1], at_depths=[1]),
+    "forbid_x1_at_depths_0_1": lambda: constraints.ForbidFeatures([1], at_depths=[0, 1]),
+    "forbid_x0_at_depth_2": lambda: constraints.ForbidFeatures([0], at_depths=[2]),
 }
 
 
@@ -200,7 +200,7 @@ def test_ort_forbidden_at_the_root_equals_the_oracle(seed):
     rng = np.random.default_rng(seed)
     X = np.column_stack([rng.integers(0, 4, 8), rng.integers(0, 2, 8)]).astype(float)
     y = 10.0 * X[:, 1] + rng.integers(-1, 2, 8)
-    make, alpha = (lambda: C.ForbidFeatures([1], at_depths=[0])), 0.01
+    make, alpha = (lambda: constraints.ForbidFeatures([1], at_depths=[0])), 0.01
     best, base = _oracle_regression(X, y, make, alpha)
     reg = _fit(OptimalTreeRegressor(method="mio", loss="absolute", max_depth=2, alpha=alpha, warm_start="greedy",
                                     time_limit=60, constraints=[make()]), X, y)

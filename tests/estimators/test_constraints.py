@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from oracles.bruteforce import best_constrained_classifier, best_constrained_regressor
 from oracles.cases import tiny_classification, tiny_regression
 from opttrees import BendersOCTClassifier, FlowOCTClassifier, OptimalTreeClassifier, OptimalTreeRegressor
-from opttrees import constraints as C
+from opttrees import constraints
 from opttrees.data import prepare
 from opttrees.errors import InputError, SolverError, SpecError, VerificationWarning
 from opttrees.formulations.oct import OCT
@@ -25,18 +25,18 @@ NAMES = ["x0", "x1", "g"]
 #: (constraint, whether the protected column is kept out of the splits); each binds on most seeds used below
 #: (the constrained optimum has more errors than the unconstrained one), so the tests can fail
 CLASSIFICATION_CASES = {
-    "statistical_parity": (lambda: C.StatisticalParity("g", 0.1), True),
-    "statistical_parity_split": (lambda: C.StatisticalParity("g", 0.2, allow_split=True), False),
-    "conditional_statistical_parity": (lambda: C.ConditionalStatisticalParity("g", 0.25, legit="x0"), True),
-    "predictive_equality": (lambda: C.PredictiveEquality("g", 0.1), True),
-    "equal_opportunity": (lambda: C.EqualOpportunity("g", 0.1), True),
-    "equalized_odds": (lambda: C.EqualizedOdds("g", 0.2), True),
-    "max_features": (lambda: C.MaxFeatures(1), False),
-    "feature_cost": (lambda: C.FeatureCost({"x0": 3.0, "x1": 1.0, "g": 1.0}, 2.0), False),
-    "forbid_features": (lambda: C.ForbidFeatures(["x0"], at_depths=[0, 1]), False),
-    "monotone": (lambda: C.Monotone("x0", -1), False),
-    "min_leaf_per_class": (lambda: C.MinLeafPerClass(3), False),
-    "min_leaf_weight": (lambda: C.MinLeafWeight(4.0), False),
+    "statistical_parity": (lambda: constraints.StatisticalParity("g", 0.1), True),
+    "statistical_parity_split": (lambda: constraints.StatisticalParity("g", 0.2, allow_split=True), False),
+    "conditional_statistical_parity": (lambda: constraints.ConditionalStatisticalParity("g", 0.25, legit="x0"), True),
+    "predictive_equality": (lambda: constraints.PredictiveEquality("g", 0.1), True),
+    "equal_opportunity": (lambda: constraints.EqualOpportunity("g", 0.1), True),
+    "equalized_odds": (lambda: constraints.EqualizedOdds("g", 0.2), True),
+    "max_features": (lambda: constraints.MaxFeatures(1), False),
+    "feature_cost": (lambda: constraints.FeatureCost({"x0": 3.0, "x1": 1.0, "g": 1.0}, 2.0), False),
+    "forbid_features": (lambda: constraints.ForbidFeatures(["x0"], at_depths=[0, 1]), False),
+    "monotone": (lambda: constraints.Monotone("x0", -1), False),
+    "min_leaf_per_class": (lambda: constraints.MinLeafPerClass(3), False),
+    "min_leaf_weight": (lambda: constraints.MinLeafWeight(4.0), False),
 }
 
 
@@ -93,12 +93,12 @@ def test_benders_equals_brute_force(case, solver):
 
 
 REGRESSION_CASES = {
-    "monotone_up": lambda: C.Monotone("x1", +1),
-    "monotone_down": lambda: C.Monotone("x0", -1),
-    "max_features": lambda: C.MaxFeatures(1),
-    "feature_cost": lambda: C.FeatureCost([2.0, 1.0], 1.5),
-    "forbid_features": lambda: C.ForbidFeatures("x0", at_depths=[1]),
-    "min_leaf_weight": lambda: C.MinLeafWeight(3.0),
+    "monotone_up": lambda: constraints.Monotone("x1", +1),
+    "monotone_down": lambda: constraints.Monotone("x0", -1),
+    "max_features": lambda: constraints.MaxFeatures(1),
+    "feature_cost": lambda: constraints.FeatureCost([2.0, 1.0], 1.5),
+    "forbid_features": lambda: constraints.ForbidFeatures("x0", at_depths=[1]),
+    "min_leaf_weight": lambda: constraints.MinLeafWeight(3.0),
 }
 
 
@@ -118,7 +118,7 @@ def test_ort_equals_brute_force(case, seed):
 
 def test_several_constraints_at_once():
     X, y = tiny_classification(4, n=12)
-    cons = [C.StatisticalParity("g", 0.2), C.MaxFeatures(1), C.MinLeafWeight(2)]
+    cons = [constraints.StatisticalParity("g", 0.2), constraints.MaxFeatures(1), constraints.MinLeafWeight(2)]
     best, _ = brute_errors(X, y, cons, True)
     clf = OptimalTreeClassifier(max_depth=2, constraints=cons, time_limit=120).fit(X, y)
     assert fitted_errors(clf, X, y) == best
@@ -131,7 +131,7 @@ def test_constraint_costs_accuracy_and_gap_is_met():
     free = OptimalTreeClassifier(max_depth=2, time_limit=60).fit(X, y)
     gap = free.fairness_gap(X, y, "g")
     assert gap > 0.05
-    fair = OptimalTreeClassifier(max_depth=2, time_limit=120, constraints=[C.StatisticalParity("g", 0.05)]).fit(X, y)
+    fair = OptimalTreeClassifier(max_depth=2, time_limit=120, constraints=[constraints.StatisticalParity("g", 0.05)]).fit(X, y)
     assert fair.fairness_gap(X, y, "g") <= 0.05 + 1e-9
     assert fair.score(X, y) <= free.score(X, y)
     assert fair.constraint_values_["statistical_parity"] == pytest.approx(fair.fairness_gap(X, y, "g"))
@@ -142,26 +142,26 @@ def test_validation_errors_name_the_problem():
     X, y = tiny_classification(0)
     data = prepare(X, y)
     with pytest.raises(InputError, match="delta must be a number in"):
-        C.StatisticalParity("g", 1.5)
+        constraints.StatisticalParity("g", 1.5)
     with pytest.raises(InputError, match="'race' is not a column of X"):
-        C.StatisticalParity("race", 0.1).validate(data)
+        constraints.StatisticalParity("race", 0.1).validate(data)
     with pytest.raises(InputError, match="out of range"):
-        C.EqualOpportunity(7, 0.1).validate(data)
+        constraints.EqualOpportunity(7, 0.1).validate(data)
     with pytest.raises(InputError, match="legit="):
-        C.ConditionalStatisticalParity("g", 0.1)
+        constraints.ConditionalStatisticalParity("g", 0.1)
     with pytest.raises(InputError, match="direction must be"):
-        C.Monotone("x0", 2)
+        constraints.Monotone("x0", 2)
     with pytest.raises(InputError, match="every cost must be"):
-        C.FeatureCost({"x0": -1}, 1)
+        constraints.FeatureCost({"x0": -1}, 1)
     with pytest.raises(InputError, match="at_depths"):
-        C.ForbidFeatures("x0", at_depths=[-1])
+        constraints.ForbidFeatures("x0", at_depths=[-1])
     with pytest.raises(InputError, match="exceeds the total sample weight"):
-        C.MinLeafWeight(100).validate(data)
+        constraints.MinLeafWeight(100).validate(data)
     y3 = np.arange(len(y)) % 3
     with pytest.raises(InputError, match="binary classification"):
-        C.StatisticalParity("g", 0.1).validate(prepare(X, y3))
+        constraints.StatisticalParity("g", 0.1).validate(prepare(X, y3))
     with pytest.raises(InputError, match="one value only"):
-        C.StatisticalParity("g", 0.1).validate(prepare(X.assign(g=1.0), y))
+        constraints.StatisticalParity("g", 0.1).validate(prepare(X.assign(g=1.0), y))
 
 
 @pytest.mark.parametrize("kwargs", [{"method": "greedy"}, {"method": "local-search"}, {"method": "dp"},
@@ -169,15 +169,15 @@ def test_validation_errors_name_the_problem():
 def test_methods_that_cannot_honour_constraints(kwargs):
     X, y = tiny_classification(0)
     with pytest.raises(InputError, match=r"cannot be honoured.*honoured by OptimalTreeClassifier\(method='mio'\)"):
-        OptimalTreeClassifier(max_depth=2, constraints=[C.MinLeafPerClass(2)], **kwargs).fit(X, y)
+        OptimalTreeClassifier(max_depth=2, constraints=[constraints.MinLeafPerClass(2)], **kwargs).fit(X, y)
 
 
 def test_regressor_rejects_classification_constraints_and_heuristics():
     X, y = tiny_regression(0)
     with pytest.raises(InputError, match="classification constraint"):
-        OptimalTreeRegressor(method="mio", constraints=[C.StatisticalParity("x0", 0.1)]).fit(X, y)
+        OptimalTreeRegressor(method="mio", constraints=[constraints.StatisticalParity("x0", 0.1)]).fit(X, y)
     with pytest.raises(InputError, match="cannot be honoured by method='local-search'"):
-        OptimalTreeRegressor(constraints=[C.MaxFeatures(1)]).fit(X, y)
+        OptimalTreeRegressor(constraints=[constraints.MaxFeatures(1)]).fit(X, y)
     with pytest.raises(InputError, match="constraints"):
         OptimalTreeRegressor(constraints=["not a constraint"]).fit(X, y)
 
@@ -187,7 +187,7 @@ def test_regressor_rejects_classification_constraints_and_heuristics():
 def test_infeasible_constraints_give_a_clear_error(est):
     X, y = tiny_classification(0)
     majority = int(max(np.bincount(y)))
-    est.set_params(constraints=[C.MinLeafPerClass(majority + 1)])
+    est.set_params(constraints=[constraints.MinLeafPerClass(majority + 1)])
     with pytest.raises(SolverError, match="no tree of depth <= 2 satisfies the constraints"):
         est.fit(X, y)
 
@@ -201,19 +201,19 @@ def test_repair_prunes_to_the_best_feasible_tree():
     data = prepare(X, y)
     prob = make_problem(data)
     cart = cart_classifier_tree(data, 3, 1, 0.0, 0)
-    cons = [C.MaxFeatures(1).validate(data)]
+    cons = [constraints.MaxFeatures(1).validate(data)]
     assert not cons[0].satisfied(cart, data.X, y)
-    fixed, note = C.repair(cart, cons, data.X, y, None, lambda t: refit_leaves(t, prob),
+    fixed, note = constraints.repair(cart, cons, data.X, y, None, lambda t: refit_leaves(t, prob),
                            lambda t: objective(t, prob, 0.0))
     assert fixed is not None and cons[0].satisfied(fixed, data.X, y)
     assert "pruned" in note
     # the best of every pruning
     best = min(objective(refit_leaves(cart.prune(sorted(cut)), prob), prob, 0.0)
-               for cut in C._prunings(cart) if cut
+               for cut in constraints._prunings(cart) if cut
                and cons[0].satisfied(refit_leaves(cart.prune(sorted(cut)), prob), data.X, y))
     assert objective(fixed, prob, 0.0) == pytest.approx(best)
-    impossible = [C.MinLeafWeight(len(y) + 0.5)]
-    assert C.repair(cart, impossible, data.X, y, None, lambda t: refit_leaves(t, prob),
+    impossible = [constraints.MinLeafWeight(len(y) + 0.5)]
+    assert constraints.repair(cart, impossible, data.X, y, None, lambda t: refit_leaves(t, prob),
                     lambda t: objective(t, prob, 0.0))[0] is None
 
 
@@ -236,10 +236,43 @@ def test_warm_start_sets_every_constraint_variable_feasibly(case):
             assert body <= pyo.value(con.upper) + 1e-9, con.name
 
 
+class TaggedOCT(OCT):
+    """A subclass of a built-in formulation (no change to the model): it keeps the constraints' support."""
+
+
+@pytest.mark.parametrize("case", ["statistical_parity", "max_features", "min_leaf_per_class"])
+def test_a_subclass_keeps_its_constraints(case):
+    """Constraints read the formulation through constraint_view(), not its class name: a subclass of OCT takes them,
+    its warm start sets their variables (no monkey-patched warm_start) and its MIO optimum equals brute force."""
+    from opttrees.solvers import solve
+
+    make, exclude = CLASSIFICATION_CASES[case]
+    X, y = tiny_classification(1)
+    best, tree = brute_errors(X, y, [make()], exclude)
+    form = TaggedOCT(prepare(X, y), 2, 1, 0.0)
+    blk = make().add_to(form)
+    assert form.model.component(blk.local_name) is blk and "warm_start" not in vars(form)
+    form.warm_start(tree)
+    for con in form.model.component_data_objects(pyo.Constraint, active=True):
+        assert con.lb is None or pyo.value(con.body) >= con.lb - 1e-9, con.name
+        assert con.ub is None or pyo.value(con.body) <= con.ub + 1e-9, con.name
+    res = solve(form, "highs", warm_start=tree, time_limit=120)
+    assert res.proven_optimal
+    assert float((form.extract().predict(X.to_numpy()) != y).sum()) == best
+
+
+def test_formulations_without_a_constraint_view_are_refused():
+    from opttrees.formulations.octh import OCTH
+
+    X, y = tiny_classification(1)
+    with pytest.raises(InputError, match="constraints are supported on .* got OCTH"):
+        constraints.MaxFeatures(1).add_to(OCTH(prepare(X, y), 1))
+
+
 def test_dp_bound_is_kept_as_a_relaxation():
     X, y = tiny_classification(5, n=16)
     clf = OptimalTreeClassifier(max_depth=2, dp_bound=True, warm_start="dp", time_limit=120,
-                                constraints=[C.StatisticalParity("g", 0.05)]).fit(X, y)
+                                constraints=[constraints.StatisticalParity("g", 0.05)]).fit(X, y)
     res = clf.solve_result_
     assert res.plan["bound"] == "dp-bound"
     assert res.external_bound["value"] <= clf.objective_ + 1e-9
@@ -256,7 +289,7 @@ def test_violation_is_a_warning_and_unverified():
     tree = cart_classifier_tree(data, 3, 1, 0.0, 0)
     est = OptimalTreeClassifier()
     est.solve_result_ = finish("highs", "", "optimal", 0.0, 0.0, 0.0, 0, [])
-    ctx = ConstraintContext(est, [C.MaxFeatures(1).validate(data)], data, None, None)
+    ctx = ConstraintContext(est, [constraints.MaxFeatures(1).validate(data)], data, None, None)
     with pytest.warns(VerificationWarning, match="breaks constraint"):
         verify(est, tree, ctx)
     assert est.solve_result_.status == "unverified" and not est.solve_result_.proven_optimal
@@ -267,7 +300,7 @@ def test_violation_is_a_warning_and_unverified():
 def test_values_on_new_data_and_helpers():
     X, y = tiny_classification(7, n=20)
     clf = OptimalTreeClassifier(max_depth=2, time_limit=60,
-                                constraints=[C.EqualOpportunity("g", 0.2), C.MaxFeatures(2)]).fit(X, y)
+                                constraints=[constraints.EqualOpportunity("g", 0.2), constraints.MaxFeatures(2)]).fit(X, y)
     Xn, yn = tiny_classification(8, n=20)
     rep = clf.constraint_report(Xn, yn)
     assert set(rep) == {"equal_opportunity", "max_features"}
@@ -288,15 +321,15 @@ def test_single_leaf_is_always_fair_and_gap_matches_definition(seed, delta):
     data = prepare(X, y)
     tree = cart_classifier_tree(data, 2, 1, 0.0, 0)
     leaf = tree.prune([0])
-    for cls in C.FAIRNESS:
-        kw = {"legit": "x0"} if cls is C.ConditionalStatisticalParity else {}
+    for cls in constraints.FAIRNESS:
+        kw = {"legit": "x0"} if cls is constraints.ConditionalStatisticalParity else {}
         c = cls("g", delta, **kw)
         assert c.value(leaf, X, y) == 0.0 and c.satisfied(leaf, X, y)
     pred = tree.predict(X)
     g = X.g.to_numpy()
     rates = [pred[g == v].mean() for v in np.unique(g)]
     expected = max(rates) - min(rates) if len(rates) > 1 else 0.0
-    assert C.StatisticalParity("g", delta).value(tree, X, y) == pytest.approx(expected)
+    assert constraints.StatisticalParity("g", delta).value(tree, X, y) == pytest.approx(expected)
 
 
 # ------------------------------------------------------------------------------------------------- specs
@@ -346,8 +379,8 @@ def test_spec_run_from_csv_with_protected_column(tmp_path):
 def test_research_api_add_to_names_blocks():
     X, y = tiny_classification(0)
     form = OCT(prepare(X, y), 2)
-    b1 = C.StatisticalParity("g", 0.1).add_to(form)
-    b2 = C.StatisticalParity("g", 0.2).add_to(form)
+    b1 = constraints.StatisticalParity("g", 0.1).add_to(form)
+    b2 = constraints.StatisticalParity("g", 0.2).add_to(form)
     assert b1.local_name == "statistical_parity" and b2.local_name == "statistical_parity_2"
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -386,9 +419,9 @@ def test_pareto_dp_with_alpha_equals_mio(case):
 def test_dp_rejects_constraints_it_cannot_solve():
     X, y = tiny_classification(0)
     with pytest.raises(InputError, match="the DP solves group fairness and feature budgets only"):
-        OptimalTreeClassifier(method="dp", constraints=[C.MinLeafPerClass(2)]).fit(X, y)
+        OptimalTreeClassifier(method="dp", constraints=[constraints.MinLeafPerClass(2)]).fit(X, y)
     with pytest.raises(InputError, match="the DP solves group fairness and feature budgets only"):
-        OptimalTreeClassifier(method="dp", constraints=[C.ForbidFeatures(["x0"], at_depths=[0])]).fit(X, y)
+        OptimalTreeClassifier(method="dp", constraints=[constraints.ForbidFeatures(["x0"], at_depths=[0])]).fit(X, y)
 
 
 def test_fairness_dp_solves_the_constrained_problem_and_bounds_the_mio():
@@ -397,21 +430,21 @@ def test_fairness_dp_solves_the_constrained_problem_and_bounds_the_mio():
     stays."""
     X, y = tiny_classification(5, n=16)
     fair = OptimalTreeClassifier(max_depth=2, dp_bound=True, time_limit=120,
-                                 constraints=[C.StatisticalParity("g", 0.05)]).fit(X, y)
+                                 constraints=[constraints.StatisticalParity("g", 0.05)]).fit(X, y)
     eb = fair.solve_result_.external_bound
     assert fair.solve_result_.plan["start"] == "fairness-dp"
     assert eb["relaxation"].startswith("none") and eb["value"] == pytest.approx(fair.objective_)
     assert eb["unconstrained_dp_bound"] < eb["value"]
     plain = OptimalTreeClassifier(max_depth=2, dp_bound=True, time_limit=120,
-                                  constraints=[C.MinLeafPerClass(2)]).fit(X, y)
+                                  constraints=[constraints.MinLeafPerClass(2)]).fit(X, y)
     assert plain.solve_result_.external_bound["relaxation"] == "oct"
-    best, _ = brute_errors(X, y, [C.StatisticalParity("g", 0.05)], True)
+    best, _ = brute_errors(X, y, [constraints.StatisticalParity("g", 0.05)], True)
     assert fitted_errors(fair, X, y) == best
 
 
 def test_fairness_dp_bound_is_a_relaxation_with_other_constraints():
     X, y = tiny_classification(1, n=14)
-    cons = [C.StatisticalParity("g", 0.1), C.MaxFeatures(1), C.MinLeafPerClass(2)]
+    cons = [constraints.StatisticalParity("g", 0.1), constraints.MaxFeatures(1), constraints.MinLeafPerClass(2)]
     best, _ = brute_errors(X, y, cons, True)
     clf = OptimalTreeClassifier(max_depth=2, dp_bound=True, time_limit=120, constraints=cons).fit(X, y)
     eb = clf.solve_result_.external_bound
@@ -426,20 +459,20 @@ def test_fairness_dp_bound_is_a_relaxation_with_other_constraints():
 def test_flow_models_get_the_fairness_dp_start_and_bound(cls):
     X, y = tiny_classification(5, n=16)
     est = cls(max_depth=2, binarization="midpoints", time_limit=120,
-              constraints=[C.StatisticalParity("g", 0.05)]).fit(X, y)
+              constraints=[constraints.StatisticalParity("g", 0.05)]).fit(X, y)
     assert est.solve_result_.plan["start"] == "fairness-dp"
     assert est.solve_result_.external_bound["relaxation"].startswith("none")
     assert est.solve_result_.proven_optimal
-    best, _ = brute_errors(X, y, [C.StatisticalParity("g", 0.05)], True)
+    best, _ = brute_errors(X, y, [constraints.StatisticalParity("g", 0.05)], True)
     assert fitted_errors(est, X, y) == best
 
 
 def test_constraints_survive_clone_and_get_params():
     from sklearn.base import clone
 
-    est = OptimalTreeClassifier(max_depth=2, constraints=[C.StatisticalParity("g", 0.1), C.MaxFeatures(1)])
+    est = OptimalTreeClassifier(max_depth=2, constraints=[constraints.StatisticalParity("g", 0.1), constraints.MaxFeatures(1)])
     copy = clone(est)
-    assert [type(c) for c in copy.get_params()["constraints"]] == [C.StatisticalParity, C.MaxFeatures]
+    assert [type(c) for c in copy.get_params()["constraints"]] == [constraints.StatisticalParity, constraints.MaxFeatures]
     assert copy.get_params()["constraints"][0].delta == 0.1
     X, y = tiny_classification(0)
     copy.fit(X, y)

@@ -63,21 +63,21 @@ def test_a_budget_spent_before_the_build_builds_nothing_and_calls_no_solver(no_s
 
 def test_ctrl_c_before_the_solve_returns_the_start_without_a_solver_or_a_dp_proof(no_solver, monkeypatch):
     """Ctrl-C during the DP: the DP's tree is the start (the best tree so far), nothing is proven or solved."""
-    import opttrees.estimators.pipeline as P
+    import opttrees.estimators.pipeline as pipeline
 
     X, y = _data()
     data = prepare(X, y)
     prob = make_problem(data)
     start = cart_classifier_tree(data, 2, 1, 0.0, 0)
-    real_dp = P._dp_step
+    real_dp = pipeline._dp_step
 
     def dp_then_ctrl_c(*a, **k):
         out = real_dp(*a, **k)
         STOP.set()
         return out
-    monkeypatch.setattr(P, "_dp_step", dp_then_ctrl_c)
+    monkeypatch.setattr(pipeline, "_dp_step", dp_then_ctrl_c)
     monkeypatch.setattr(api, "prove_start", lambda *a, **k: pytest.fail("a proof after Ctrl-C"))
-    monkeypatch.setattr(P, "prove_start", lambda *a, **k: pytest.fail("a proof after Ctrl-C"))
+    monkeypatch.setattr(pipeline, "prove_start", lambda *a, **k: pytest.fail("a proof after Ctrl-C"))
     with stop_on_sigint():
         ctl = FitControl(60.0)
         out = run_mio(MIO(partial(OCT, data, 2), lambda t: objective(t, prob, 0.0), [Start(start, "greedy")],

@@ -11,7 +11,7 @@ from functools import lru_cache
 import numpy as np
 import pytest
 
-from oracles import exact_routes as R
+from oracles import exact_routes
 from oracles.exhaustive import optimum, optimum_over_feature_sets
 
 DP_KINDS = ("forbid", "maxf", "cost")
@@ -51,7 +51,7 @@ def _draw(route, task, seed, kind):
     # depth 3 where the DP solves the constrained problem (its bound proves it); the MIO alone proves depth 2
     dp_solves = route.startswith("dp-") or (route.endswith("dpbound") and kind in DP_KINDS)
     depths = (2, 3) if dp_solves else (2,)
-    return R.case("small" if route.endswith("nobound") else "narrow", task, seed, depths=depths,
+    return exact_routes.case("small" if route.endswith("nobound") else "narrow", task, seed, depths=depths,
                   min_leaves=(1, 1, 2, 3), alphas=(0.0, 0.01, 0.05))
 
 
@@ -80,19 +80,19 @@ def _cases(routes, tasks, kinds, seeds):
 
 def _run(route, task, seed, kind):
     c, cons, opt = _case(route, task, seed, kind)
-    p = R.params_of(c)
+    p = exact_routes.params_of(c)
     if route.startswith("dp-"):
-        est = R.dp_estimator(task, route.split("-")[1], p["max_depth"], p["min_samples_leaf"], p["alpha"],
+        est = exact_routes.dp_estimator(task, route.split("-")[1], p["max_depth"], p["min_samples_leaf"], p["alpha"],
                              constraints=cons)
     else:
         solver, bound = route.split("-")[1:]
-        est = R.mio_classifier(solver, "auto" if bound == "dpbound" else False, p["max_depth"],
+        est = exact_routes.mio_classifier(solver, "auto" if bound == "dpbound" else False, p["max_depth"],
                                p["min_samples_leaf"], p["alpha"], constraints=cons, time_limit=60)
-    est = R.fit(est, c["inst"])
-    bad = R.judge(est, c["inst"], opt, task=task, require_optimal=route.startswith("dp-"), **p)
+    est = exact_routes.fit(est, c["inst"])
+    bad = exact_routes.judge(est, c["inst"], opt, task=task, require_optimal=route.startswith("dp-"), **p)
     bad += [f"constraint {x!r} broken" for x in cons if not x.satisfied(est.tree_, c["inst"]["X"], c["inst"]["y"],
                                                                             c["inst"]["w"])]
-    R.check(bad, route, c, repr(cons))
+    exact_routes.check(bad, route, c, repr(cons))
 
 
 DP_ROUTES = ("dp-auto", "dp-exact", "dp-midpoints")

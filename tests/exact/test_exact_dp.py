@@ -12,7 +12,7 @@ from functools import lru_cache
 
 import pytest
 
-from oracles import exact_routes as R
+from oracles import exact_routes
 
 ROUTES = ("dp-exact", "dp-midpoints", "dp-auto")
 NODES = (None, None, None, 1, 2, 3, 4, 5)
@@ -20,13 +20,13 @@ NODES = (None, None, None, 1, 2, 3, 4, 5)
 
 @lru_cache(maxsize=None)
 def _draw(family, task, seed):
-    return R.case(family, task, seed, nodes=NODES if family != "wide10" else (None,))
+    return exact_routes.case(family, task, seed, nodes=NODES if family != "wide10" else (None,))
 
 
 @lru_cache(maxsize=64)
 def _case(family, task, seed):
     c = _draw(family, task, seed)
-    return c, R.oracle(c["inst"], task=task, **R.params_of(c))
+    return c, exact_routes.oracle(c["inst"], task=task, **exact_routes.params_of(c))
 
 
 def _cases(family, task, seeds, routes=ROUTES):
@@ -39,9 +39,9 @@ def _cases(family, task, seeds, routes=ROUTES):
 
 def _run(family, task, seed, route):
     c, opt = _case(family, task, seed)
-    est = R.fit(R.dp_estimator(task, route.split("-")[1], **R.params_of(c)), c["inst"])
-    bad = R.judge(est, c["inst"], opt, task=task, require_optimal=True, **R.params_of(c))
-    R.check(bad, route, c)
+    est = exact_routes.fit(exact_routes.dp_estimator(task, route.split("-")[1], **exact_routes.params_of(c)), c["inst"])
+    bad = exact_routes.judge(est, c["inst"], opt, task=task, require_optimal=True, **exact_routes.params_of(c))
+    exact_routes.check(bad, route, c)
 
 
 FAST = (_cases("narrow", "classification", range(24)) + _cases("narrow", "regression", range(12))

@@ -11,14 +11,14 @@ from functools import lru_cache
 import numpy as np
 import pytest
 
-from oracles import exact_routes as R
+from oracles import exact_routes
 
 ROUTES = [(cls, solver, start) for cls in ("flow", "benders") for solver in ("highs", "scip") for start in ("dp", "cart")]
 
 
 @lru_cache(maxsize=None)
 def _draw(seed):
-    c = R.case("binary", "classification", seed, depths=(2, 3), min_leaves=(1,))
+    c = exact_routes.case("binary", "classification", seed, depths=(2, 3), min_leaves=(1,))
     c["lam"] = float(np.random.default_rng([seed, 31]).choice([0.0, 0.0, 0.1, 0.2, 0.3]))
     return c
 
@@ -35,9 +35,9 @@ def _run(seed, cls, solver, start):
     est = {"flow": FlowOCTClassifier, "benders": BendersOCTClassifier}[cls](
         max_depth=c["max_depth"], regularization=c["lam"], solver=solver, time_limit=60,
         warm_start="auto" if start == "dp" else "greedy", dp_bound="auto" if start == "dp" else False)
-    est = R.fit(est, c["inst"])
-    bad = R.flow_judge(est, c["inst"], c["lam"], c["max_depth"])
-    R.check(bad, f"{cls}-{solver}-{start}", c, f"regularization={c['lam']}")
+    est = exact_routes.fit(est, c["inst"])
+    bad = exact_routes.flow_judge(est, c["inst"], c["lam"], c["max_depth"])
+    exact_routes.check(bad, f"{cls}-{solver}-{start}", c, f"regularization={c['lam']}")
 
 
 @pytest.mark.parametrize("seed, cls, solver, start", _cases(range(3)))

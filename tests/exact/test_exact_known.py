@@ -5,13 +5,13 @@ turn the item's switch in ``oracles.exact_routes.KNOWN`` off (or drop the mark) 
 import numpy as np
 import pytest
 
-from oracles import exact_routes as R
+from oracles import exact_routes
 from oracles.exhaustive import optimum
 
 
 def _xfail(item):
     why = f"issue 38 item {item}" if isinstance(item, int) else f"known: {item} (not in issue 38)"
-    return [pytest.mark.xfail(strict=False, reason=why)] if R.KNOWN[item] else []
+    return [pytest.mark.xfail(strict=False, reason=why)] if exact_routes.KNOWN[item] else []
 
 
 X1 = np.array([[1, 1], [2, 0], [0, 21], [0, 12], [0, 14], [1, 10], [0, 18], [0, 3], [1, 19], [2, 17], [2, 13],
@@ -28,10 +28,11 @@ def _inst(X, y, w=None):
 @pytest.mark.parametrize("binarization", [pytest.param("exact", marks=_xfail(1)), "midpoints", "auto"])
 def test_item1_classification(binarization):
     inst = _inst(X1, Y1)
-    opt = R.oracle(inst, task="classification", max_depth=3, min_samples_leaf=2)
+    opt = exact_routes.oracle(inst, task="classification", max_depth=3, min_samples_leaf=2)
     assert opt == 0.0                                  # a tree with no error exists
-    est = R.fit(R.dp_estimator("classification", binarization, 3, 2, 0.0), inst)
-    assert not R.judge(est, inst, opt, task="classification", alpha=0.0, min_samples_leaf=2, max_depth=3, require_optimal=True)
+    est = exact_routes.fit(exact_routes.dp_estimator("classification", binarization, 3, 2, 0.0), inst)
+    assert not exact_routes.judge(est, inst, opt, task="classification", alpha=0.0,
+                              min_samples_leaf=2, max_depth=3, require_optimal=True)
 
 
 @pytest.mark.parametrize("route", [pytest.param("dp-auto", marks=_xfail(1)),
@@ -40,21 +41,22 @@ def test_item1_many_midpoints(route):
     """More than 100 midpoints: "auto" and the default MIO's DP bound take the continuous search."""
     Xw = np.hstack([X1] + [X1[:, 1:] + 100 * k for k in range(1, 10)])
     inst = _inst(Xw, Y1)
-    opt = R.oracle(inst, task="classification", max_depth=3, min_samples_leaf=2)
+    opt = exact_routes.oracle(inst, task="classification", max_depth=3, min_samples_leaf=2)
     assert opt == 0.0
-    est = (R.dp_estimator("classification", "auto", 3, 2, 0.0) if route == "dp-auto"
-           else R.mio_classifier("highs", "auto", 3, 2, 0.0))
-    est = R.fit(est, inst)
-    assert not R.judge(est, inst, opt, task="classification", alpha=0.0, min_samples_leaf=2, max_depth=3, require_optimal=True)
+    est = (exact_routes.dp_estimator("classification", "auto", 3, 2, 0.0) if route == "dp-auto"
+           else exact_routes.mio_classifier("highs", "auto", 3, 2, 0.0))
+    est = exact_routes.fit(est, inst)
+    assert not exact_routes.judge(est, inst, opt, task="classification", alpha=0.0,
+                              min_samples_leaf=2, max_depth=3, require_optimal=True)
 
 
 @pytest.mark.parametrize("binarization", [pytest.param("exact", marks=_xfail(1)), "midpoints"])
 def test_item1_regression(binarization):
     inst = _inst(XR, YR)
-    opt = R.oracle(inst, task="regression", max_depth=3, min_samples_leaf=2)
+    opt = exact_routes.oracle(inst, task="regression", max_depth=3, min_samples_leaf=2)
     assert opt == pytest.approx(0.0863372, abs=1e-7)
-    est = R.fit(R.dp_estimator("regression", binarization, 3, 2, 0.0), inst)
-    assert not R.judge(est, inst, opt, task="regression", alpha=0.0, min_samples_leaf=2, max_depth=3, require_optimal=True)
+    est = exact_routes.fit(exact_routes.dp_estimator("regression", binarization, 3, 2, 0.0), inst)
+    assert not exact_routes.judge(est, inst, opt, task="regression", alpha=0.0, min_samples_leaf=2, max_depth=3, require_optimal=True)
 
 
 @pytest.mark.parametrize("route", [pytest.param("mio", marks=_xfail(2)), "dp"])
@@ -66,9 +68,10 @@ def test_item2_min_leaf_on_values_one_float_apart(route):
     y = np.array([0, 0, 0, 0, 1, 1, 0, 0, 1, 0])
     w = np.array([3.0, 2, 3, 3, 1, 2, 3, 3, 3, 1])
     inst = _inst(X, y, w)
-    opt = R.oracle(inst, task="classification", max_depth=1, min_samples_leaf=3)
-    est = R.fit(OptimalTreeClassifier(max_depth=1, min_samples_leaf=3, method=route, time_limit=60), inst)
-    assert not R.judge(est, inst, opt, task="classification", alpha=0.0, min_samples_leaf=3, max_depth=1, require_optimal=True)
+    opt = exact_routes.oracle(inst, task="classification", max_depth=1, min_samples_leaf=3)
+    est = exact_routes.fit(OptimalTreeClassifier(max_depth=1, min_samples_leaf=3, method=route, time_limit=60), inst)
+    assert not exact_routes.judge(est, inst, opt, task="classification", alpha=0.0,
+                              min_samples_leaf=3, max_depth=1, require_optimal=True)
 
 
 @pytest.mark.parametrize("solver", ["highs", "scip"])
@@ -82,8 +85,8 @@ def test_item3_forbid_features_at_a_depth(solver, dp_bound):
     opt = optimum(X, y, max_depth=2, alpha=0.01, allowed_at_depth=lambda d: [0] if d == 0 else None).objective
     assert opt == pytest.approx(0.03)
     cons = [ForbidFeatures([1], at_depths=[0])]
-    est = R.fit(R.mio_classifier(solver, dp_bound, 2, 1, 0.01, constraints=cons, time_limit=60), inst)
-    bad = R.judge(est, inst, opt, task="classification", alpha=0.01, max_depth=2, require_optimal=True)
+    est = exact_routes.fit(exact_routes.mio_classifier(solver, dp_bound, 2, 1, 0.01, constraints=cons, time_limit=60), inst)
+    bad = exact_routes.judge(est, inst, opt, task="classification", alpha=0.01, max_depth=2, require_optimal=True)
     bad += [] if cons[0].satisfied(est.tree_, X, y) else ["ForbidFeatures broken"]
     assert not bad
 
@@ -96,10 +99,10 @@ def test_item4_nearly_constant_target(route):
     X = np.arange(8.0)[:, None]
     y = np.array([1e6] * 4 + [np.nextafter(1e6, 2e6)] * 4)
     inst = _inst(X, y)
-    opt = R.oracle(inst, task="regression", max_depth=1, alpha=0.01)
+    opt = exact_routes.oracle(inst, task="regression", max_depth=1, alpha=0.01)
     assert opt < 1e-15
-    est = R.fit(R.dp_estimator("regression", route.split("-")[1], 1, 1, 0.01), inst)
-    assert not R.judge(est, inst, opt, task="regression", alpha=0.01, max_depth=1, require_optimal=True)
+    est = exact_routes.fit(exact_routes.dp_estimator("regression", route.split("-")[1], 1, 1, 0.01), inst)
+    assert not exact_routes.judge(est, inst, opt, task="regression", alpha=0.01, max_depth=1, require_optimal=True)
 
 
 # --- not in issue 38: found by this suite (oracles.exact_routes.KNOWN["scale"]) -------------------------------
@@ -113,10 +116,10 @@ def test_weights_times_1e9_give_a_false_optimal(scale):
     """Every weight 1e9 is the unweighted problem (2 errors, objective 2/3); the OCT MIO on HiGHS from the CART
     start said "optimal" 1.0 (3 errors; without a start: "infeasible", SCIP: time_limit)."""
     inst = _inst(XS, YS, np.full(10, scale))
-    opt = R.oracle(inst, task="classification", max_depth=1)
+    opt = exact_routes.oracle(inst, task="classification", max_depth=1)
     assert opt == pytest.approx(2 / 3)
-    est = R.fit(R.mio_classifier("highs", False, 1, 1, 0.0, time_limit=60), inst)
-    assert not R.judge(est, inst, opt, task="classification", alpha=0.0, max_depth=1, require_optimal=True)
+    est = exact_routes.fit(exact_routes.mio_classifier("highs", False, 1, 1, 0.0, time_limit=60), inst)
+    assert not exact_routes.judge(est, inst, opt, task="classification", alpha=0.0, max_depth=1, require_optimal=True)
 
 
 @pytest.mark.parametrize("scale", [pytest.param(1e-9, marks=_xfail("scale")), 1.0])
@@ -128,8 +131,8 @@ def test_weights_times_1e_minus_9_objective_is_the_trees(scale):
     y = np.array([0, 1, 0, 0, 1, 0, 1, 1, 0])
     w = np.array([1.0, 0, 0, 2, 3, 0, 2, 3, 0]) * scale
     inst = _inst(X, y, w)
-    opt = R.oracle(inst, task="classification", max_depth=2, min_samples_leaf=2)
+    opt = exact_routes.oracle(inst, task="classification", max_depth=2, min_samples_leaf=2)
     assert opt == pytest.approx(1.0)
-    est = R.fit(R.mio_classifier("scip", False, 2, 2, 0.0, time_limit=60), inst)
-    assert not R.judge(est, inst, opt, task="classification", alpha=0.0, min_samples_leaf=2, max_depth=2,
+    est = exact_routes.fit(exact_routes.mio_classifier("scip", False, 2, 2, 0.0, time_limit=60), inst)
+    assert not exact_routes.judge(est, inst, opt, task="classification", alpha=0.0, min_samples_leaf=2, max_depth=2,
                        require_optimal=True)

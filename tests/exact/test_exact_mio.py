@@ -11,7 +11,7 @@ from functools import lru_cache
 
 import pytest
 
-from oracles import exact_routes as R
+from oracles import exact_routes
 
 SOLVERS = ("highs", "scip")
 
@@ -20,13 +20,13 @@ SOLVERS = ("highs", "scip")
 def _draw(kind, family, seed):
     task = "regression" if kind.startswith("ort") else "classification"
     depths = {"deep": (2, 3, 3), "d2": (2,), "d3": (3,)}[kind.split("-")[-1]]
-    return R.case(family, task, seed, depths=depths, min_leaves=(1, 1, 2, 3))
+    return exact_routes.case(family, task, seed, depths=depths, min_leaves=(1, 1, 2, 3))
 
 
 @lru_cache(maxsize=64)
 def _case(kind, family, seed):
     c = _draw(kind, family, seed)
-    return c, R.oracle(c["inst"], task=c["task"], **R.params_of(c))
+    return c, exact_routes.oracle(c["inst"], task=c["task"], **exact_routes.params_of(c))
 
 
 def _route_name(kind, solver):
@@ -45,15 +45,15 @@ def _cases(kind, family, seeds, solvers=SOLVERS):
 
 def _run(kind, family, seed, solver, time_limit=60):
     c, opt = _case(kind, family, seed)
-    p = R.params_of(c)
+    p = exact_routes.params_of(c)
     if kind.startswith("ort"):
-        est = R.mio_regressor(p["max_depth"], p["min_samples_leaf"], p["alpha"], time_limit=time_limit)
+        est = exact_routes.mio_regressor(p["max_depth"], p["min_samples_leaf"], p["alpha"], time_limit=time_limit)
     else:
-        est = R.mio_classifier(solver, "auto" if kind.startswith("bound") else False, p["max_depth"],
+        est = exact_routes.mio_classifier(solver, "auto" if kind.startswith("bound") else False, p["max_depth"],
                                p["min_samples_leaf"], p["alpha"], time_limit=time_limit)
-    est = R.fit(est, c["inst"])
-    bad = R.judge(est, c["inst"], opt, task=c["task"], **p)
-    R.check(bad, _route_name(kind, solver), c)
+    est = exact_routes.fit(est, c["inst"])
+    bad = exact_routes.judge(est, c["inst"], opt, task=c["task"], **p)
+    exact_routes.check(bad, _route_name(kind, solver), c)
 
 
 FAST = (_cases("bound-deep", "narrow", range(6)) + _cases("bound-d3", "wide10", range(2))

@@ -31,7 +31,7 @@ import numpy as np
 import pytest
 
 import opttrees.dp.continuous as CONT
-from oracles import exact_routes as R
+from oracles import exact_routes
 
 SEEDS = range(60)
 FAMILY = "long"
@@ -42,8 +42,8 @@ def _cases(min_leaves=(1,)):
     out = []
     for seed in SEEDS:
         task = "classification" if seed % 2 else "regression"
-        c = R.case(FAMILY, task, 7_000 + seed, depths=(3,), min_leaves=min_leaves, alphas=(0.0, 0.01))
-        out.append((c, R.oracle(c["inst"], task=task, **R.params_of(c))))
+        c = exact_routes.case(FAMILY, task, 7_000 + seed, depths=(3,), min_leaves=min_leaves, alphas=(0.0, 0.01))
+        out.append((c, exact_routes.oracle(c["inst"], task=task, **exact_routes.params_of(c))))
     return out
 
 
@@ -52,9 +52,9 @@ def _wrong_optimal(task_filter=None, min_leaves=(1,)) -> int:
     for c, opt in _cases(min_leaves):
         if task_filter and c["task"] != task_filter:
             continue
-        est = R.fit(R.dp_estimator(c["task"], "exact", **R.params_of(c)), c["inst"])
+        est = exact_routes.fit(exact_routes.dp_estimator(c["task"], "exact", **exact_routes.params_of(c)), c["inst"])
         assert est.solve_result_.timings.get("engine") == "continuous"
-        bad = R.judge(est, c["inst"], opt, task=c["task"], **R.params_of(c))
+        bad = exact_routes.judge(est, c["inst"], opt, task=c["task"], **exact_routes.params_of(c))
         wrong += any("'optimal'" in b for b in bad)
     return wrong
 

@@ -3,7 +3,7 @@ import numpy as np
 import pyomo.environ as pyo
 import pytest
 
-import opttrees.formulations as F
+import opttrees.formulations as formulations
 from oracles.bruteforce import brute_force_objective
 from oracles.cutloop_reference import solve_loop_reference
 from opttrees.binarized import BinarizedData, ThermometerData
@@ -37,33 +37,33 @@ def every_formulation(block=None):
     D = shortest_path_data(10, deg=2, noise=0.3, p=2, grid=(2, 2), n_test=0, seed=3)
     b = block or (lambda name: None)
     return {
-        "OCT": F.OCT(prepare(X, y), 2, block=b("oct")),
-        "OCTH": F.OCTH(prepare(X, y), 1, block=b("octh")),
-        "ORT": F.ORT(prepare(X, y.astype(float), task="regression"), 1, loss="absolute", block=b("ort")),
-        "ORTLinear": F.ORTLinear(prepare(X, y.astype(float), task="regression"), 1, leaf_penalty=0.1,
+        "OCT": formulations.OCT(prepare(X, y), 2, block=b("oct")),
+        "OCTH": formulations.OCTH(prepare(X, y), 1, block=b("octh")),
+        "ORT": formulations.ORT(prepare(X, y.astype(float), task="regression"), 1, loss="absolute", block=b("ort")),
+        "ORTLinear": formulations.ORTLinear(prepare(X, y.astype(float), task="regression"), 1, leaf_penalty=0.1,
                                  loss="absolute", block=b("ortl")),
-        "SPOTFormulation": F.SPOTFormulation(F.prepare_costs(D.problem, np.round(D.X, 1), D.C), D.problem, 1,
+        "SPOTFormulation": formulations.SPOTFormulation(formulations.prepare_costs(D.problem, np.round(D.X, 1), D.C), D.problem, 1,
                                              block=b("spot")),
-        "FlowOCT": F.FlowOCT(BinarizedData.from_binary(Z, yz), 2, block=b("flow")),
-        "BendersOCT": F.BendersOCT(BinarizedData.from_binary(Z, yz), 2, block=b("benders")),
-        "RobustOCT": F.RobustOCT(ThermometerData.from_integer(Xi, yi), 1, ShiftSet(np.ones(Xi.shape), 1.0),
+        "FlowOCT": formulations.FlowOCT(BinarizedData.from_binary(Z, yz), 2, block=b("flow")),
+        "BendersOCT": formulations.BendersOCT(BinarizedData.from_binary(Z, yz), 2, block=b("benders")),
+        "RobustOCT": formulations.RobustOCT(ThermometerData.from_integer(Xi, yi), 1, ShiftSet(np.ones(Xi.shape), 1.0),
                                  block=b("robust")),
     }
 
 
 def test_every_formulation_follows_the_contract():
     forms = every_formulation()
-    assert set(forms) <= set(F.__all__)
+    assert set(forms) <= set(formulations.__all__)
     for name in ("BinarizedData", "ThermometerData", "PreparedData", "prepare_costs"):
-        assert name in F.__all__
+        assert name in formulations.__all__
     for name, f in forms.items():
-        assert isinstance(f, F.Formulation), name
+        assert isinstance(f, formulations.Formulation), name
         assert isinstance(f.model, pyo.ConcreteModel) and f.owns_model, name
         assert f.model.objective.expr is f.model.objective_expr, name      # the Objective wraps the Expression
         assert callable(f.warm_start) and callable(f.extract), name
         assert (f.separator is not None) == (name in ("BendersOCT", "RobustOCT")), name
     with pytest.raises(TypeError):
-        F.Formulation()   # abstract
+        formulations.Formulation()   # abstract
 
 
 def test_every_formulation_builds_onto_a_caller_block_without_an_objective():
@@ -79,16 +79,16 @@ def test_every_formulation_builds_onto_a_caller_block_without_an_objective():
 def test_block_argument_is_checked():
     X, y = classification(0)
     with pytest.raises(InputError, match="block"):
-        F.OCT(prepare(X, y), 1, block="model")
+        formulations.OCT(prepare(X, y), 1, block="model")
     m = pyo.ConcreteModel()
     m.part = pyo.Block()
-    F.OCT(prepare(X, y), 1, block=m.part)
+    formulations.OCT(prepare(X, y), 1, block=m.part)
     with pytest.raises(InputError, match="already holds a formulation"):
-        F.OCT(prepare(X, y), 1, block=m.part)
+        formulations.OCT(prepare(X, y), 1, block=m.part)
     with pytest.raises(InputError, match="BinarizedData"):
-        F.FlowOCT(prepare(X, y), 1)
+        formulations.FlowOCT(prepare(X, y), 1)
     with pytest.raises(InputError, match="ThermometerData"):
-        F.RobustOCT(BinarizedData.from_binary(*binary(0)), 1, ShiftSet(np.ones((24, 4)), 0.0))
+        formulations.RobustOCT(BinarizedData.from_binary(*binary(0)), 1, ShiftSet(np.ones((24, 4)), 0.0))
 
 
 @pytest.mark.parametrize("solver", ["highs", "scip"])
@@ -101,7 +101,7 @@ def test_oct_on_a_block_with_a_user_side_constraint(solver):
     assert without_0 > free + 1e-6          # the side constraint binds on this instance
     m = pyo.ConcreteModel()
     m.oct = pyo.Block()
-    f = F.OCT(data, 2, block=m.oct)
+    f = formulations.OCT(data, 2, block=m.oct)
     m.no_feature_0 = pyo.Constraint(expr=sum(m.oct.tree.a[0, t] for t in f.structure.branch) == 0)
     m.obj = pyo.Objective(expr=m.oct.objective_expr, sense=f.sense)
     r = solve(m, solver)
@@ -115,12 +115,12 @@ def test_a_minimising_and_a_maximising_formulation_share_one_model():
     """OCT (min) and FlowOCT (max) on one model: sum of sense * objective_expr; each part hits its own optimum."""
     X, y = classification(5, n=20)
     Z, yz = binary(6, n=20)
-    alone_oct = solve(F.OCT(prepare(X, y), 2), "highs").objective
-    alone_flow = solve(F.FlowOCT(BinarizedData.from_binary(Z, yz), 2), "highs").objective
+    alone_oct = solve(formulations.OCT(prepare(X, y), 2), "highs").objective
+    alone_flow = solve(formulations.FlowOCT(BinarizedData.from_binary(Z, yz), 2), "highs").objective
     m = pyo.ConcreteModel()
     m.oct, m.flow = pyo.Block(), pyo.Block()
-    fo = F.OCT(prepare(X, y), 2, block=m.oct)
-    ff = F.FlowOCT(BinarizedData.from_binary(Z, yz), 2, block=m.flow)
+    fo = formulations.OCT(prepare(X, y), 2, block=m.oct)
+    ff = formulations.FlowOCT(BinarizedData.from_binary(Z, yz), 2, block=m.flow)
     assert (fo.sense, ff.sense) == (pyo.minimize, pyo.maximize)
     m.obj = pyo.Objective(expr=fo.sense * m.oct.objective_expr + ff.sense * m.flow.objective_expr)
     r = solve(m, "highs")
@@ -136,10 +136,10 @@ def benders_on_a_block(seed=7):
     The caller keeps the model alive: Pyomo blocks hold their parent weakly, so a block whose model was
     garbage-collected silently becomes a model of its own."""
     Z, y = binary(seed, n=20)
-    ref = solve(F.FlowOCT(BinarizedData.from_binary(Z, y), 2), "highs").objective
+    ref = solve(formulations.FlowOCT(BinarizedData.from_binary(Z, y), 2), "highs").objective
     m = pyo.ConcreteModel()
     m.master = pyo.Block()
-    b = F.BendersOCT(BinarizedData.from_binary(Z, y), 2, block=m.master)
+    b = formulations.BendersOCT(BinarizedData.from_binary(Z, y), 2, block=m.master)
     m.obj = pyo.Objective(expr=m.master.objective_expr, sense=b.sense)
     return m, b, ref
 
@@ -195,7 +195,7 @@ def test_thermometer_data_routes_like_its_original_units_splits(mode):
 def test_solve_a_formulation_on_a_block_keeps_its_separator_and_warm_start(solver):
     """solve(form) on a block: the whole model (user objective) is solved with the form's cuts and warm start."""
     m, b, ref = benders_on_a_block()
-    start = F.FlowOCT(b.data, 1)
+    start = formulations.FlowOCT(b.data, 1)
     solve(start, "highs")
     r = solve(b, solver, warm_start=start.extract())
     assert r.proven_optimal and r.objective == pytest.approx(ref, abs=1e-6)

@@ -165,17 +165,17 @@ def test_thresholds_are_midpoints_in_original_units():
 
 @pytest.mark.parametrize("name,errors", [("iris", 6), ("wine", 6), ("breast_cancer", 22)])
 def test_thesis_depth2_training_optima(name, errors):
-    import sklearn.datasets as ds
-    X, y = getattr(ds, f"load_{name}")(return_X_y=True)
+    from sklearn import datasets
+    X, y = getattr(datasets, f"load_{name}")(return_X_y=True)
     t = local_search(prepare(X, y), 2, n_restarts=100, random_state=0, n_jobs=2)
     assert (t.predict(X) != y).sum() == errors
 
 
 def test_greedy_gini_matches_cart_errors():
-    import sklearn.datasets as ds
+    from sklearn import datasets
     from sklearn.tree import DecisionTreeClassifier
     for name, want in [("wine", 14), ("breast_cancer", 33)]:
-        X, y = getattr(ds, f"load_{name}")(return_X_y=True)
+        X, y = getattr(datasets, f"load_{name}")(return_X_y=True)
         g = greedy_tree(prepare(X, y), 2)
         cart = DecisionTreeClassifier(max_depth=2, random_state=0).fit(X, y)
         assert (g.predict(X) != y).sum() == want == (cart.predict(X) != y).sum()

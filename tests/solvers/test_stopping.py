@@ -10,8 +10,8 @@ import threading
 import pyomo.environ as pyo
 import pytest
 
-import opttrees.solvers.compile as C
-import opttrees.solvers.highs as H
+import opttrees.solvers.compile as solver_compile
+import opttrees.solvers.highs as highs_backend
 from opttrees.interrupt import STOP
 from opttrees.solvers import solve
 from opttrees.solvers.compile import CompileStopped, compile_model
@@ -51,7 +51,7 @@ class FlipsAfter:
 def test_the_hand_off_asks_should_stop_by_elapsed_time(monkeypatch):
     # every row takes a poll interval: should_stop is asked at every row, so the third ask stops it at row 2
     # (it used to be asked at row 2,048 only, so a 100-row model was never stopped)
-    monkeypatch.setattr(C, "_clock", Clock(C.POLL_SECONDS))
+    monkeypatch.setattr(solver_compile, "_clock", Clock(solver_compile.POLL_SECONDS))
     stop = FlipsAfter(3)
     with pytest.raises(CompileStopped, match="after 2 rows"):
         compile_model(_rows(100), should_stop=stop)
@@ -60,7 +60,7 @@ def test_the_hand_off_asks_should_stop_by_elapsed_time(monkeypatch):
 
 def test_the_hand_off_does_not_poll_when_no_time_passes(monkeypatch):
     # a frozen clock: only the first row asks, however many rows there are; the model compiles
-    monkeypatch.setattr(C, "_clock", lambda: 0.0)
+    monkeypatch.setattr(solver_compile, "_clock", lambda: 0.0)
     stop = FlipsAfter(2)
     cm = compile_model(_rows(3000), should_stop=stop)
     assert stop.calls == 1 and cm.n_rows == 3000
@@ -93,15 +93,15 @@ def stuck(monkeypatch):
 
     def make(press_ctrl_c):
         run = _StuckRun(press_ctrl_c)
-        monkeypatch.setattr(H._highspy().Highs, "run", lambda h: run(h))
+        monkeypatch.setattr(highs_backend._highspy().Highs, "run", lambda h: run(h))
         runs.append(run)
         return run
 
     yield make
     for run in runs:     # let the runs left behind end, and check that they are forgotten once they have
         run.release.set()
-    H._wait_left_behind(10)
-    assert not H._left_behind
+    highs_backend._wait_left_behind(10)
+    assert not highs_backend._left_behind
 
 
 def _model_and_start():
@@ -125,7 +125,7 @@ def test_ctrl_c_during_a_highs_phase_that_polls_nothing_returns_the_start(stuck)
     m, x0 = _model_and_start()
     res = _solve_from(m, x0)
     assert run.started.is_set() and not run.release.is_set()    # returned while HiGHS was still "running"
-    assert len(H._left_behind) == 1 and H._left_behind[0].is_alive()
+    assert len(highs_backend._left_behind) == 1 and highs_backend._left_behind[0].is_alive()
     assert res.status == "interrupted" and res.has_solution and res.objective == pytest.approx(20.0)
     assert not res.proven_optimal
     assert [m.x[i].value for i in range(4)] == [0.0, 1.0, 0.0, 1.0]   # the start, loaded back
@@ -136,7 +136,7 @@ def test_a_highs_run_past_its_budget_is_left_behind_with_status_time_limit(stuck
     run = stuck(press_ctrl_c=False)
     m, x0 = _model_and_start()
     res = _solve_from(m, x0, time_limit=0.3)
-    assert not run.release.is_set() and len(H._left_behind) == 1
+    assert not run.release.is_set() and len(highs_backend._left_behind) == 1
     assert res.status == "time_limit" and res.termination == "time_limit"
     assert res.has_solution and res.objective == pytest.approx(20.0) and not res.proven_optimal
 
@@ -145,18 +145,18 @@ def test_the_next_highs_run_waits_for_the_one_left_behind(stuck, monkeypatch):
     run = stuck(press_ctrl_c=True)
     m, x0 = _model_and_start()
     _solve_from(m, x0)
-    left = H._left_behind[0]
+    left = highs_backend._left_behind[0]
     assert left.is_alive()
     monkeypatch.undo()      # the real Highs.run again
     threading.Timer(0.2, run.release.set).start()
     res = solve(_rows(40), "highs", time_limit=60)
-    assert not left.is_alive() and not H._left_behind    # _build waited for it before starting
+    assert not left.is_alive() and not highs_backend._left_behind    # _build waited for it before starting
     assert res.proven_optimal and res.objective == pytest.approx(20.0)
 
 
 def test_the_callbacks_of_a_run_left_behind_only_interrupt_it():
     """Once left behind, a run's callbacks touch nothing (its result is already settled) and say "stop"."""
-    run = H.HighsRun(compile_model(_rows(10)), H.SolveOptions())
+    run = highs_backend.HighsRun(compile_model(_rows(10)), highs_backend.SolveOptions())
     subscribed = []
 
     class Event:     # HiGHS's callback slot, and the event it hands a callback
