@@ -168,6 +168,10 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
+class _Busy(SpecError):
+    """The folder's lock is held by a live process (what :attr:`FolderLock.wait` waits out)."""
+
+
 class FolderLock:
     """An exclusive lock on an output folder for a whole solve (a context manager).
 
@@ -176,16 +180,19 @@ class FolderLock:
     file left by a process that died is taken over, with a notice on stderr.
     """
 
-    def __init__(self, folder: str | Path, notice=None):
+    def __init__(self, folder: str | Path, notice=None, wait: float = 0.0):
         self.folder = Path(folder)
         self.path = self.folder / LOCK_NAME
         self.fd: int | None = None
         self.notice = notice or (lambda msg: print(msg, file=sys.stderr))
+        #: seconds to wait for a live holder to finish (0: fail at once); a grid rerun waits for the orphan of a
+        #: killed runner, which exits within a second or finishes its cell
+        self.wait = float(wait)
 
     def _busy(self, pid) -> SpecError:
         who = f"process {pid}" if pid else "another process"
-        return SpecError(f"output: the folder {self.folder} is in use by {who} (another opttrees solve writes "
-                         f"there; lock file {self.path}); wait for it to finish or choose another output folder")
+        return _Busy(f"output: the folder {self.folder} is in use by {who} (another opttrees solve writes "
+                     f"there; lock file {self.path}); wait for it to finish or choose another output folder")
 
     def _holder(self) -> int | None:
         try:
@@ -194,6 +201,16 @@ class FolderLock:
             return None
 
     def acquire(self) -> FolderLock:
+        deadline = time.monotonic() + self.wait
+        while True:
+            try:
+                return self._acquire_once()
+            except _Busy:
+                if time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.2)
+
+    def _acquire_once(self) -> FolderLock:
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
         except OSError as exc:

@@ -985,19 +985,20 @@ def _viewer_html(tree, title: str, report: dict, X, y) -> str:
         return tree_to_html(tree, title=title, summary=report)
 
 
-def run_spec(spec: Spec, write: bool = True, locked: bool = False) -> dict:
+def run_spec(spec: Spec, write: bool = True, locked: bool = False, lock_wait: float = 0.0) -> dict:
     """Fit the spec's model, write tree.json / tree.dot / index.html / report.json, and return the report.
 
     With ``write``, the output folder is locked for the whole run (:class:`~opttrees.outputs.FolderLock`: a
     second solve into it fails at once) and every file is written atomically, report.json last, naming the
-    run's files with their sha256 (:class:`~opttrees.outputs.RunWriter`). ``locked``: the caller holds it.
+    run's files with their sha256 (:class:`~opttrees.outputs.RunWriter`). ``locked``: the caller holds it;
+    ``lock_wait``: seconds to wait for another live holder of the folder before failing.
     """
     if not write:
         return _run_spec(spec, None)
     if locked:   # the caller holds the folder's lock (the CLI takes it before the heavy imports)
         return _run_spec(spec, spec.output)
     from .outputs import FolderLock
-    with FolderLock(spec.output):
+    with FolderLock(spec.output, wait=lock_wait):
         return _run_spec(spec, spec.output)
 
 

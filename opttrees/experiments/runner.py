@@ -44,6 +44,11 @@ GRACE = 5.0
 POLL = 0.1
 
 
+#: seconds a cell waits for its output folder's lock: a killed runner's worker of the same cell exits within a
+#: second of noticing (its parent-watch thread), or finishes the cell
+CELL_LOCK_WAIT = 60.0
+
+
 # ---------------------------------------------------------------------------------------------- worker process
 def _watch_parent() -> None:
     """Exit when the supervising process dies, so a killed runner leaves no orphan solves behind."""
@@ -84,7 +89,8 @@ def _worker_main(cell_path: str, result_path: str, log_path: str | None = None) 
         try:
             with stop_on_sigint():
                 # the cell's output folder (tree.json, tree.dot, index.html, report.json) when the runner gave one
-                report = run_spec(parse_spec(spec), write=bool(spec.get("output")))
+                # (a rerun after a killed runner waits for that runner's orphaned worker of the same cell to exit)
+                report = run_spec(parse_spec(spec), write=bool(spec.get("output")), lock_wait=CELL_LOCK_WAIT)
             payload = {"ok": True, "report": report}
         except MemoryError:
             payload = {"ok": False, "kind": "oom", "error": "MemoryError: the run exhausted its memory"}

@@ -113,6 +113,22 @@ def test_second_solve_into_a_locked_folder_fails_at_once(tmp_path):
     print(f"refused after {took:.2f}s")
 
 
+def test_a_waiting_lock_takes_the_folder_once_its_live_holder_releases_it(tmp_path):
+    """A grid rerun after a killed runner waits (``wait``) for the orphaned worker of the same cell instead of
+    failing; with no wait, or when the holder keeps the folder past the wait, it fails naming the folder."""
+    import threading
+    holder = FolderLock(tmp_path).acquire()
+    with pytest.raises(SpecError, match="in use"):
+        FolderLock(tmp_path).acquire()
+    with pytest.raises(SpecError, match="in use"):
+        FolderLock(tmp_path, wait=0.3).acquire()
+    threading.Timer(0.3, holder.release).start()
+    waiter = FolderLock(tmp_path, wait=10.0).acquire()
+    assert (tmp_path / LOCK_NAME).read_text().strip() == str(os.getpid())
+    waiter.release()
+    assert not (tmp_path / LOCK_NAME).exists()
+
+
 def test_lock_in_process_and_stale_takeover(tmp_path):
     out = tmp_path / "o"
     lock = FolderLock(out).acquire()
