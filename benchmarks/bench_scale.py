@@ -47,8 +47,11 @@ RUNNER = textwrap.dedent("""
         t = time.perf_counter()
         m.fit(X, y)
         r = m.solve_result_
-        out.update(status=r.status, bound=r.bound, route=r.plan.get("route") or r.plan.get("engine") or method)
-        if method == "dp" and r.plan.get("engine", r.timings.get("engine")) == "continuous":
+        if r is None:      # the local search: no solver result (fit_status_ says whether the limit stopped it)
+            out.update(status=getattr(m, "fit_status_", "heuristic"), bound=None, route=method)
+        else:
+            out.update(status=r.status, bound=r.bound, route=r.plan.get("route") or r.plan.get("engine") or method)
+        if r is not None and method == "dp" and r.plan.get("engine", r.timings.get("engine")) == "continuous":
             from opttrees.dp.continuous import _memory_estimate
             out["estimate_mb"] = _memory_estimate(len(y), X.shape[1], D, 1) / 2**20
     out["wall"] = time.perf_counter() - t
