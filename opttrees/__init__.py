@@ -5,11 +5,11 @@ and scikit-learn, Pyomo and the solvers are imported only when an estimator, ``s
 """
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
 
 from . import estimators as _estimators   # the package's list of estimators only: no estimator is imported
 from .errors import InputError, OptTreesError, SolverError, SpecError, VerificationError
+from .lazy import lazy_names
 
 __version__ = "0.1.0"
 
@@ -21,21 +21,8 @@ __all__ = [*_estimators.__all__, "Tree", "prepare", "solve", "SolveResult", "Opt
            "SolverError", "SpecError", "VerificationError", "__version__"]
 
 
-def __getattr__(name: str):
-    if name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
-        globals()[name] = value   # later look-ups skip this function
-        return value
-    try:   # a subpackage used as an attribute (opttrees.solvers.solve) after a bare ``import opttrees``
-        return importlib.import_module(f".{name}", __name__)
-    except ModuleNotFoundError as exc:
-        if exc.name != f"{__name__}.{name}":
-            raise
-    raise AttributeError(f"module 'opttrees' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+# a subpackage used as an attribute (opttrees.solvers.solve) after a bare ``import opttrees`` loads too
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, globals(), __all__, subpackages=True)
 
 
 if TYPE_CHECKING:   # static analysers and IDEs see the real names

@@ -10,9 +10,9 @@ See :mod:`opttrees.dp.api` for the options and :mod:`opttrees.dp.engine` for the
 """
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
 
+from ..lazy import lazy_names
 from .api import MAX_DEPTH, check_binary_matrix, solve_dp, solve_dp_binary, solve_dp_columns
 from .spo import SPOTask, solve_dp_spo
 from .tasks import ClassificationTask, CostSensitiveTask, RegressionTask
@@ -22,12 +22,8 @@ __all__ = ["MAX_DEPTH", "check_binary_matrix", "solve_dp", "solve_dp_binary", "C
            "dp_for_formulation", "DPRun"]
 
 
-def __getattr__(name: str):
-    if name in ("DPRun", "dp_bound", "dp_for_formulation"):
-        value = getattr(importlib.import_module(".bound", __name__), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = lazy_names(__name__, {name: ".bound" for name in ("DPRun", "dp_bound", "dp_for_formulation")},
+                                   globals(), __all__)
 
 
 if TYPE_CHECKING:

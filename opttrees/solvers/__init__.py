@@ -9,8 +9,9 @@ loading Pyomo and the solver back-ends, about half a second of a first DP fit.
 """
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from ..lazy import lazy_names
 
 #: public name -> the submodule that defines it
 _LAZY = {
@@ -26,16 +27,7 @@ __all__ = ["solve", "SolveResult", "Incumbent", "STATUSES", "SOLVERS", "availabl
            "register_adapter"]
 
 
-def __getattr__(name: str):
-    if name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, globals(), __all__)
 
 
 if TYPE_CHECKING:
