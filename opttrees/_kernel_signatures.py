@@ -3,11 +3,9 @@ and `opttrees warmup --check` checks (LARGE: those only fits on more than 65,536
 `python -m opttrees.warmup --record`; do not edit."""
 
 SIGNATURES: dict[str, list[list[str]]] = {
- "dp.continuous_kernels._build2": [
+ "dp.continuous_kernels._build_lr": [
   [
-   "array(float64, 1d, C)",
-   "array(float64, 1d, C)",
-   "array(float64, 1d, C)",
+   "array(float64, 2d, C)",
    "int64"
   ]
  ],
@@ -20,15 +18,16 @@ SIGNATURES: dict[str, list[list[str]]] = {
    "int64",
    "int64",
    "array(float64, 2d, C)",
-   "array(int64, 1d, C)",
-   "array(float64, 1d, C)",
+   "array(int64, 2d, C)",
+   "array(float64, 2d, C)",
+   "array(int32, 2d, C)",
    "array(bool, 1d, C)",
    "int64",
    "int64",
    "array(float64, 2d, C)",
    "float64",
    "int64",
-   "array(uint8, 1d, C)",
+   "array(int32, 1d, C)",
    "array(float64, 2d, C)",
    "array(float64, 2d, C)",
    "array(float64, 1d, C)",
@@ -47,8 +46,8 @@ SIGNATURES: dict[str, list[list[str]]] = {
    "int64",
    "int64",
    "array(float64, 2d, C)",
-   "array(int64, 1d, C)",
-   "array(float64, 1d, C)",
+   "array(int64, 2d, C)",
+   "array(float64, 2d, C)",
    "array(bool, 1d, C)",
    "int64",
    "int64",
@@ -56,7 +55,7 @@ SIGNATURES: dict[str, list[list[str]]] = {
    "float64",
    "int64",
    "int64",
-   "array(uint8, 1d, C)",
+   "array(int32, 1d, C)",
    "array(float64, 2d, C)",
    "array(float64, 2d, C)",
    "array(float64, 1d, C)",
@@ -64,43 +63,51 @@ SIGNATURES: dict[str, list[list[str]]] = {
    "array(float64, 1d, C)"
   ]
  ],
- "dp.continuous_kernels._side_sweep_cls": [
+ "dp.continuous_kernels._gathered": [
   [
    "array(int32, 2d, C)",
-   "array(float64, 2d, C)",
    "int64",
-   "int64",
-   "array(uint8, 1d, C)",
    "array(int64, 1d, C)",
    "array(float64, 1d, C)",
    "int64",
+   "Literal[bool](False)"
+  ],
+  [
+   "array(int32, 2d, C)",
    "int64",
-   "array(float64, 2d, C)",
-   "float64",
-   "int64",
-   "array(float64, 2d, C)",
-   "array(float64, 2d, C)",
    "array(int64, 1d, C)",
    "array(float64, 1d, C)",
-   "array(float64, 2d, C)",
+   "int64",
    "bool"
   ]
  ],
- "dp.continuous_kernels._side_sweep_multi": [
+ "dp.continuous_kernels._ranks_for": [
   [
    "array(int32, 2d, C)",
-   "array(float64, 2d, C)",
    "int64",
    "int64",
-   "array(uint8, 1d, C)",
+   "int64",
+   "array(int32, 1d, C)"
+  ]
+ ],
+ "dp.continuous_kernels._sweep_sides_cls": [
+  [
+   "array(float64, 1d, C)",
    "array(int64, 1d, C)",
    "array(float64, 1d, C)",
+   "array(int32, 1d, C)",
    "int64",
+   "int64",
+   "int64",
+   "int64",
+   "int64",
+   "array(float64, 2d, C)",
    "float64",
    "int64",
    "array(float64, 2d, C)",
    "array(float64, 2d, C)",
-   "array(int64, 1d, C)",
+   "int64",
+   "int64",
    "array(float64, 1d, C)",
    "array(float64, 2d, C)",
    "bool"
@@ -189,18 +196,29 @@ SIGNATURES: dict[str, list[list[str]]] = {
    "int64",
    "int64",
    "array(float64, 2d, C)",
-   "array(int64, 1d, C)",
-   "array(float64, 1d, C)",
+   "array(int64, 2d, C)",
+   "array(float64, 2d, C)",
+   "array(int32, 2d, C)",
    "array(bool, 1d, C)",
    "int64",
    "int64",
    "array(float64, 2d, C)",
    "float64",
    "int64",
-   "array(uint8, 1d, C)",
+   "array(int32, 1d, C)",
    "array(float64, 2d, C)",
    "array(float64, 2d, C)",
    "array(float64, 1d, C)",
+   "array(float64, 2d, C)"
+  ]
+ ],
+ "dp.continuous_kernels.gather_rows": [
+  [
+   "array(int32, 2d, C)",
+   "int64",
+   "array(int64, 1d, C)",
+   "array(float64, 1d, C)",
+   "array(int64, 2d, C)",
    "array(float64, 2d, C)"
   ]
  ],
@@ -214,6 +232,15 @@ SIGNATURES: dict[str, list[list[str]]] = {
    "bool"
   ]
  ],
+ "dp.continuous_kernels.rank_rows": [
+  [
+   "array(int32, 2d, C)",
+   "int64",
+   "int64",
+   "array(int32, 1d, C)",
+   "array(int32, 2d, C)"
+  ]
+ ],
  "dp.continuous_kernels.root_feature": [
   [
    "array(int32, 2d, C)",
@@ -221,8 +248,8 @@ SIGNATURES: dict[str, list[list[str]]] = {
    "int64",
    "int64",
    "array(float64, 2d, C)",
-   "array(int64, 1d, C)",
-   "array(float64, 1d, C)",
+   "array(int64, 2d, C)",
+   "array(float64, 2d, C)",
    "array(bool, 1d, C)",
    "array(float64, 1d, C)",
    "int64",
@@ -235,7 +262,7 @@ SIGNATURES: dict[str, list[list[str]]] = {
    "bool",
    "bool",
    "array(int64, 1d, C)",
-   "array(uint8, 1d, C)",
+   "array(int32, 1d, C)",
    "array(float64, 1d, C)"
   ]
  ],
@@ -247,8 +274,8 @@ SIGNATURES: dict[str, list[list[str]]] = {
    "int64",
    "int64",
    "array(float64, 2d, C)",
-   "array(int64, 1d, C)",
-   "array(float64, 1d, C)",
+   "array(int64, 2d, C)",
+   "array(float64, 2d, C)",
    "array(bool, 1d, C)",
    "int64",
    "int64",
@@ -256,7 +283,7 @@ SIGNATURES: dict[str, list[list[str]]] = {
    "float64",
    "int64",
    "int64",
-   "array(uint8, 1d, C)",
+   "array(int32, 1d, C)",
    "array(float64, 1d, C)"
   ]
  ],
@@ -267,8 +294,8 @@ SIGNATURES: dict[str, list[list[str]]] = {
    "int64",
    "int64",
    "array(float64, 2d, C)",
-   "array(int64, 1d, C)",
-   "array(float64, 1d, C)",
+   "array(int64, 2d, C)",
+   "array(float64, 2d, C)",
    "array(bool, 1d, C)",
    "array(float64, 1d, C)",
    "int64",
@@ -282,7 +309,7 @@ SIGNATURES: dict[str, list[list[str]]] = {
    "Literal[bool](False)",
    "int64",
    "array(int64, 1d, C)",
-   "array(uint8, 1d, C)",
+   "array(int32, 1d, C)",
    "array(float64, 2d, C)",
    "array(float64, 2d, C)",
    "array(float64, 1d, C)",
@@ -295,8 +322,8 @@ SIGNATURES: dict[str, list[list[str]]] = {
    "int64",
    "int64",
    "array(float64, 2d, C)",
-   "array(int64, 1d, C)",
-   "array(float64, 1d, C)",
+   "array(int64, 2d, C)",
+   "array(float64, 2d, C)",
    "array(bool, 1d, C)",
    "array(float64, 1d, C)",
    "int64",
@@ -310,7 +337,7 @@ SIGNATURES: dict[str, list[list[str]]] = {
    "bool",
    "int64",
    "array(int64, 1d, C)",
-   "array(uint8, 1d, C)",
+   "array(int32, 1d, C)",
    "array(float64, 2d, C)",
    "array(float64, 2d, C)",
    "array(float64, 1d, C)",
@@ -338,7 +365,7 @@ SIGNATURES: dict[str, list[list[str]]] = {
    "float64",
    "bool",
    "array(int64, 1d, C)",
-   "array(uint8, 1d, C)",
+   "array(int32, 1d, C)",
    "array(float64, 1d, C)",
    "array(float64, 1d, C)"
   ]

@@ -89,6 +89,7 @@ class _Problem:
         self.h1 = rng.integers(0, 2 ** 63, self.n, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
         self.h2 = rng.integers(0, 2 ** 63, self.n, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
         self.evaluations = 0
+        self._gathered = None
 
     def without_min_leaf(self) -> _Problem:
         """The same problem with ``min_samples_leaf=1``: its optimum is below this one's and never falls when rows
@@ -102,8 +103,13 @@ class _Problem:
     def _scores_every_root(self) -> bool:
         """Whether depth two scores every root threshold exactly (:func:`continuous_kernels.best_root_all`; the
         rule ``solve_d2`` applies below the root too)."""
-        return self.kind != KIND_SQUARED and self.minl <= 1 and (
-            self.K <= 2 or (self.K <= K.EXHAUSTIVE_MAX_CLASSES and self.n <= K.EXHAUSTIVE_3_MAX_ROWS))
+        return self.kind != KIND_SQUARED and self.minl <= 1 and self.K <= K.EXHAUSTIVE_MAX_CLASSES
+
+    def gathered(self, so):
+        """Labels and weights in each feature's order of the whole table (made once, read by every root thread)."""
+        if self._gathered is None:
+            self._gathered = K._gathered(so, so.shape[1], self.lab, self.wt, self.kind, False)
+        return self._gathered
 
     def d2(self, so, xs, m, depth, B, ub, side, counters):
         tree = np.zeros(6)
@@ -134,7 +140,8 @@ class _Searcher:
     def __init__(self, prob: _Problem):
         self.prob = prob
         self.cache: dict = {}
-        self.side = np.zeros(prob.n, np.uint8)
+        # side marks (squared error) or each row's rank in the root feature's order (classification)
+        self.side = np.zeros(prob.n, np.int32)
         self.mark = np.zeros(prob.n, np.uint8)
         self.counters = np.zeros(4)
         # with a minimum leaf size the interval bounds come from the optimum without it (a relaxation, and
@@ -340,8 +347,8 @@ def _d2_root(prob, so, xs, n, t, B):
     if not (isinstance(t, tuple) and len(t) == 2):
         return t
     arr = np.zeros(6)
-    K.root_tree(so, xs, n, t[0], t[1], prob.Z, prob.lab, prob.wt, prob.ties, prob.kind, prob.K, prob.M, prob.pen, prob.minl, B,
-                np.zeros(n, np.uint8), arr)
+    K.root_tree(so, xs, n, t[0], t[1], prob.Z, *prob.gathered(so), prob.ties, prob.kind, prob.K, prob.M, prob.pen,
+                prob.minl, B, np.zeros(n, np.int32), arr)
     return _small_tree(arr)
 
 
@@ -367,6 +374,7 @@ def search(X, ed, max_depth, max_num_nodes, min_samples_leaf, alpha, budget, n_j
     so = _root_orders(prob.X)
     xs = np.ascontiguousarray(np.take_along_axis(prob.X, so.T.astype(np.int64), axis=0).T)
     prob.ties = (np.diff(xs, axis=1) == 0).any(axis=1) if n > 1 else np.zeros(p, bool)
+    prob.gathered(so)
     leaf_tot = prob.Z.sum(axis=0)
     from .engine import leaf_cost
     leaf = float(leaf_cost(leaf_tot, prob.kind, prob.K, prob.M))
@@ -431,7 +439,7 @@ def search(X, ed, max_depth, max_num_nodes, min_samples_leaf, alpha, budget, n_j
         def by_intervals(f, ub, grid_only):
             """The depth-two interval search of root feature f (squared error or a minimum leaf size)."""
             o = np.zeros(4)
-            K.root_feature(so, xs, n, f, prob.Z, prob.lab, prob.wt, prob.ties, prob.worst, prob.kind, prob.K,
+            K.root_feature(so, xs, n, f, prob.Z, *prob.gathered(so), prob.ties, prob.worst, prob.kind, prob.K,
                            prob.M, prob.pen, prob.minl, Bd, ub, prob.moving, grid_only, stop, searchers[f].side, o)
             prob.evaluations += int(o[3])
             return o[0], (f, int(o[1])) if o[1] >= 0 else None, o[2], None

@@ -319,24 +319,19 @@ def dp_fits(n: int, m: int, depth: int, n_stats: int, left: float | None, what: 
 
 
 #: seconds per (features^2 x rows x log2 rows) of the continuous DP at depth 2 (classification; CPU seconds measured
-#: at load 7-15: two classes 20,000 x 10 0.52 s, three classes 20,000 x 10 1.24 s and 100,000 x 20 52.5 s), and the
-#: factor per feature for each level deeper (2,000 x 10 at depth 3: about 20 s)
+#: at load 1-2 after the contiguous sweeps: two classes 20,000 x 10 0.50 s and 100,000 x 20 13.3 s, three classes
+#: 20,000 x 10 0.67 s and 100,000 x 20 6.8 s, eight classes 20,000 x 10 0.62 s), and the factor per feature for each
+#: level deeper (2,000 x 10 at depth 3: about 20 s)
 CONTINUOUS_SECONDS_PER_CELL = 2.5e-8
 CONTINUOUS_DEPTH_FACTOR = 40.0
 
 
-def continuous_seconds(n: int, p: int, depth: int, n_classes: int = 2) -> float:
-    """Predicted seconds of the continuous DP (:mod:`opttrees.dp.continuous`) on n rows x p features; its
-    depth-two routine keeps one pair of segment trees per unordered pair of classes, K (K - 1) / 2 times the
-    two-class work, up to three classes; with more classes, or three on more rows than the exhaustive scoring
-    takes, the interval search runs instead (10,000 x 10 with 4 classes 0.46 s, 2,000 x 19 with 7 classes 0.17 s;
-    100,000 x 20 with 3 classes 19.7 s against 12.3 s for two)."""
-    from ..dp.continuous_kernels import EXHAUSTIVE_3_MAX_ROWS
-
-    pairs = min(max(n_classes * (n_classes - 1) / 2.0, 1.0), 3.0)
-    if n_classes >= 3 and n > EXHAUSTIVE_3_MAX_ROWS:   # the interval search (100,000 x 20: 19.7 s CPU, 2 classes 12.3)
-        pairs = 1.6
-    base = CONTINUOUS_SECONDS_PER_CELL * pairs * p * p * n * max(np.log2(max(n, 2)), 1.0)
+def continuous_seconds(n: int, p: int, depth: int) -> float:
+    """Predicted seconds of the continuous DP (:mod:`opttrees.dp.continuous`) on n rows x p features. Two classes
+    score every root threshold (one pair of segment trees per feature pair: p^2 n log n); more classes run the
+    interval search, whose evaluations (about p log n of them, each a sweep of p n) cost about the same per cell
+    whatever the number of classes (10,000 x 10 with 4 classes 0.21 s, 20,000 x 10 with 8 classes 0.62 s)."""
+    base = CONTINUOUS_SECONDS_PER_CELL * p * p * n * max(np.log2(max(n, 2)), 1.0)
     return base * (CONTINUOUS_DEPTH_FACTOR * p) ** max(depth - 2, 0)
 
 
@@ -368,7 +363,7 @@ def mio_route(data, depth: int, left: float | None, solver: str) -> tuple[str, s
            f"than {room:.3g} s" + ("" if left is None else f" ({ROUTE_SETUP_SHARE:g} of the {left:.3g} s left)"))
     _, _, values = data.ranks
     p = sum(len(v) > 1 for v in values)
-    dp = continuous_seconds(data.n, p, depth, max(data.n_classes, 2))
+    dp = continuous_seconds(data.n, p, depth)
     if dp <= dp_seconds(left):
         return "dp", why + f": the DP over every midpoint (predicted {dp:.3g} s; its optimum is the OCT optimum) " \
                            "runs instead and the model is not built"
@@ -394,7 +389,7 @@ def dp_plan(data, depth: int, left: float | None, n_thresholds: int = 10) -> tup
     stats = dp_statistics(data)
     reasons = []
     p = sum(len(v) > 1 for v in values)
-    seconds = continuous_seconds(data.n, p, depth, max(data.n_classes, 2))
+    seconds = continuous_seconds(data.n, p, depth)
     budget = dp_seconds(left)
     if seconds <= budget:      # the continuous search: O(n p) memory, every midpoint
         return "midpoints", (f"the continuous DP over every midpoint ({data.n} rows x {p} features, predicted "
