@@ -226,6 +226,12 @@ class OptimalTreeRegressor(ConstrainedMixin, TreeAttributesMixin, RegressorMixin
         raw = prepare(X, y, task="regression", sample_weight=sample_weight, min_samples_leaf=self.min_samples_leaf)
         data = standardize_target(raw)
         prob, alpha, linear = make_problem(data, self.loss), float(self.alpha), self.leaf_model == "linear"
+        if linear:      # warns once, at the caller of fit (the search and the formulation check it again, quietly)
+            with warnings.catch_warnings(record=True) as said:
+                warnings.simplefilter("always")
+                check_leaf_penalty(self.leaf_penalty, data, self.min_samples_leaf)
+            for w in said:      # stack: here, run_fit, _fit, fit, the caller
+                warnings.warn(w.message, w.category, stacklevel=5)
         fit = Fit(data, prob, score=self._linear_objective(data) if linear else lambda t: objective(t, prob, alpha),
                   leaf=None if linear else lambda t: refit_leaves(root_leaf(t), prob), report="OptimalTreeRegressor",
                   stats=lambda t: dict(X=raw.X, y=raw.y, sample_weight=raw.sample_weight,
@@ -250,11 +256,11 @@ class OptimalTreeRegressor(ConstrainedMixin, TreeAttributesMixin, RegressorMixin
 
     @contextlib.contextmanager
     def _leaves(self, fit):
-        """Linear leaves: the leaf penalty checked once, here (the search and the formulation check it again)."""
+        """Linear leaves: the leaf penalty's warning was given once (by ``_prepare``); the search and the
+        formulation check it again, quietly."""
         if self.leaf_model != "linear":
             yield False
             return
-        check_leaf_penalty(self.leaf_penalty, fit.data, self.min_samples_leaf)   # warns once, at the caller
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message="leaf_model='linear' with leaf_penalty=0")
             yield True
