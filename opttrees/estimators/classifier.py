@@ -7,24 +7,21 @@ from __future__ import annotations
 
 from functools import partial
 
-import numpy as np
 from sklearn.base import ClassifierMixin
 
-from ..data import prepare
 from ..dp.planner import START_SHARE, DPCost, RouteCost
 from ..formulations.oct import OCT
 from ..formulations.octh import OCTH
 from ..heuristics import local_search
 from ..heuristics.cart import cart_classifier_tree
-from ..heuristics.core import make_problem, objective, refit_leaves
 from ..params import BOOLEAN, FALSE, NONE, Interval, Method, Needs, Options, When, methods, uses
 from .base import OptTreesEstimator, SolverMixin, store_params, warm_start_rules
 from .constrained import CONSTRAINT_RULES, ConstrainedMixin, constrained_dp_start
-from .common import FittedTreeMixin, root_leaf
+from .common import FittedTreeMixin
 from .dp_fit import DP_RULES, DP_USES, fit_dp, fit_dp_tree
 from .fitcontrol import warn_time_limit
 from .pipeline import MIO, DPUse
-from .skeleton import Fit, dp_solvable_constraints
+from .skeleton import Fit, classification_fit, dp_solvable_constraints
 
 #: the hyperplane margin mu of OCT-H / ORT-H (``hyperplane_margin``), in min-max scaled units
 MARGIN_RULES = {"hyperplane_margin": [Interval("real", 0.0, 1.0, closed="right")]}
@@ -47,11 +44,6 @@ MIO_USES = (uses("warm_start"), uses("n_restarts", warm_start=("local-search",))
             uses("n_jobs", warm_start=("local-search",)), uses("split_type"),
             uses("n_hyperplane_restarts", split_type=_HYPERPLANE, warm_start=("local-search",)),
             uses("hyperplane_margin", split_type=_HYPERPLANE))
-
-
-def gini_stats(data) -> dict:
-    """:func:`~opttrees.estimators.common.record_node_stats`'s arguments for a classification tree."""
-    return dict(X=data.X, y=data.y, sample_weight=data.sample_weight, criterion="gini", n_classes=data.n_classes)
 
 
 class OptimalTreeClassifier(ConstrainedMixin, FittedTreeMixin, ClassifierMixin, SolverMixin, OptTreesEstimator):
@@ -211,11 +203,7 @@ class OptimalTreeClassifier(ConstrainedMixin, FittedTreeMixin, ClassifierMixin, 
 
     # ------------------------------------------------------------------ the fit's hooks (estimators.skeleton)
     def _prepare(self, X, y, sample_weight=None) -> Fit:
-        data = prepare(X, y, "classification", sample_weight, self.min_samples_leaf)
-        assert data.codec is not None   # classification data: its labels' codec
-        prob, alpha = make_problem(data), float(self.alpha)   # built once: presorted orders take seconds at 1e5 rows
-        return Fit(data, prob, score=lambda t: objective(t, prob, alpha), leaf=lambda t: refit_leaves(root_leaf(t), prob),
-                   classes=np.asarray(data.codec.classes), stats=lambda t: gini_stats(data))
+        return classification_fit(self, X, y, sample_weight)
 
     def _honours(self, fit) -> tuple[bool, str]:
         by_dp = self.method == "dp" and dp_solvable_constraints(self)
