@@ -12,16 +12,14 @@ from sklearn.base import ClassifierMixin
 from ..dp.planner import START_SHARE, DPCost, RouteCost
 from ..formulations.oct import OCT
 from ..formulations.octh import OCTH
-from ..heuristics import local_search
 from ..heuristics.cart import cart_classifier_tree
 from ..params import BOOLEAN, FALSE, NONE, Interval, Method, Needs, Options, When, methods, uses
 from .base import OptTreesEstimator, SolverMixin, store_params, warm_start_rules
 from .constrained import CONSTRAINT_RULES, ConstrainedMixin, constrained_dp_start
 from .common import FittedTreeMixin
 from .dp_fit import DP_RULES, DP_USES, fit_dp, fit_dp_tree
-from .fitcontrol import warn_time_limit
 from .pipeline import MIO, DPUse
-from .skeleton import Fit, classification_fit, dp_solvable_constraints
+from .skeleton import Fit, TableMethods, classification_fit, dp_solvable_constraints
 
 #: the hyperplane margin mu of OCT-H / ORT-H (``hyperplane_margin``), in min-max scaled units
 MARGIN_RULES = {"hyperplane_margin": [Interval("real", 0.0, 1.0, closed="right")]}
@@ -46,7 +44,8 @@ MIO_USES = (uses("warm_start"), uses("n_restarts", warm_start=("local-search",))
             uses("hyperplane_margin", split_type=_HYPERPLANE))
 
 
-class OptimalTreeClassifier(ConstrainedMixin, FittedTreeMixin, ClassifierMixin, SolverMixin, OptTreesEstimator):
+class OptimalTreeClassifier(ConstrainedMixin, FittedTreeMixin, ClassifierMixin, TableMethods, SolverMixin,
+                            OptTreesEstimator):
     """Optimal classification tree (Bertsimas–Dunn OCT / OCT-H), by MIO, local search or greedily.
 
     Every method minimises the same objective: misclassifications / (root baseline errors) + alpha * splits.
@@ -92,7 +91,7 @@ class OptimalTreeClassifier(ConstrainedMixin, FittedTreeMixin, ClassifierMixin, 
         tighter equivalent rows (same integer solutions, stronger LP bound).
     dp_bound : bool or "auto", default="auto"
         ``"auto"``: True when the DP over every midpoint is predicted to fit half the time left and the DP's
-        memory cap (``opttrees.estimators.fitcontrol.dp_plan``), for parallel splits; False otherwise.
+        memory cap (``opttrees.dp.planner.dp_plan``), for parallel splits; False otherwise.
         True: hand the solver the dynamic program's optimum over every midpoint as an objective bound
         (``method="mio"``, parallel splits): it relaxes the OCT MIO, so a tree that reaches it is proven optimal
         (``solve_result_.proof == "dp-bound"``). With ``warm_start="dp"`` the same DP run gives the start.
@@ -218,25 +217,8 @@ class OptimalTreeClassifier(ConstrainedMixin, FittedTreeMixin, ClassifierMixin, 
         return fit.ctl.run(stage, cart_classifier_tree, fit.data, depth, self.min_samples_leaf, alpha,
                            self.random_state, fallback=root, cheap=True)
 
-    def _local_search(self, fit, share: float = 1.0):
-        with fit.ctl.stage("local_search"):
-            tree = local_search(fit.data, self.max_depth, float(self.alpha), self.min_samples_leaf, self.n_restarts,
-                                self.split_type, self.random_state, self.n_jobs, self.n_hyperplane_restarts,
-                                time_limit=fit.ctl.time(share), verbose=self.verbose)
-        if fit.ctl.stop():
-            fit.ctl.mark_cut_short("local search")
-        return tree
-
     def _fit_greedy(self, fit):
         return self._cart(fit, "greedy", int(self.max_depth))
-
-    def _fit_local_search(self, fit):
-        tree = self._local_search(fit)
-        warn_time_limit(self, fit.ctl, "the local search (best of the restarts completed)")
-        return tree
-
-    def _fit_dp(self, fit):
-        return fit_dp(self, fit)
 
     def _fit_mio(self, fit):
         """OCT (OCT-H) from the plan's start, with the DP over the model's midpoints as start and bound, the

@@ -110,7 +110,7 @@ class FlowOCTClassifier(ConstrainedMixin, _TreeClassifierMixin, SolverMixin, Opt
         Seeds the solver (its own seed is derived from it).
     warm_start : {"auto", "greedy", "dp"} or None, default="auto"
         "auto": "dp" when the dynamic program over the model's binary columns is predicted to fit half of the
-        time left and its memory cap (``opttrees.estimators.fitcontrol.dp_fits``), else "greedy";
+        time left and its memory cap (``opttrees.dp.planner.dp_fits``), else "greedy";
         ``solve_result_.plan`` says which and why. "greedy" starts the solver from CART on the binary columns
         (that tree is also the fallback when the fit stops before the solver has a solution); "dp" from the
         dynamic program's optimal tree over the same binary columns (:mod:`opttrees.dp.bound`; it may use half

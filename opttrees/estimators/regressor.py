@@ -21,11 +21,11 @@ from .base import OptTreesEstimator, SolverMixin, store_params, warm_start_rules
 from .constrained import CONSTRAINT_RULES, ConstrainedMixin
 from .common import TreeAttributesMixin, check_X_fitted, root_leaf
 from .classifier import LOCAL_SEARCH_USES, MARGIN_RULES, MIO_USES, NO_NODE_BUDGET, PARALLEL_ONLY
-from .dp_fit import DP_RULES, DP_USES, fit_dp
+from .dp_fit import DP_RULES, DP_USES
 from .fitcontrol import warn_time_limit
 from .pipeline import MIO, Start
-from .skeleton import Fit, dp_solvable_constraints
-from ..heuristics import greedy_tree, local_search
+from .skeleton import Fit, TableMethods, dp_solvable_constraints
+from ..heuristics import greedy_tree
 from ..heuristics.core import LeafProblem, make_problem, objective, refit_leaves
 from ..heuristics.linear_leaves import check_leaf_penalty, linear_leaf_tree, linear_local_search, linear_tree_objective
 
@@ -51,7 +51,8 @@ COEF_BOUND_LINEAR = Needs("coef_bound", (NONE,), "coef_bound needs leaf_model='l
 #: the lasso leaves' settings mean something with linear leaves only, whatever the method
 LINEAR_LEAVES_USE = (uses("leaf_penalty", leaf_model=("linear",)), uses("leaf_penalty_type", leaf_model=("linear",)))
 
-class OptimalTreeRegressor(ConstrainedMixin, TreeAttributesMixin, RegressorMixin, SolverMixin, OptTreesEstimator):
+class OptimalTreeRegressor(ConstrainedMixin, TreeAttributesMixin, RegressorMixin, TableMethods, SolverMixin,
+                           OptTreesEstimator):
     """Regression tree (ORT / ORT-H) minimising loss / L̂ + alpha * complexity (thesis ch. 4), with constant
     leaves or, ``leaf_model="linear"``, lasso leaves (ORT-L / ORT-LH, thesis ch. 5: + leaf_penalty * Σ ||β_t|| / s_y).
 
@@ -254,6 +255,8 @@ class OptimalTreeRegressor(ConstrainedMixin, TreeAttributesMixin, RegressorMixin
                 f"by method={self.method!r}, leaf_model={self.leaf_model!r}, split_type={self.split_type!r}"
                 + (" (the DP solves feature budgets only)" if self.method == "dp" else ""))
 
+    _constrained_dp_warning = "the dynamic program (best tree so far)"
+
     @contextlib.contextmanager
     def _leaves(self, fit):
         """Linear leaves: the leaf penalty's warning was given once (by ``_prepare``); the search and the
@@ -267,12 +270,9 @@ class OptimalTreeRegressor(ConstrainedMixin, TreeAttributesMixin, RegressorMixin
 
     def _fit_local_search(self, fit):
         with self._leaves(fit) as linear:
-            tree = (self._linear_local_search if linear else self._local_search)(fit, 1.0)
+            tree = self._linear_local_search(fit, 1.0) if linear else self._local_search(fit)
         warn_time_limit(self, fit.ctl, "the local search (best of the restarts completed)")
         return tree
-
-    def _fit_dp(self, fit):
-        return fit_dp(self, fit, constrained_warning="the dynamic program (best tree so far)")
 
     def _fit_greedy(self, fit):
         with fit.ctl.stage("greedy"):
@@ -318,15 +318,6 @@ class OptimalTreeRegressor(ConstrainedMixin, TreeAttributesMixin, RegressorMixin
                                        self.min_samples_leaf, self.n_restarts, self.random_state,
                                        split_type=self.split_type, n_hyperplane_restarts=self.n_hyperplane_restarts,
                                        max_thresholds=self.max_thresholds, time_limit=fit.ctl.time(share))
-        if fit.ctl.stop():
-            fit.ctl.mark_cut_short("local search")
-        return tree
-
-    def _local_search(self, fit, share: float):
-        with fit.ctl.stage("local_search"):
-            tree = local_search(fit.data, self.max_depth, self.alpha, self.min_samples_leaf, self.n_restarts,
-                                self.split_type, self.random_state, self.n_jobs, self.n_hyperplane_restarts,
-                                self.loss, time_limit=fit.ctl.time(share), verbose=self.verbose)
         if fit.ctl.stop():
             fit.ctl.mark_cut_short("local search")
         return tree

@@ -166,3 +166,35 @@ def epilogue(est, fit: Fit, tree: Tree) -> None:
         est.tree_ = fit.to_user(tree)
     record_display_bounds(est, fit.data if fit.display is None else fit.display)
     record_node_stats(est, **(fit.stats(tree) if fit.stats is not None else {}))
+
+
+class TableMethods:
+    """The method hooks the classification and regression trees share on a prepared table: Dunn's local search
+    (``loss``: the regressor's; None for classification) and the dynamic program (:func:`~.dp_fit.fit_dp`)."""
+
+    #: what the time-limit warning of a constrained DP names (None: none)
+    _constrained_dp_warning: str | None = None
+
+    def _local_search(self, fit: Fit, share: float = 1.0):
+        from ..heuristics import local_search
+
+        est: Any = self
+        with fit.ctl.stage("local_search"):
+            tree = local_search(fit.data, est.max_depth, float(est.alpha), est.min_samples_leaf, est.n_restarts,
+                                est.split_type, est.random_state, est.n_jobs, est.n_hyperplane_restarts,
+                                getattr(est, "loss", None), time_limit=fit.ctl.time(share), verbose=est.verbose)
+        if fit.ctl.stop():
+            fit.ctl.mark_cut_short("local search")
+        return tree
+
+    def _fit_local_search(self, fit: Fit):
+        from .fitcontrol import warn_time_limit
+
+        tree = self._local_search(fit)
+        warn_time_limit(self, fit.ctl, "the local search (best of the restarts completed)")
+        return tree
+
+    def _fit_dp(self, fit: Fit):
+        from .dp_fit import fit_dp
+
+        return fit_dp(self, fit, self._constrained_dp_warning)
