@@ -1,11 +1,14 @@
-"""One MIO pipeline for every MIO model: build -> start and bound -> solve -> extract -> compare -> fallback.
+"""One MIO pipeline for every MIO model: plan -> starts -> build -> DP start and bound -> solve -> extract ->
+compare -> fallback.
 
 Why one: OCT, OCT-H, ORT, ORT-L, FlowOCT, BendersOCT, RobustOCT, the SPOT MILP and the OPT MIO differ only in
 *what* they build, where their start comes from and whether a dynamic program bounds them. How a fit runs a
-MIO (the deadline, the DP start and bound, side constraints, the solver hand-off, re-verification, "never return
-a tree worse than the start", the fallback when the solver finds nothing) is the same, so it lives here once.
-An estimator describes its model as an :class:`MIO` and calls :func:`run_mio`; adding a model is a formulation,
-a registry line and an ``MIO(...)`` (docs/architecture.md, "Adding an MIO model").
+MIO (the plan: start, bound, solver and route, by :class:`opttrees.dp.planner.Auto`; the deadline, the DP start
+and bound, side constraints, the solver hand-off, re-verification, "never return a tree worse than the start", the
+fallback when the solver finds nothing) is the same, so it lives here once. An estimator describes its model as
+an :class:`MIO` and hands it to ``SolverMixin._run_mio`` (its solver settings and what it asks the planner), the
+one way into :func:`run_mio`; adding a model is a formulation, a registry line and an estimator that declares its
+``MIO(...)`` (docs/architecture.md, "Adding an MIO model").
 """
 from __future__ import annotations
 
