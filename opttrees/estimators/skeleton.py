@@ -42,10 +42,9 @@ class Fit:
     ``data``: the prepared data (``X``, ``p``; a classifier's ``codec``). ``problem``: the leaf-cost problem the
     methods and the tidying share (built once). The epilogue's declarations: ``score`` (lower is better with
     ``sense`` 1) judges tidying and the single leaf ``leaf(tree)``, and gives ``objective_`` unless ``objective``
-    is False; ``refit`` (tidying's payload refit), ``classes`` (``classes_``), ``n_features``
-    (``n_features_in_``, default ``data.p``), ``X_train`` (the features the tree splits: tidying and node
-    statistics; default ``data.X``), ``display`` (what display bounds read; default ``data``), ``to_user`` (the
-    tree in the caller's units), ``stats(tree)`` (:func:`record_node_stats`'s arguments, from the tree before
+    is False; ``refit`` (tidying's payload refit), ``classes`` (``classes_``), ``display`` (what display bounds
+    read; default ``data``; tidying reads ``data.X``, the features the tree splits), ``to_user`` (the tree in the
+    caller's units), ``stats(tree)`` (:func:`record_node_stats`'s arguments, from the tree before
     ``to_user``) and ``report`` (the verbose closing line's label). Method hooks may set any of them (a flow
     fit's score is its built model's).
     """
@@ -58,8 +57,6 @@ class Fit:
     refit: Callable[[Tree], Tree] | None = None
     objective: bool = True
     classes: Any = None
-    n_features: int | None = None
-    X_train: Any = None
     display: Any = None
     to_user: Callable[[Tree], Tree] | None = None
     stats: Callable[[Tree], dict] | None = None
@@ -70,7 +67,7 @@ class Fit:
     X: Any = None
     encoding: Any = None
     ctx: ConstraintContext | None = None
-    #: what a method hook keeps for the epilogue (e.g. the robust tree's pre-tidying tree)
+    #: what the hooks pass on (e.g. the policy tree's fit arguments ``propensity`` and ``outcome_estimates``)
     notes: dict = field(default_factory=dict)
 
 
@@ -148,13 +145,12 @@ def epilogue(est, fit: Fit, tree: Tree) -> None:
     ctx, score = fit.ctx, fit.score
     if ctx is not None and score is not None:   # no tidying step or single leaf may break a constraint
         score = ctx.guard(score, fit.sense)
-    X_train = fit.data.X if fit.X_train is None else fit.X_train
     leaf = fit.leaf(tree) if fit.leaf is not None and tree is not None else None
-    tree = finish_fit(est, tree, X_train, score, fit.sense, leaf=leaf, refit=fit.refit, encoding=fit.encoding)
+    tree = finish_fit(est, tree, fit.data.X, score, fit.sense, leaf=leaf, refit=fit.refit, encoding=fit.encoding)
     est.tree_ = tree
     if fit.classes is not None:
         est.classes_ = fit.classes
-    est.n_features_in_ = fit.data.p if fit.n_features is None else fit.n_features
+    est.n_features_in_ = fit.data.p
     names = feature_names_in(fit.X)     # scikit-learn's rule: only for a DataFrame with string column names
     if names is not None:
         est.feature_names_in_ = np.asarray(names, dtype=object)
