@@ -1,9 +1,12 @@
-"""Adding an MIO model to opttrees: a formulation, a registry line and a Method configuration.
+"""Adding an MIO model to opttrees: a formulation, an estimator that declares its model, and a registry line.
 
 The model: OCT with a budget on the number of splits (at most ``max_splits`` branch nodes split), a row the
-thesis's model does not have. Everything else a fit needs -- the deadline and Ctrl-C, the solver hand-off,
-re-verifying the solver's tree, never returning a tree worse than the start, the fallback when the solver
-finds nothing -- comes from the MIO pipeline (:mod:`opttrees.estimators.pipeline`).
+thesis's model does not have. Everything else a fit needs comes with no further code: from the one template
+``fit`` (:mod:`opttrees.estimators.skeleton`: parameter checks, category columns, ``classes_``,
+``n_features_in_``, ``feature_names_in_``, tidying, side constraints, display bounds, feature importances,
+``fit_status_``; ``score`` from scikit-learn's ClassifierMixin) and from the MIO pipeline
+(:mod:`opttrees.estimators.pipeline`: the planner's start, bound and solver, the deadline and Ctrl-C, the solver
+hand-off, re-verifying the solver's tree, never returning a tree worse than the start, the fallback).
 
 Run it: ``python examples/split_budget_oct.py`` (fits on iris and checks the MIO against the dynamic program
 with the same split budget, ``OptimalTreeClassifier(method="dp", max_num_nodes=K)``).
@@ -13,17 +16,18 @@ from __future__ import annotations
 import math
 from functools import partial
 
-import numpy as np
 import pyomo.environ as pyo
+from sklearn.base import ClassifierMixin
 
-from opttrees.data import prepare
-from opttrees.estimators.base import OptTreesEstimator, SolverMixin, store_params
-from opttrees.estimators.fitcontrol import controlled_fit
+from opttrees.dp.planner import DPCost
+from opttrees.estimators.base import OptTreesEstimator, SolverMixin, store_params, warm_start_rules
+from opttrees.estimators.common import FittedTreeMixin
+from opttrees.estimators.constrained import CONSTRAINT_RULES, ConstrainedMixin
 from opttrees.estimators.pipeline import MIO, Start
+from opttrees.estimators.skeleton import classification_fit
 from opttrees.formulations.oct import OCT
 from opttrees.heuristics.cart import cart_classifier_tree
-from opttrees.heuristics.core import make_problem, objective
-from opttrees.params import Interval
+from opttrees.params import BOOLEAN, Interval, Options
 from opttrees.registry import register_model
 
 
@@ -39,44 +43,39 @@ class SplitBudgetOCT(OCT):
                                                  <= self.max_splits)
 
 
-# 2. The estimator: parameters as data, then one MIO job for the pipeline.
-class SplitBudgetTreeClassifier(SolverMixin, OptTreesEstimator):
+# 2. The estimator: parameters as data, the data prepared as every classifier's, and one MIO job.
+class SplitBudgetTreeClassifier(ConstrainedMixin, FittedTreeMixin, ClassifierMixin, SolverMixin, OptTreesEstimator):
     """Optimal classification tree with at most ``max_splits`` splits, by the SplitBudgetOCT MIO.
 
     Parameters
     ----------
-    max_depth, min_samples_leaf, alpha : as for :class:`opttrees.OptimalTreeClassifier`
+    max_depth, min_samples_leaf, alpha, warm_start, dp_bound, constraints : as for OptimalTreeClassifier
     max_splits : int, default=2
         Most branch nodes that may split.
     solver, time_limit, mip_gap, threads, random_state, verbose : the solver settings of every MIO estimator
     """
 
-    _parameter_rules = {"max_splits": [Interval("int", 0)]}   # plus SHARED_RULES and SOLVER_RULES
+    _parameter_rules = {"max_splits": [Interval("int", 0)], "warm_start": warm_start_rules("auto", "greedy"),
+                        "dp_bound": [BOOLEAN, Options("auto")], **CONSTRAINT_RULES}   # plus SHARED, SOLVER_RULES
 
     def __init__(self, *, max_depth=2, min_samples_leaf=1, alpha=0.0, max_splits=2, solver="auto", time_limit=60,
-                 mip_gap=1e-6, threads=1, random_state=0, verbose=False):
+                 mip_gap=1e-6, threads=1, random_state=0, verbose=False, warm_start="auto", dp_bound="auto",
+                 constraints=None):
         store_params(self, locals())
 
-    def fit(self, X, y):
-        self._check_params()
-        with controlled_fit(self, self._time_limit()) as ctl:
-            data = prepare(X, y, "classification", min_samples_leaf=self.min_samples_leaf)
-            prob, alpha = make_problem(data), float(self.alpha)
-            # a start inside the budget: CART of the deepest full depth with at most max_splits splits
-            depth = min(int(self.max_depth), int(math.log2(int(self.max_splits) + 1)))
-            cart = ctl.run("warm_start", cart_classifier_tree, data, depth, self.min_samples_leaf, alpha,
-                           self.random_state, cheap=True)
-            out = self._run_mio(ctl, MIO(
-                build=partial(SplitBudgetOCT, data, int(self.max_depth), self.min_samples_leaf, alpha,
-                              max_splits=int(self.max_splits)),
-                score=lambda tree: objective(tree, prob, alpha),
-                starts=[Start.of("greedy", cart)]))
-            self.tree_ = out.tree
-            self.classes_ = np.asarray(data.codec.classes)
-        return self
+    def _prepare(self, X, y, sample_weight=None):
+        return classification_fit(self, X, y, sample_weight)
 
-    def predict(self, X):
-        return self.tree_.predict(np.asarray(X, dtype=np.float64))
+    def _fit_mio(self, fit):
+        # a start inside the budget: CART of the deepest full depth with at most max_splits splits
+        depth = min(int(self.max_depth), int(math.log2(int(self.max_splits) + 1)))
+        cart = fit.ctl.run("warm_start", cart_classifier_tree, fit.data, depth, self.min_samples_leaf,
+                           float(self.alpha), self.random_state, cheap=True)
+        build = partial(SplitBudgetOCT, fit.data, int(self.max_depth), self.min_samples_leaf, float(self.alpha),
+                        max_splits=int(self.max_splits))
+        job = MIO(build, fit.score, starts=[Start.of("greedy", cart)], constraints=fit.ctx)
+        return self._run_mio(fit.ctl, job, dp_bound=self.dp_bound,
+                             cost=DPCost.of_ranks(fit.data, int(self.max_depth))).tree
 
 
 # 3. The registry line: a spec's ``model: {type: oct-split-budget}`` and ``opttrees models`` now know it.

@@ -15,7 +15,8 @@ fresh seed each fit, as in scikit-learn).
 To add an estimator: derive from :class:`OptTreesEstimator` (and :class:`SolverMixin` if it solves a MIO),
 make ``__init__`` keyword-only and store the parameters unchanged with ``store_params(self, locals())``
 (``random_state=DEFAULT_RANDOM_STATE`` if it has randomness), declare the rules of the parameters
-:data:`~opttrees.params.SHARED_RULES` does not cover, and call ``self._check_params()`` first in ``fit``;
+:data:`~opttrees.params.SHARED_RULES` does not cover, and write the hooks of the one ``fit``
+(:mod:`opttrees.estimators.skeleton`): ``_prepare`` (the data, once) and one ``_fit_<method>`` per method;
 ``tests/estimators/test_params.py`` checks that every parameter has a rule and ``tests/cli/test_spec_runs.py``
 that every seed defaults to 0.
 """
@@ -88,6 +89,25 @@ class OptTreesEstimator(BaseEstimator):
         """``time_limit`` for the fit's deadline: None when there is none (None or inf)."""
         return time_limit_seconds(self.time_limit)
 
+    # ------------------------------------------------------------------ the one fit (estimators.skeleton)
+    #: the stage the data is prepared in (``fit_timings_``)
+    _prepare_stage = "prepare"
+    #: methods that run without the fit's deadline (they have no partial tree to return)
+    _untimed_methods: tuple = ()
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit on (X, y): the one template of every estimator (:func:`opttrees.estimators.skeleton.run_fit`);
+        ``time_limit`` covers the whole fit and Ctrl-C returns the best tree so far
+        (:mod:`opttrees.estimators.fitcontrol`)."""
+        return self._fit(X, y, sample_weight=sample_weight)
+
+    def _fit(self, X, *target, **fit_args):
+        """The template ``fit`` with the estimator's own targets and fit arguments (a ``fit`` of another
+        signature forwards to it)."""
+        from .skeleton import run_fit
+
+        return run_fit(self, X, target, fit_args)
+
 
 class SolverMixin:
     """``solver``, ``time_limit``, ``mip_gap``, ``threads``, ``verbose`` for MIO estimators.
@@ -109,30 +129,32 @@ class SolverMixin:
         otherwise (SCIP for lazy-constraint models and quadratic objectives)."""
         return "highs", "a linear MIO: HiGHS"
 
+    def _auto(self, **request):
+        """The planner of this fit's MIO (:class:`~opttrees.dp.planner.Auto`): the solver settings, plus the
+        ``warm_start`` / ``dp_bound`` / DP cost / route ``request``."""
+        from ..dp.planner import Auto
+
+        request.setdefault("warm_start", getattr(self, "warm_start", None))
+        return Auto(solver=self.solver, auto_solver=self._auto_solver(), **request)
+
     def _solver_name(self) -> str:
         """The solver this fit uses: ``solver`` in lower case, with ``"auto"`` resolved."""
-        name = str(self.solver).lower()
-        return self._auto_solver()[0] if name == "auto" else name
+        return self._auto().solver_plan()[0]
 
-    def _solver_plan(self) -> dict:
-        """What :attr:`SolveResult.plan` records about the solver choice."""
-        if str(self.solver).lower() != "auto":
-            return {"solver": self._solver_name()}
-        name, why = self._auto_solver()
-        return {"solver": name, "solver_why": f"solver='auto': {why}"}
-
-    def _run_mio(self, ctl, job):
-        """:func:`~opttrees.estimators.pipeline.run_mio` with this estimator's solver settings; sets
-        ``solve_result_`` and returns the outcome (its tree, source, model and DP run)."""
+    def _run_mio(self, ctl, job, **request):
+        """:func:`~opttrees.estimators.pipeline.run_mio` planned with this estimator's settings (:meth:`_auto`,
+        ``request``: what it asks of the planner); sets ``solve_result_`` and returns the outcome (its tree, source,
+        model and DP run)."""
         from .pipeline import run_mio
 
-        job.plan = {**job.plan, **self._solver_plan()}
+        job.auto = self._auto(**request)
         job.solver_options = job.solver_options or self._solver_options()
         out = run_mio(job, ctl, type(self).__name__, verbose=self.verbose)
         self.solve_result_ = out.result
         return out
 
     def _solver_options(self) -> dict:
-        """Keyword arguments for :meth:`FitControl.solve` (the time limit comes from the fit's deadline)."""
-        return dict(solver=self._solver_name(), mip_gap=self.mip_gap, threads=self.threads,
-                    seed=solver_seed(self.random_state), verbose=self.verbose)
+        """Keyword arguments for :meth:`FitControl.solve` (the solver comes from the plan, the time limit from the
+        fit's deadline)."""
+        return dict(mip_gap=self.mip_gap, threads=getattr(self, "threads", 1), seed=solver_seed(self.random_state),
+                    verbose=self.verbose)

@@ -1,44 +1,28 @@
 """OptimalTreeClassifier: the user-facing classifier, a real scikit-learn estimator.
 
-Also home of :data:`DP_RULES` and :func:`fit_dp_tree`, the ``method="dp"`` path the regressor shares: the
-dynamic program (:mod:`opttrees.dp`) on the prepared data under the fit's deadline and Ctrl-C.
+Also home of the rules the regressor shares (hyperplane margin, what each method cannot take, where the local
+search's and the MIO's parameters apply); the DP's settings and ``method="dp"`` are :mod:`.dp_fit`'s.
 """
 from __future__ import annotations
 
 from functools import partial
 
-import numpy as np
 from sklearn.base import ClassifierMixin
 
-from ..data import prepare
-from ..errors import InputError
+from ..dp.planner import START_SHARE, DPCost, RouteCost
 from ..formulations.oct import OCT
 from ..formulations.octh import OCTH
-from ..heuristics import local_search
 from ..heuristics.cart import cart_classifier_tree
-from ..heuristics.core import make_problem, objective, refit_leaves
-from ..solvers.result import finish
-from ..params import BOOLEAN, FALSE, NONE, Interval, Method, Needs, Options, When, methods, n_workers, uses
+from ..params import BOOLEAN, FALSE, NONE, Interval, Method, Needs, Options, When, methods, uses
 from .base import OptTreesEstimator, SolverMixin, store_params, warm_start_rules
-from ..constrained_dp import dp_solvable, solve_dp_constrained
-from ..constraints import check_constraints
-from .constrained import (CONSTRAINT_RULES, ConstrainedMixin, ConstraintContext, bind, constrained_dp_start, own_objective,
-                          user_labels, verify)
-from .common import (FittedTreeMixin, encode_categories, feature_names_in, finish_fit, record_display_bounds,
-                     record_node_stats, root_leaf)
-from .fitcontrol import controlled_fit, dp_plan, mio_route, warn_time_limit
-from .pipeline import MIO, DPUse, Start
+from .constrained import CONSTRAINT_RULES, ConstrainedMixin, constrained_dp_start
+from .common import FittedTreeMixin
+from .dp_fit import DP_RULES, DP_USES, fit_dp, fit_dp_tree
+from .pipeline import MIO, DPUse
+from .skeleton import Fit, TableMethods, classification_fit, dp_solvable_constraints
 
 #: the hyperplane margin mu of OCT-H / ORT-H (``hyperplane_margin``), in min-max scaled units
 MARGIN_RULES = {"hyperplane_margin": [Interval("real", 0.0, 1.0, closed="right")]}
-
-
-#: the settings of the dynamic program (``method="dp"``, ``warm_start="dp"``), one rule each
-DP_RULES = {
-    "binarization": [Options("auto", "exact", "quantile", "midpoints")],
-    "n_thresholds": [Interval("int", 1)],
-    "max_num_nodes": [Interval("int", 0), NONE],
-}
 
 
 #: what the methods other than "mio" / "local-search" (and the DP) cannot take (shared with the regressor)
@@ -58,37 +42,10 @@ MIO_USES = (uses("warm_start"), uses("n_restarts", warm_start=("local-search",))
             uses("n_jobs", warm_start=("local-search",)), uses("split_type"),
             uses("n_hyperplane_restarts", split_type=_HYPERPLANE, warm_start=("local-search",)),
             uses("hyperplane_margin", split_type=_HYPERPLANE))
-DP_USES = (uses("binarization"), uses("n_thresholds"), uses("max_num_nodes"))
 
 
-def fit_dp_tree(est, data, ctl, max_num_nodes=None, share: float = 1.0, stage: str = "dp", binarization=None):
-    """The DP's optimal tree over ``est``'s binarisation of ``data`` -> (Tree, SolveResult).
-
-    Misclassification for classification data, squared error for regression data (``data.task``).
-    The search gets ``share`` of the time the fit has left (all of it for ``method="dp"``; a start leaves
-    the rest to the solver) and stops on Ctrl-C or the deadline with its best tree and a valid bound.
-    """
-    from ..dp import ClassificationTask, RegressionTask, solve_dp
-
-    task = ClassificationTask() if data.task == "classification" else RegressionTask()
-    left = ctl.remaining()
-    n_jobs = getattr(est, "n_jobs", 1)
-    with ctl.stage(stage):
-        # prepare() dropped the rows of weight 0 (one min-leaf rule for every method): every row here counts
-        tree, res = solve_dp(data.X, data.y, task=task, max_depth=int(est.max_depth), max_num_nodes=max_num_nodes,
-                             min_samples_leaf=int(est.min_samples_leaf), alpha=float(est.alpha),
-                             sample_weight=data.sample_weight, binarization=binarization or est.binarization,
-                             n_thresholds=int(est.n_thresholds), n_jobs=n_workers(n_jobs),
-                             time_limit=None if left is None else left * share, verbose=bool(est.verbose))
-    if res.status != "optimal" and share == 1.0:    # the fit's own answer was cut short (a start is only a start)
-        ctl.mark_cut_short(stage)
-    tree.feature_names = data.feature_names
-    if data.codec is not None:      # the DP saw the label codes 0..K-1: give the tree the user's labels
-        tree.classes = list(data.codec.classes)
-    return tree, res
-
-
-class OptimalTreeClassifier(ConstrainedMixin, FittedTreeMixin, ClassifierMixin, SolverMixin, OptTreesEstimator):
+class OptimalTreeClassifier(ConstrainedMixin, FittedTreeMixin, ClassifierMixin, TableMethods, SolverMixin,
+                            OptTreesEstimator):
     """Optimal classification tree (Bertsimas–Dunn OCT / OCT-H), by MIO, local search or greedily.
 
     Every method minimises the same objective: misclassifications / (root baseline errors) + alpha * splits.
@@ -134,7 +91,7 @@ class OptimalTreeClassifier(ConstrainedMixin, FittedTreeMixin, ClassifierMixin, 
         tighter equivalent rows (same integer solutions, stronger LP bound).
     dp_bound : bool or "auto", default="auto"
         ``"auto"``: True when the DP over every midpoint is predicted to fit half the time left and the DP's
-        memory cap (``opttrees.estimators.fitcontrol.dp_plan``), for parallel splits; False otherwise.
+        memory cap (``opttrees.dp.planner.dp_plan``), for parallel splits; False otherwise.
         True: hand the solver the dynamic program's optimum over every midpoint as an objective bound
         (``method="mio"``, parallel splits): it relaxes the OCT MIO, so a tree that reaches it is proven optimal
         (``solve_result_.proof == "dp-bound"``). With ``warm_start="dp"`` the same DP run gives the start.
@@ -243,161 +200,54 @@ class OptimalTreeClassifier(ConstrainedMixin, FittedTreeMixin, ClassifierMixin, 
                  n_thresholds=10, max_num_nodes=None, random_state=0, verbose=False, constraints=None):
         store_params(self, locals())
 
-    def _local_search(self, data, alpha, ctl, share: float = 1.0):
-        budget = ctl.budget if share == 1.0 else ctl.share(share)
-        with ctl.stage("local_search"):
-            tree = local_search(data, self.max_depth, alpha, self.min_samples_leaf, self.n_restarts,
-                                self.split_type, self.random_state, self.n_jobs, self.n_hyperplane_restarts,
-                                time_limit=budget, verbose=self.verbose)
-        if ctl.stop():
-            ctl.mark_cut_short("local search")
-        return tree
+    # ------------------------------------------------------------------ the fit's hooks (estimators.skeleton)
+    def _prepare(self, X, y, sample_weight=None) -> Fit:
+        return classification_fit(self, X, y, sample_weight)
 
-    def _root_tree(self, data, alpha):
-        """The majority-class leaf: the fallback when even the greedy start was cut short."""
-        return cart_classifier_tree(data, 0, self.min_samples_leaf, alpha, self.random_state)
+    def _honours(self, fit) -> tuple[bool, str]:
+        by_dp = self.method == "dp" and dp_solvable_constraints(self)
+        return ((self.method == "mio" and self.split_type == "parallel") or by_dp,
+                f"by method={self.method!r}, split_type={self.split_type!r}"
+                + (" (the DP solves group fairness and feature budgets only)" if self.method == "dp" else ""))
 
-    def _plan(self, data, depth, ctl) -> tuple[str | None, bool, dict]:
-        """(warm_start, dp_bound, plan) with ``"auto"`` resolved: the DP's start and bound when the DP fits the
-        time and memory (:func:`~opttrees.estimators.fitcontrol.dp_plan`), else the greedy start."""
-        ws, db = self.warm_start, self.dp_bound
-        if ws is False:
-            ws = None
-        if ws != "auto" and db != "auto":
-            return ws, bool(db), {}
-        if self.split_type != "parallel":
-            return ("greedy" if ws == "auto" else ws), False, {"why": "hyperplane splits: no DP relaxation"}
-        mode, why = dp_plan(data, depth, ctl.remaining(), int(self.n_thresholds))
-        if db == "auto":
-            db = mode == "midpoints"
-        if ws == "auto":
-            ws = "dp" if mode else "greedy"
-        return ws, bool(db), {"why": why, "dp_binarization": "midpoints" if db else "quantile" if mode else None}
+    def _cart(self, fit, stage: str, depth: int):
+        """CART pruned with alpha (the majority-class leaf when even that is cut short)."""
+        alpha = float(self.alpha)
+        root = lambda: cart_classifier_tree(fit.data, 0, self.min_samples_leaf, alpha, self.random_state)  # noqa: E731
+        return fit.ctl.run(stage, cart_classifier_tree, fit.data, depth, self.min_samples_leaf, alpha,
+                           self.random_state, fallback=root, cheap=True)
 
-    def _constrained_dp(self, data, cons, ctl):
-        """``method="dp"`` with constraints: group fairness by the Pareto DP, feature budgets by maximal feature
-        sets (:func:`opttrees.constrained_dp.solve_dp_constrained`); over every midpoint (``binarization`` "auto",
-        "exact", "midpoints") its optimum is the constrained OCT optimum."""
-        if self.max_num_nodes is not None:
-            raise InputError("max_num_nodes cannot be combined with constraints (the constrained DP bounds the depth "
-                             "only)")
-        with ctl.stage("dp"):
-            tree, res = solve_dp_constrained(cons, data.X, user_labels(data), int(self.max_depth),
-                                                 int(self.min_samples_leaf), float(self.alpha), data.sample_weight,
-                                                 ctl.remaining(), data.feature_names,
-                                                 binarization=self.binarization, n_thresholds=int(self.n_thresholds),
-                                                 n_jobs=n_workers(self.n_jobs))
-        if res.status != "optimal":
-            ctl.mark_cut_short("dp")
-        return tree, res
+    def _fit_greedy(self, fit):
+        return self._cart(fit, "greedy", int(self.max_depth))
 
-    def _routed(self, data, depth, alpha, ctl, plan):
-        """The tree of another route when the MIO cannot finish in the time left (:func:`mio_route`), with
-        ``solve_result_`` saying which and why in its plan; None when the MIO runs."""
-        if self._ctx is not None or self.split_type != "parallel" or self.warm_start != "auto" \
-                or self.dp_bound != "auto" or ctl.stop():    # out of time already: the MIO path's fallback
+    def _fit_mio(self, fit):
+        """OCT (OCT-H) from the plan's start, with the DP over the model's midpoints as start and bound, the
+        constrained DP's start, or another route when the MIO cannot finish (:mod:`opttrees.dp.planner`)."""
+        data, ctl, depth, alpha = fit.data, fit.ctl, int(self.max_depth), float(self.alpha)
+        parallel = self.split_type == "parallel"
+        make = OCT if parallel else partial(OCTH, margin=float(self.hyperplane_margin))
+        job = MIO(partial(make, data, depth, self.min_samples_leaf, alpha, routing=self.routing, loss=self.loss_rows),
+                  fit.score, sources={"greedy": lambda plan: self._cart(fit, "warm_start", depth),
+                                      "local-search": lambda plan: self._local_search(fit, START_SHARE)},
+                  dp_start=lambda plan: fit_dp_tree(self, data, ctl, share=START_SHARE, stage="warm_start",
+                                                    binarization="quantile" if plan.split_set == "quantile"
+                                                    else self.binarization)[0],
+                  dp=DPUse(binarization=self.binarization, n_thresholds=int(self.n_thresholds)),
+                  late_starts=[partial(self._constrained_start, fit)] if fit.ctx is not None else [],
+                  routes={"dp": lambda: (fit_dp(self, fit), self.solve_result_),
+                          "local-search": lambda: (self._fit_local_search(fit), None)},
+                  fallback=lambda: self._cart(fit, "fallback", depth), constraints=fit.ctx)
+        auto = parallel and fit.ctx is None
+        return self._run_mio(ctl, job, dp_bound=self.dp_bound, no_dp="hyperplane splits: no DP relaxation",
+                             cost=DPCost.of_ranks(data, depth, int(self.n_thresholds)) if parallel else None,
+                             route=RouteCost(data, depth, self.binarization in ("auto", "exact", "midpoints"))
+                             if auto else None).tree
+
+    def _constrained_start(self, fit, form, bound, plan):
+        """The constrained DP's start (over every midpoint with the DP bound on, where a finished run bounds the
+        constrained MIO); None unless the plan runs the DP."""
+        if not (plan.start == "dp" or plan.bound):
             return None
-        route, why = mio_route(data, depth, ctl.remaining(), self._solver_name())
-        if route == "dp" and self.binarization not in ("auto", "exact", "midpoints"):
-            route = "local-search"
-        if route == "mio":
-            return None
-        if route == "dp":
-            tree, res = fit_dp_tree(self, data, ctl)
-            warn_time_limit(self, ctl, "the dynamic program (best tree so far, see solve_result_.bound)")
-        else:
-            t0 = ctl.budget.elapsed()
-            tree = self._local_search(data, alpha, ctl)
-            warn_time_limit(self, ctl, "the local search (best of the restarts completed)")
-            res = finish("local-search", "", "time_limit" if ctl.stop() else "limit",
-                         objective(tree, make_problem(data), alpha), None, ctl.budget.elapsed() - t0, 0, [],
-                         message="a heuristic route: no bound and no proof")
-        res.plan = {**plan, "route": route, "start": None, "bound": None, "dp_binarization": None, "why": why}
-        self.solve_result_ = res
-        return tree
-
-    def _mio(self, data, depth, alpha, ctl):
-        ws, db, plan = self._plan(data, depth, ctl)
-        routed = self._routed(data, depth, alpha, ctl, plan)
-        if routed is not None:
-            return routed
-        prob = make_problem(data)
-        starts = []
-        if ws in ("greedy", "dp"):   # CART is cheap, and a DP start is kept only when it scores no worse
-            starts.append(Start.of("greedy", ctl.run("warm_start", cart_classifier_tree, data, depth,
-                                                        self.min_samples_leaf, alpha, self.random_state,
-                                                        fallback=lambda: self._root_tree(data, alpha), cheap=True)))
-        if ws == "local-search":
-            starts.append(Start.of("local-search", self._local_search(data, alpha, ctl, share=0.5)))
-        elif ws == "dp" and not db:   # with dp_bound, the pipeline's one DP run over the model gives both
-            # same objective, splits and min_samples_leaf as OCT: a feasible start (the optimum with midpoints)
-            binarization = "quantile" if plan.get("dp_binarization") == "quantile" else self.binarization
-            starts.append(Start.of("dp", fit_dp_tree(self, data, ctl, share=0.5, stage="warm_start",
-                                                        binarization=binarization)[0]))
-        late = []
-        if self._ctx is not None and (ws == "dp" or db):
-            # over every midpoint (with the DP bound on) a finished run bounds the constrained MIO
-            ctx = self._ctx
-            late.append(lambda form, bound: constrained_dp_start(
-                ctx, ctl, depth, min_samples_leaf=self.min_samples_leaf, alpha=alpha,
-                binarization="midpoints" if db else "quantile", n_thresholds=self.n_thresholds,
-                bound_of=ctx.score if db else None))
-        if self.split_type == "hyperplane":
-            make = partial(OCTH, margin=float(self.hyperplane_margin))
-        else:
-            make = partial(OCT)
-        build = partial(make, data, depth, self.min_samples_leaf, alpha, routing=self.routing, loss=self.loss_rows)
-        # stopped before any tree existed: the CART tree (or, if that is cut short too, the root)
-        fallback = lambda: ctl.run("fallback", cart_classifier_tree, data, depth, self.min_samples_leaf,  # noqa: E731
-                                   alpha, self.random_state, fallback=lambda: self._root_tree(data, alpha), cheap=True)
-        return self._run_mio(ctl, MIO(build, lambda tree: objective(tree, prob, alpha), starts,
-                                      dp=DPUse(ws == "dp" and db, db, self.binarization, int(self.n_thresholds)),
-                                      late_starts=late, fallback=fallback, constraints=self._ctx, plan=plan)).tree
-
-    def fit(self, X, y, sample_weight=None):
-        self._check_params()
-        self._check_method()
-        depth, alpha = int(self.max_depth), float(self.alpha)
-        self.solve_result_ = None
-        with controlled_fit(self, self._time_limit()) as ctl:
-            with ctl.stage("prepare"):
-                X, encoding = encode_categories(X)
-                data = prepare(X, y, "classification", sample_weight, self.min_samples_leaf)
-                by_dp = self.method == "dp" and dp_solvable(check_constraints(self.constraints))
-                cons = bind(self, data, (self.method == "mio" and self.split_type == "parallel") or by_dp,
-                            f"by method={self.method!r}, split_type={self.split_type!r}"
-                            + (" (the DP solves group fairness and feature budgets only)" if self.method == "dp" else ""))
-                prob0 = make_problem(data)
-                self._ctx = ConstraintContext(self, cons, data, lambda t: refit_leaves(t, prob0),
-                                              own_objective(prob0, alpha)) if cons else None
-            if self.method == "greedy":
-                tree = ctl.run("greedy", cart_classifier_tree, data, depth, self.min_samples_leaf, alpha,
-                               self.random_state, fallback=lambda: self._root_tree(data, alpha), cheap=True)
-            elif self.method == "local-search":
-                tree = self._local_search(data, alpha, ctl)
-                warn_time_limit(self, ctl, "the local search (best of the restarts completed)")
-            elif self.method == "dp" and cons:
-                tree, self.solve_result_ = self._constrained_dp(data, cons, ctl)
-            elif self.method == "dp":
-                tree, self.solve_result_ = fit_dp_tree(self, data, ctl, self.max_num_nodes)
-                warn_time_limit(self, ctl, "the dynamic program (best tree so far, see solve_result_.bound)")
-            else:
-                tree = self._mio(data, depth, alpha, ctl)
-            prob = prob0    # the same data: its presorted orders are seconds at 100,000 rows, built once
-            score = lambda t: objective(t, prob, alpha)  # noqa: E731
-            if self._ctx is not None:   # own labels, and no tidying step or single leaf that breaks a constraint
-                score = own_objective(prob, alpha)
-            tree = finish_fit(self, tree, data.X, score if self._ctx is None else self._ctx.guard(score),
-                              leaf=refit_leaves(root_leaf(tree), prob), encoding=encoding)
-            self.tree_ = tree
-            self.classes_ = np.asarray(data.codec.classes)
-            self.n_features_in_ = data.p
-            names = feature_names_in(X)
-            if names is not None:
-                self.feature_names_in_ = np.asarray(names, dtype=object)
-            self.objective_ = score(tree)
-            verify(self, tree, self._ctx)
-            self._ctx = None    # the context holds the training data: not kept after the fit
-            record_display_bounds(self, data)
-            record_node_stats(self, data.X, data.y, data.sample_weight, "gini", data.n_classes)
-        return self
+        return constrained_dp_start(fit.ctx, fit.ctl, int(self.max_depth), min_samples_leaf=self.min_samples_leaf,
+                                    alpha=float(self.alpha), binarization="midpoints" if plan.bound else "quantile",
+                                    n_thresholds=self.n_thresholds, bound_of=fit.ctx.score if plan.bound else None)

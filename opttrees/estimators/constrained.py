@@ -225,7 +225,7 @@ def constrained_dp_start(ctx: ConstraintContext, ctl, depth: int, *, min_samples
     solves every constraint); ``bound_of(tree)`` then becomes ``ctx.bound_value`` (:meth:`ConstraintContext.tighten`).
     """
     from ..encoding import Binarizer
-    from .fitcontrol import dp_seconds
+    from ..dp.planner import dp_seconds
     from .pipeline import Start
 
     part = dp_part(ctx.cons)

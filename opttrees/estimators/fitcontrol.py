@@ -29,10 +29,9 @@ import threading
 import time
 import warnings
 
-import numpy as np
 
-from ..errors import InputError
 from ..interrupt import STOP, Budget, raise_on_sigint, stop_on_sigint
+from ..dp.planner import EXTRACT_PER_BUILD, HANDOFF_PER_BUILD
 from ..jit import ABANDONED, run_abandonable
 
 #: values of ``fit_status_``
@@ -42,13 +41,6 @@ FIT_STATUSES = {
     "interrupted": "stopped by Ctrl-C; the tree is the best found so far",
 }
 
-
-#: predicted cost of the solver hand-off (compile + load into the solver), per second of Pyomo build, and of
-#: the extraction. Measured (benchmarks/README.md "OCT model build and hand-off", and FlowOCT at 0.8 M
-#: nonzeros): compile 1.3-2.2x the build; loading into HiGHS ~0.1-0.3x, into SCIP (row by row from Python)
-#: 1.5-3x; extraction ~0.1x.
-HANDOFF_PER_BUILD = {"highs": 1.5, "scip": 3.0}
-EXTRACT_PER_BUILD = 0.1
 
 
 class InterruptedFitWarning(UserWarning):
@@ -216,10 +208,12 @@ class FitControl:
             res.timings["build"] = build
         return res
 
-    def share(self, fraction: float) -> Budget:
-        """A budget for a stage that may use ``fraction`` of the time left (a warm start leaving the rest to the
-        solver); no limit when the fit has none. Ctrl-C still stops it (every stage polls ``STOP``)."""
-        return self.budget.share(fraction)
+    def time(self, share: float = 1.0) -> Budget:
+        """The one way a stage is handed its time (``time_limit=`` of the layer below): the fit's own Budget
+        (its clock shared) for a stage that may use everything left, else a budget of ``share`` of the time left
+        from now (a start leaving the rest to the solver: :data:`~opttrees.dp.planner.START_SHARE`); no limit when
+        the fit has none. Ctrl-C stops either (every stage polls ``STOP``)."""
+        return self.budget if share >= 1.0 else self.budget.share(share)
 
     def reason(self) -> str:
         """Why the fit is stopping now: "interrupted" (Ctrl-C wins), "time_limit", or "completed"."""
@@ -277,144 +271,3 @@ def stopped_result(status: str, solver: str, message: str):
 
     return finish(str(solver), "", status if status != "completed" else "interrupted", None, None, 0.0, 0, [],
                   message=message)
-
-
-#: share of the time left that the dynamic program may use for the start / bound (the solver gets the rest)
-DP_SHARE = 0.5
-#: seconds per (binary column^depth x row) of the DP, measured on this machine (wine depth 2 over every midpoint:
-#: 1,260 columns x 178 rows in 1.5 s; iris depth 3, 118 columns, 0.2 s): what "auto" predicts a run costs
-DP_SECONDS_PER_CELL = 5e-9
-#: with no time limit, "auto" still skips a DP predicted to take longer than this (seconds)
-DP_AUTO_MAX_SECONDS = 120.0
-
-
-#: the SPO DP calls the decision oracle for every candidate leaf: measured on the shortest-path generator (n=100,
-#: p=5, depth 2, 495 midpoint columns: 10 s), about 80 times the classification DP's cost per cell
-SPO_DP_SECONDS_PER_CELL = 4e-7
-
-
-def dp_seconds(left: float | None) -> float:
-    """What a DP run may use: :data:`DP_SHARE` of the ``left`` seconds, or :data:`DP_AUTO_MAX_SECONDS` without a
-    limit."""
-    return DP_AUTO_MAX_SECONDS if left is None else DP_SHARE * left
-
-
-def dp_fits(n: int, m: int, depth: int, n_stats: int, left: float | None, what: str,
-            seconds_per_cell: float = DP_SECONDS_PER_CELL) -> tuple[bool, str]:
-    """Whether a DP run on ``n`` rows and ``m`` binary columns fits :data:`DP_SHARE` of the ``left`` seconds
-    (predicted: ``DP_SECONDS_PER_CELL`` x m^depth x n) and the DP's memory cap (:mod:`opttrees.dp.memory`),
-    with the reason in words naming ``what`` runs."""
-    from ..dp.api import MAX_COUNT_BYTES
-    from ..dp.memory import counts_bytes, default_limit, estimate_bytes, fmt_bytes
-
-    budget = dp_seconds(left)
-    seconds = seconds_per_cell * float(max(m, 1)) ** max(depth, 1) * n
-    memory = estimate_bytes(n, m, n_stats, depth)
-    counts = counts_bytes(m, n_stats) if depth >= 2 else 0
-    if memory > default_limit() or counts > MAX_COUNT_BYTES:
-        return False, f"{what} ({m} columns) would need about {fmt_bytes(max(memory, counts))}"
-    if seconds > budget:
-        return False, f"{what} ({m} columns) is predicted to take {seconds:.3g} s > {budget:.3g} s"
-    return True, f"{what} ({m} columns, predicted {seconds:.2g} s) gives the start and the bound"
-
-
-#: seconds per (features^2 x rows x log2 rows) of the continuous DP at depth 2 (classification; CPU seconds measured
-#: at load 1-2 after the contiguous sweeps: two classes 20,000 x 10 0.50 s and 100,000 x 20 13.3 s, three classes
-#: 20,000 x 10 0.67 s and 100,000 x 20 6.8 s, eight classes 20,000 x 10 0.62 s), and the factor per feature for each
-#: level deeper (2,000 x 10 at depth 3: about 20 s)
-CONTINUOUS_SECONDS_PER_CELL = 2.5e-8
-CONTINUOUS_DEPTH_FACTOR = 40.0
-
-
-def continuous_seconds(n: int, p: int, depth: int) -> float:
-    """Predicted seconds of the continuous DP (:mod:`opttrees.dp.continuous`) on n rows x p features. Two classes
-    score every root threshold (one pair of segment trees per feature pair: p^2 n log n); more classes run the
-    interval search, whose evaluations (about p log n of them, each a sweep of p n) cost about the same per cell
-    whatever the number of classes (10,000 x 10 with 4 classes 0.21 s, 20,000 x 10 with 8 classes 0.62 s)."""
-    base = CONTINUOUS_SECONDS_PER_CELL * p * p * n * max(np.log2(max(n, 2)), 1.0)
-    return base * (CONTINUOUS_DEPTH_FACTOR * p) ** max(depth - 2, 0)
-
-
-#: seconds of the Pyomo OCT build per (row x leaf), times (1 + features / 40): measured on this machine (1,000-16,000
-#: rows, 10-20 features, depths 2-3: 0.6-1.2e-4 s per row x leaf; 100,000 x 20 at depth 2: 58 s)
-BUILD_SECONDS_PER_ROW_LEAF = 1.0e-4
-#: an OCT-type MIO is routed elsewhere when its predicted set-up (build, hand-off, extraction) exceeds this share of
-#: the time left (it would leave the solver nothing), or this many seconds without a time limit
-ROUTE_SETUP_SHARE = 0.5
-ROUTE_SETUP_SECONDS = 120.0
-
-
-def mio_setup_seconds(n: int, p: int, depth: int, solver: str) -> float:
-    """Predicted seconds before an OCT-type MIO on n rows x p features can start solving: the Pyomo build, the
-    hand-off to ``solver`` and the extraction."""
-    build = BUILD_SECONDS_PER_ROW_LEAF * n * 2 ** depth * (1.0 + p / 40.0)
-    return build * (1.0 + HANDOFF_PER_BUILD.get(solver, 3.0) + EXTRACT_PER_BUILD)
-
-
-def mio_route(data, depth: int, left: float | None, solver: str) -> tuple[str, str]:
-    """Where an OCT-type fit goes when the MIO cannot finish: ("mio", "") when its predicted set-up fits, else
-    ("dp", why) when the continuous DP over every midpoint (whose optimum is the OCT optimum) is predicted to
-    finish in the time left, else ("local-search", why)."""
-    setup = mio_setup_seconds(data.n, data.p, depth, solver)
-    room = ROUTE_SETUP_SECONDS if left is None else ROUTE_SETUP_SHARE * left
-    if setup <= room:
-        return "mio", ""
-    why = (f"the MIO's build and hand-off ({data.n} rows, depth {depth}) are predicted to take {setup:.3g} s, more "
-           f"than {room:.3g} s" + ("" if left is None else f" ({ROUTE_SETUP_SHARE:g} of the {left:.3g} s left)"))
-    _, _, values = data.ranks
-    p = sum(len(v) > 1 for v in values)
-    dp = continuous_seconds(data.n, p, depth)
-    if dp <= dp_seconds(left):
-        return "dp", why + f": the DP over every midpoint (predicted {dp:.3g} s; its optimum is the OCT optimum) " \
-                           "runs instead and the model is not built"
-    return "local-search", why + f", and the DP over every midpoint {dp:.3g} s: the local search runs instead " \
-                                 "(no proof)"
-
-
-def dp_statistics(data) -> int:
-    """Statistics per row the DP keeps for classification ``data``: one per class, plus a row count when the
-    weights are not all 1 (what sizes its depth-two counts)."""
-    return max(data.n_classes, 1) + (0 if np.all(data.sample_weight == 1.0) else 1)
-
-
-def dp_plan(data, depth: int, left: float | None, n_thresholds: int = 10) -> tuple[str, str]:
-    """What ``warm_start="auto"`` / ``dp_bound="auto"`` use for an OCT-type fit: (mode, why).
-
-    mode "midpoints": the DP over every midpoint (the MIO's own split set) gives the start and the bound;
-    "quantile": the DP over ``n_thresholds`` quantiles per feature gives a start only; "": no DP. A mode is
-    chosen when its predicted time (``DP_SECONDS_PER_CELL`` x columns^depth x rows) fits :data:`DP_SHARE` of
-    the time left and its fixed memory fits the DP's memory cap (:mod:`opttrees.dp.memory`).
-    """
-    _, _, values = data.ranks
-    stats = dp_statistics(data)
-    reasons = []
-    p = sum(len(v) > 1 for v in values)
-    seconds = continuous_seconds(data.n, p, depth)
-    budget = dp_seconds(left)
-    if seconds <= budget:      # the continuous search: O(n p) memory, every midpoint
-        return "midpoints", (f"the continuous DP over every midpoint ({data.n} rows x {p} features, predicted "
-                             f"{seconds:.2g} s) gives the start and the bound")
-    reasons.append(f"the continuous DP over every midpoint is predicted to take {seconds:.3g} s > {budget:.3g} s")
-    for mode, m, what in (("midpoints", sum(len(v) - 1 for v in values), "the DP over every midpoint"),
-                          ("quantile", sum(min(len(v) - 1, n_thresholds) for v in values),
-                           f"the DP over {n_thresholds} quantiles per feature")):
-        ok, why = dp_fits(data.n, m, depth, stats, left, what)
-        if ok:
-            return mode, why if mode == "midpoints" else \
-                why.replace("the start and the bound", "the start; no bound") + " (" + "; ".join(reasons) + ")"
-        reasons.append(why)
-    return "", "no DP (" + "; ".join(reasons) + "); the greedy tree starts the solver"
-
-
-def run_dp(form, who: str, binarization: str, n_thresholds: int, left: float | None, bound: bool, verbose=False):
-    """:func:`opttrees.dp.bound.dp_for_formulation` with ``DP_SHARE`` of the ``left`` seconds; None, with a
-    warning naming ``who``, when the DP cannot run on this formulation (it costs the start, not the fit)."""
-    from ..dp.bound import dp_for_formulation
-
-    try:
-        return dp_for_formulation(form, binarization=binarization, n_thresholds=int(n_thresholds),
-                                  time_limit=None if left is None else max(DP_SHARE * left, 1e-3), bound=bound,
-                                  verbose=verbose)
-    except InputError as exc:
-        warnings.warn(f"{who}: no dynamic-programming start or bound ({exc})", stacklevel=4)
-        return None

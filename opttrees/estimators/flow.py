@@ -11,17 +11,16 @@ from sklearn.base import ClassifierMixin
 
 from ..binarized import BinarizedData
 from ..data import prepare
+from ..dp.planner import DPCost, dp_statistics
 from ..encoding import Binarizer
 from ..formulations.benders import BendersOCT
 from ..formulations.flow import FlowOCT, FlowStructure, check_depth, greedy_incumbent
 from ..params import BOOLEAN, Interval, Options
 from .base import OptTreesEstimator, SolverMixin, store_params, warm_start_rules
-from .constrained import (CONSTRAINT_RULES, ConstrainedMixin, ConstraintContext, bind, constrained_dp_start,
-                          own_objective, verify)
-from .common import (FittedTreeMixin, encode_categories, feature_names_in, finish_fit, record_display_bounds,
-                     record_node_stats, root_leaf)
-from .fitcontrol import controlled_fit, dp_fits, dp_statistics
-from .pipeline import MIO, DPUse, Start
+from .constrained import CONSTRAINT_RULES, ConstrainedMixin, ConstraintContext, constrained_dp_start, own_objective
+from .common import FittedTreeMixin, root_leaf
+from .pipeline import MIO, Start
+from .skeleton import Fit
 
 #: a model above either size gets a warning before it is built (minutes of Pyomo build, GBs in SCIP)
 HUGE_NONZEROS = 5_000_000
@@ -111,7 +110,7 @@ class FlowOCTClassifier(ConstrainedMixin, _TreeClassifierMixin, SolverMixin, Opt
         Seeds the solver (its own seed is derived from it).
     warm_start : {"auto", "greedy", "dp"} or None, default="auto"
         "auto": "dp" when the dynamic program over the model's binary columns is predicted to fit half of the
-        time left and its memory cap (``opttrees.estimators.fitcontrol.dp_fits``), else "greedy";
+        time left and its memory cap (``opttrees.dp.planner.dp_fits``), else "greedy";
         ``solve_result_.plan`` says which and why. "greedy" starts the solver from CART on the binary columns
         (that tree is also the fallback when the fit stops before the solver has a solution); "dp" from the
         dynamic program's optimal tree over the same binary columns (:mod:`opttrees.dp.bound`; it may use half
@@ -175,97 +174,86 @@ class FlowOCTClassifier(ConstrainedMixin, _TreeClassifierMixin, SolverMixin, Opt
                  warm_start="auto", dp_bound="auto", verbose=False, constraints=None):
         store_params(self, locals())
 
-    def _constraint_context(self, data):
-        return _constraint_context_for(self, data)
+    # ------------------------------------------------------------------ the fit's hooks (estimators.skeleton)
+    _prepare_stage = "encode"
 
-    def fit(self, X, y, sample_weight=None):
-        self._check_params()
-        self.solve_result_ = None
-        with controlled_fit(self, self._time_limit()) as ctl:
-            depth = check_depth(self.max_depth)
-            with ctl.stage("encode"):
-                X, encoding = encode_categories(X)
-                data = prepare(X, y, sample_weight=sample_weight)
-                self.binarizer_ = Binarizer(self.binarization, self.n_thresholds).fit(data.X)
-                if self.binarization == "quantile" and depth > 0:
-                    # plus the thresholds of CART on the raw features: the start tree is then as good as CART
-                    # with every midpoint available, so coarser columns never make the fit worse than CART
-                    self.binarizer_.add_thresholds(data.X, *_cart_splits(data, depth))
-                bdata = BinarizedData.from_prepared(data, self.binarizer_)
-                Z = bdata.Z
-                ctx = self._constraint_context(data)
+    def _prepare(self, X, y, sample_weight=None) -> Fit:
+        depth = check_depth(self.max_depth)
+        data = prepare(X, y, sample_weight=sample_weight)
+        self.binarizer_ = Binarizer(self.binarization, self.n_thresholds).fit(data.X)
+        if self.binarization == "quantile" and depth > 0:
+            # plus the thresholds of CART on the raw features: the start tree is then as good as CART with every
+            # midpoint available, so coarser columns never make the fit worse than CART
+            self.binarizer_.add_thresholds(data.X, *_cart_splits(data, depth))
+        return flow_fit(data, BinarizedData.from_prepared(data, self.binarizer_))
 
-            def start_tree(d):   # CART on the binary columns (d = 0: the majority class, instant)
-                inc = greedy_incumbent(Z, data.y, d, data.n_classes, data.sample_weight)
-                return FlowStructure(d, Z.shape[1], data.n_classes).to_tree(
-                    inc, bdata.split_of_col, data.X, data.y, data.n_classes, data.sample_weight,
-                    data.codec.classes, data.feature_names)
+    def _context(self, fit, cons):
+        """CART-style refit, and the misclassification count plus the regularisation per split as the score for
+        choosing repairs."""
+        from ..heuristics.core import make_problem, refit_leaves
 
-            warm = ctl.run("warm_start", start_tree, depth, fallback=lambda: start_tree(0), threaded=True)
-            size = model_size(self._kind, _merged_rows(Z, data.y) if not ctl.stop() else data.n, Z.shape[1],
-                              depth, data.n_classes)
-            warn_if_huge(type(self).__name__, size,
-                         f"{Z.shape[1]:,} binary columns from binarization={self.binarization!r}; "
-                         "binarization='quantile' with a small n_thresholds keeps it small")
-            ws, db, plan = self.warm_start, self.dp_bound, {}
-            if ws == "auto" or db == "auto":
-                ok, plan["why"] = dp_fits(data.n, Z.shape[1], depth, dp_statistics(data), ctl.remaining(),
-                                          "the DP over the model's binary columns")
-                ws = ("dp" if ok else "greedy") if ws == "auto" else ws
-                db = ok if db == "auto" else db
-            late = []
-            if ctx is not None and ws == "dp":
-                # over the model's own columns, with plain accuracy, a finished run bounds the constrained MIO
-                plain = float(self.regularization) == 0.0 and self.objective == "accuracy"
-                late.append(lambda form, bound: constrained_dp_start(
-                    ctx, ctl, depth, binarizer=self.binarizer_,
-                    bound_of=form.tree_objective if plain and bound is not None else None))
-            build = partial(self._formulation, bdata, depth, regularization=self.regularization,
-                            objective=self.objective)
-            # the greedy tree is the fallback even when the solver starts from nothing
-            out = self._run_mio(ctl, MIO(build, starts=[Start.of("greedy", warm)], hand_start=ws in ("greedy", "dp"),
-                                         dp=DPUse(ws == "dp", bool(db), self.binarization, int(self.n_thresholds)),
-                                         late_starts=late, constraints=ctx, plan=plan))
-            out.result.timings.setdefault("estimated_size", size)
-            self.formulation_, self.tree_ = out.form, out.tree
-            self.tree_ = finish_flow_fit(self, self.tree_, data, out.form, encoding, ctx)
-            verify(self, self.tree_, ctx)
-            self.classes_ = data.codec.classes
-            self.n_features_in_ = data.p
-            names = feature_names_in(X)     # scikit-learn's rule: only for a DataFrame with string column names
-            if names is not None:
-                self.feature_names_in_ = np.asarray(names, dtype=object)
-            record_display_bounds(self, data)
-            record_node_stats(self, data.X, data.y, data.sample_weight, "gini", data.n_classes)
-        return self
+        prob, lam = make_problem(fit.data), float(self.regularization)
+        own = own_objective(prob, 0.0)
+        return ConstraintContext(self, cons, fit.data, lambda t: refit_leaves(t, prob), lambda t: own(t) + lam * t.n_splits)
+
+    def _fit_mio(self, fit):
+        """FlowOCT / BendersOCT from CART on the binary columns (the fallback even when the solver starts from
+        nothing), the DP over the model's columns as start and bound, the constrained DP's start."""
+        data, bdata, ctl, depth = fit.data, fit.problem, fit.ctl, check_depth(self.max_depth)
+        Z = bdata.Z
+        start_tree = partial(_cart_on_columns, data, bdata)
+        warm = ctl.run("warm_start", start_tree, depth, fallback=lambda: start_tree(0), threaded=True)
+        size = model_size(self._kind, _merged_rows(Z, data.y) if not ctl.stop() else data.n, Z.shape[1],
+                          depth, data.n_classes)
+        warn_if_huge(type(self).__name__, size, f"{Z.shape[1]:,} binary columns from binarization="
+                     f"{self.binarization!r}; binarization='quantile' with a small n_thresholds keeps it small")
+        build = partial(self._formulation, bdata, depth, regularization=self.regularization, objective=self.objective)
+        out = self._run_mio(ctl, MIO(build, starts=[Start.of("greedy", warm)], hand_start=None, constraints=fit.ctx,
+                                     late_starts=[partial(self._constrained_start, fit)] if fit.ctx else []),
+                            dp_bound=self.dp_bound, cost=DPCost(data.n, depth, Z.shape[1], dp_statistics(data),
+                                                                "the DP over the model's binary columns"))
+        out.result.timings.setdefault("estimated_size", size)
+        return model_tree(self, fit, out)
+
+    def _constrained_start(self, fit, form, bound, plan):
+        """Over the model's own columns, with plain accuracy, a finished run bounds the constrained MIO."""
+        if plan.start != "dp":
+            return None
+        plain = float(self.regularization) == 0.0 and self.objective == "accuracy"
+        return constrained_dp_start(fit.ctx, fit.ctl, check_depth(self.max_depth), binarizer=self.binarizer_,
+                                    bound_of=form.tree_objective if plain and bound is not None else None)
 
 
-def _constraint_context_for(est, data):
-    """The ConstraintContext of a flow-family fit (None without constraints): CART-style refit, and the
-    misclassification count plus the regularisation per split as the score for choosing repairs."""
-    from ..heuristics.core import make_problem, refit_leaves
-
-    cons = bind(est, data, True)
-    if not cons:
-        return None
-    prob = make_problem(data)
-    lam = float(est.regularization)
-    own = own_objective(prob, 0.0)
-    return ConstraintContext(est, cons, data, lambda t: refit_leaves(t, prob), lambda t: own(t) + lam * t.n_splits)
+def _cart_on_columns(data, bdata, depth: int):
+    """CART on the binary columns as a tree (depth 0: the majority class, instant)."""
+    inc = greedy_incumbent(bdata.Z, data.y, depth, data.n_classes, data.sample_weight)
+    return FlowStructure(depth, bdata.Z.shape[1], data.n_classes).to_tree(
+        inc, bdata.split_of_col, data.X, data.y, data.n_classes, data.sample_weight, data.codec.classes,
+        data.feature_names)
 
 
-def finish_flow_fit(est, tree, data, form, encoding, ctx=None):
-    """:func:`~opttrees.estimators.common.finish_fit` for the flow family (FlowOCT, BendersOCT, RobustOCT): the
-    model's own objective (maximised) judges the tidied tree and the majority-class leaf; without a built model
-    (stopped before it) only the splits that change no training prediction are tidied."""
+def flow_fit(data, model_data) -> Fit:
+    """The :class:`~opttrees.estimators.skeleton.Fit` of the flow family (FlowOCT, BendersOCT, RobustOCT): the
+    model's data as the problem, the majority-class leaf, no ``objective_``; the built model's own objective
+    (maximised) judges the tidied tree (:func:`model_tree`), and without a built model (stopped before it) only the
+    splits that change no training prediction are tidied."""
     from ..heuristics.core import leaf_problem, refit_leaves
 
-    leaf = refit_leaves(root_leaf(tree), leaf_problem(data))
-    leaf.classes = list(data.codec.classes)
-    if form is None:
-        return finish_fit(est, tree, data.X, encoding=encoding)
-    score = form.tree_objective if ctx is None else ctx.guard(form.tree_objective, int(form.sense))
-    return finish_fit(est, tree, data.X, score, int(form.sense), leaf=leaf, encoding=encoding)
+    def leaf(tree):
+        one = refit_leaves(root_leaf(tree), leaf_problem(data))
+        one.classes = list(data.codec.classes)
+        return one
+    return Fit(data, model_data, leaf=leaf, objective=False, classes=data.codec.classes,
+               stats=lambda t: dict(X=data.X, y=data.y, sample_weight=data.sample_weight, criterion="gini",
+                                    n_classes=data.n_classes))
+
+
+def model_tree(est, fit, out):
+    """The MIO outcome's tree, with ``formulation_`` set and the built model's objective judging the epilogue."""
+    est.formulation_ = out.form
+    if out.form is not None:
+        fit.score, fit.sense = out.form.tree_objective, int(out.form.sense)
+    return out.tree
 
 
 class BendersOCTClassifier(FlowOCTClassifier):

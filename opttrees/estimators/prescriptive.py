@@ -22,11 +22,11 @@ from ..prescriptive.data import as_vector, check_n_treatment, check_outcome, pre
 from ..prescriptive.objective import (KIND_LINEAR, KIND_OPT, KIND_POLICY, fill_payload, leaf_costs, make_problem,
                                       node_statistics, outcomes, tree_objective)
 from ..prescriptive.search import greedy_prescriptive, local_search_prescriptive
-from ..progress import fmt
-from .base import OptTreesEstimator, store_params
-from .common import (TreeAttributesMixin, check_X_fitted, encode_categories, feature_names_in, finish_fit,
-                     record_display_bounds, record_node_stats, root_leaf)
-from .fitcontrol import controlled_fit, warn_time_limit
+from .base import OptTreesEstimator, SolverMixin, store_params
+from .common import TreeAttributesMixin, check_X_fitted, root_leaf
+from .fitcontrol import warn_time_limit
+from .pipeline import MIO
+from .skeleton import Fit
 
 #: deepest tree method='mio' builds (the structure block has n * 2^depth binaries)
 MIO_MAX_DEPTH = 3
@@ -55,48 +55,54 @@ class _PrescriptiveTreeBase(TreeAttributesMixin, OptTreesEstimator):
     """predict / predict_outcomes / score (and :class:`~opttrees.estimators.common.TreeAttributesMixin`) for
     estimators whose model is one prescription Tree."""
 
-    def _fit(self, X, treatment, outcome, n_treatment, problem, label: str):
-        """The fit both trees share: check the parameters, prepare the data (stage "prepare"; ``n_treatment``:
-        :func:`~opttrees.prescriptive.data.prepare_prescriptive`'s rule, None for none), build the problem with
-        ``problem(data, ctl)`` (what differs: OPT's objective, the policy tree's teacher scores), then fit the
-        tree of ``method`` and store it."""
-        self._check_params()
-        self._check_method()
-        treatment, outcome = split_target(treatment, outcome)
-        self.solve_result_ = None
-        with controlled_fit(self, self._time_limit()) as ctl:
-            with ctl.stage("prepare"):
-                X, encoding = encode_categories(X)
-                data = prepare_prescriptive(X, treatment, outcome, self.sense, self.treatments, self.min_samples_leaf,
-                                            n_treatment)
-            prob = problem(data, ctl)
-            tree = _fit_tree(self, prob, ctl)
-            self._store(X, data, tree, prob, encoding)
-            tree = self.tree_
-        if self.verbose:
-            print(f"{label}: objective {fmt(self.objective_)}, depth {tree.depth}, {tree.n_splits} splits")
-        return self
+    #: the rule of ``n_treatment`` in :func:`~opttrees.prescriptive.data.prepare_prescriptive` (None: none)
+    _n_treatment_rule: int | None = None
 
-    def _store(self, X, data, tree, prob, encoding):
-        """Tidy the tree (:func:`~opttrees.estimators.common.finish_fit`: payloads refit on the training rows, the
-        single leaf when it scores strictly better) and record the fitted attributes."""
+    def fit(self, X, treatment, outcome=None):
+        """Fit on features X, observed treatments and outcomes (or one two-column target [treatment, outcome])."""
+        return self._fit(X, treatment, outcome)
+
+    # ------------------------------------------------------------------ the fit's hooks (estimators.skeleton)
+    def _prepare(self, X, treatment, outcome=None, **fit_args) -> Fit:
+        treatment, outcome = split_target(treatment, outcome)
+        data = prepare_prescriptive(X, treatment, outcome, self.sense, self.treatments, self.min_samples_leaf,
+                                    self._n_treatment_rule)
         alpha = float(self.alpha)
-        score = lambda t: tree_objective(t, prob, alpha)  # noqa: E731
-        tree = finish_fit(self, tree, data.X, score, leaf=fill_payload(root_leaf(tree), prob),
-                          refit=lambda t: fill_payload(t, prob), encoding=encoding)
-        objective = score(tree)
-        self.tree_ = tree
-        self.classes_ = np.asarray(data.classes, dtype=object if any(isinstance(c, str) for c in data.classes)
-                                   else None)
-        self.n_features_in_ = data.p
-        names = feature_names_in(X)
-        if names is not None:
-            self.feature_names_in_ = np.asarray(names, dtype=object)
-        self.objective_ = objective
-        record_display_bounds(self, data.X)
+        fit = Fit(data, display=data.X, classes=np.asarray(data.classes, dtype=object if any(
+                      isinstance(c, str) for c in data.classes) else None), notes=fit_args)
+        fit.score = lambda t: tree_objective(t, fit.problem, alpha)
+        fit.leaf = lambda t: fill_payload(root_leaf(t), fit.problem)
+        fit.refit = lambda t: fill_payload(t, fit.problem)
         # importances: the decrease of the objective's loss (each node's leaf cost, before normalisation)
-        costs, _ = leaf_costs(prob, node_statistics(tree, prob)[0])
-        record_node_stats(self, data.X, node_loss=costs)
+        fit.stats = lambda t: dict(X=data.X, node_loss=leaf_costs(fit.problem, node_statistics(t, fit.problem)[0])[0])
+        return fit
+
+    def _local_search(self, fit, verbose=False):
+        with fit.ctl.stage("local_search"):
+            return local_search_prescriptive(fit.problem, self.max_depth, float(self.alpha), self.n_restarts,
+                                             self.random_state, self.n_jobs, self.max_cuts, time_limit=fit.ctl.time(),
+                                             verbose=verbose)
+
+    def _fit_local_search(self, fit):
+        res = self._local_search(fit, self.verbose)
+        if res.stopped:
+            fit.ctl.mark_cut_short("local search")
+        warn_time_limit(self, fit.ctl, "the local search (best of the restarts completed)")
+        return res.tree
+
+    def _fit_greedy(self, fit):
+        with fit.ctl.stage("greedy"):
+            return greedy_prescriptive(fit.problem, self.max_depth, float(self.alpha), self.max_cuts)
+
+    def _fit_dp(self, fit):
+        with fit.ctl.stage("dp"):
+            tree, self.solve_result_ = solve_dp_prescriptive(fit.problem, self.max_depth, float(self.alpha),
+                                                             self.binarization, self.n_thresholds,
+                                                             time_limit=fit.ctl.time(), verbose=self.verbose)
+        if self.solve_result_.status in ("time_limit", "interrupted"):
+            fit.ctl.mark_cut_short("dp")
+        warn_time_limit(self, fit.ctl, "the dynamic program (best depth finished)")
+        return tree
 
     def predict(self, X):
         """The prescribed treatment of every row (labels of ``classes_``)."""
@@ -133,7 +139,7 @@ class _PrescriptiveTreeBase(TreeAttributesMixin, OptTreesEstimator):
         return -v if self.sense == "min" else v
 
 
-class OptimalPrescriptiveTree(_PrescriptiveTreeBase):
+class OptimalPrescriptiveTree(SolverMixin, _PrescriptiveTreeBase):
     """Optimal Prescriptive Tree (Dunn's thesis ch. 6): OPT(mu) with constant or lasso (OPT-L) counterfactuals.
 
     Minimises mu * (prescription error) + (1 - mu) * (prediction error) + alpha * splits, each term scaled as
@@ -249,15 +255,29 @@ class OptimalPrescriptiveTree(_PrescriptiveTreeBase):
                  mip_gap=1e-6, random_state=0, n_jobs=1, verbose=False, time_limit=None):
         store_params(self, locals())
 
-    def fit(self, X, treatment, outcome=None):
-        """Fit on features X, observed treatments and outcomes (or one two-column target [treatment, outcome])."""
-        kind = KIND_LINEAR if self.counterfactuals == "linear" else KIND_OPT
+    @property
+    def _n_treatment_rule(self) -> int:   # type: ignore[override]
+        return self.n_treatment
 
-        def problem(data, ctl):
-            with ctl.stage("prepare"):
-                return make_problem(data, kind, self.mu, self.n_treatment, self.min_samples_leaf, self.lasso_lambda)
+    def _auto_solver(self) -> tuple[str, str]:
+        return "scip", "the OPT MIO's objective is quadratic with integer variables: SCIP"
 
-        return self._fit(X, treatment, outcome, self.n_treatment, problem, "OptimalPrescriptiveTree")
+    def _problem(self, fit):
+        with fit.ctl.stage("prepare"):
+            fit.report = "OptimalPrescriptiveTree"
+            return make_problem(fit.data, KIND_LINEAR if self.counterfactuals == "linear" else KIND_OPT, self.mu,
+                                self.n_treatment, self.min_samples_leaf, self.lasso_lambda)
+
+    def _fit_mio(self, fit):
+        """The OPT MIO from the local search's tree (with the whole time left), for the time that is left; the start
+        when the solver finds no better tree (or is stopped before it starts)."""
+        from ..prescriptive.mio import OPTFormulation
+
+        job = MIO(partial(OPTFormulation, fit.problem, self.max_depth, float(self.alpha)), fit.score,
+                  sources={"local-search": lambda plan: self._local_search(fit).tree})
+        out = self._run_mio(fit.ctl, job, warm_start="local-search")
+        warn_time_limit(self, fit.ctl, "the MIO (best tree found)")
+        return out.tree
 
 
 class PolicyTree(_PrescriptiveTreeBase):
@@ -353,72 +373,24 @@ class PolicyTree(_PrescriptiveTreeBase):
         """Fit on (X, treatment, outcome). ``propensity``: known P(observed treatment | x) per row (or an (n, m)
         matrix), used instead of the propensity model; ``outcome_estimates``: an (n, m) matrix of outcome
         predictions per treatment, used instead of the outcome model."""
+        return self._fit(X, treatment, outcome, propensity=propensity, outcome_estimates=outcome_estimates)
 
-        def problem(data, ctl):
-            with ctl.stage("prepare"):
-                check_n_treatment(self.n_treatment, data.counts(), data.classes, allow_zero=True)
-                e_obs = None if propensity is None else tch.check_propensity(propensity, data.treatment, data.m)
-                mu_hat = None if outcome_estimates is None else tch.check_outcome_estimates(
-                    outcome_estimates, data.n, data.m, data.sense)
-            with ctl.stage("teacher"):
-                if self.teacher in ("dm", "dr") and mu_hat is None:
-                    mu_hat = tch.cross_fit_outcomes(data.X, data.treatment, data.y, data.m, self.outcome_model,
-                                                    self.n_folds, self.random_state)
-                if self.teacher in ("ipw", "dr") and e_obs is None:
-                    e_obs = tch.cross_fit_propensity(data.X, data.treatment, data.m, self.propensity_model,
-                                                     self.n_folds, self.random_state, self.propensity_clip)
-                gamma = tch.teacher_scores(self.teacher, data.treatment, data.y, data.m, mu_hat, e_obs)
-            return make_problem(data, KIND_POLICY, 1.0, self.n_treatment, self.min_samples_leaf, gamma=gamma)
-
-        return self._fit(X, treatment, outcome, None, problem, f"PolicyTree ({self.teacher})")
-
-    def _store(self, X, data, tree, prob, encoding):
-        self.teacher_scores_ = data.to_user(prob.gamma)
-        super()._store(X, data, tree, prob, encoding)
-
-
-def _fit_tree(est, prob, ctl):
-    """The tree of ``est.method`` for the prepared problem, under the fit's deadline."""
-    alpha = float(est.alpha)
-    if est.method == "mio":
-        return _fit_mio(est, prob, ctl)
-    if est.method == "dp":
-        with ctl.stage("dp"):
-            tree, est.solve_result_ = solve_dp_prescriptive(prob, est.max_depth, alpha, est.binarization,
-                                                            est.n_thresholds, time_limit=ctl.remaining(),
-                                                            verbose=est.verbose)
-        if est.solve_result_.status in ("time_limit", "interrupted"):
-            ctl.mark_cut_short("dp")
-        warn_time_limit(est, ctl, "the dynamic program (best depth finished)")
-        return tree
-    if est.method == "greedy":
-        with ctl.stage("greedy"):
-            return greedy_prescriptive(prob, est.max_depth, alpha, est.max_cuts)
-    with ctl.stage("local_search"):
-        res = local_search_prescriptive(prob, est.max_depth, alpha, est.n_restarts, est.random_state, est.n_jobs,
-                                        est.max_cuts, time_limit=ctl.budget, verbose=est.verbose)
-    if res.stopped:
-        ctl.mark_cut_short("local search")
-    warn_time_limit(est, ctl, "the local search (best of the restarts completed)")
-    return res.tree
-
-
-def _fit_mio(est, prob, ctl):
-    """Local-search warm start, then the OPT MIO on SCIP for the time that is left; the start when SCIP finds no
-    better tree (or is stopped before it starts)."""
-    from ..prescriptive.mio import OPTFormulation
-    from .common import solver_seed
-    from .pipeline import MIO, Start, run_mio
-
-    alpha = float(est.alpha)
-    with ctl.stage("local_search"):
-        start = local_search_prescriptive(prob, est.max_depth, alpha, est.n_restarts, est.random_state,
-                                          est.n_jobs, est.max_cuts, time_limit=ctl.budget).tree
-    job = MIO(partial(OPTFormulation, prob, est.max_depth, alpha), lambda tree: tree_objective(tree, prob, alpha),
-              [Start.of("local-search", start)], plan={"solver": "scip"},
-              solver_options=dict(solver="scip", mip_gap=est.mip_gap, threads=1, seed=solver_seed(est.random_state),
-                                  verbose=est.verbose))
-    out = run_mio(job, ctl, type(est).__name__, verbose=est.verbose)
-    est.solve_result_ = out.result
-    warn_time_limit(est, ctl, "the MIO (best tree found)")
-    return out.tree
+    def _problem(self, fit):
+        data, ctl = fit.data, fit.ctl
+        propensity, outcome_estimates = fit.notes["propensity"], fit.notes["outcome_estimates"]
+        with ctl.stage("prepare"):
+            fit.report = f"PolicyTree ({self.teacher})"
+            check_n_treatment(self.n_treatment, data.counts(), data.classes, allow_zero=True)
+            e_obs = None if propensity is None else tch.check_propensity(propensity, data.treatment, data.m)
+            mu_hat = None if outcome_estimates is None else tch.check_outcome_estimates(
+                outcome_estimates, data.n, data.m, data.sense)
+        with ctl.stage("teacher"):
+            if self.teacher in ("dm", "dr") and mu_hat is None:
+                mu_hat = tch.cross_fit_outcomes(data.X, data.treatment, data.y, data.m, self.outcome_model,
+                                                self.n_folds, self.random_state)
+            if self.teacher in ("ipw", "dr") and e_obs is None:
+                e_obs = tch.cross_fit_propensity(data.X, data.treatment, data.m, self.propensity_model,
+                                                 self.n_folds, self.random_state, self.propensity_clip)
+            gamma = tch.teacher_scores(self.teacher, data.treatment, data.y, data.m, mu_hat, e_obs)
+        self.teacher_scores_ = data.to_user(gamma)
+        return make_problem(data, KIND_POLICY, 1.0, self.n_treatment, self.min_samples_leaf, gamma=gamma)

@@ -2,34 +2,32 @@
 and ORT-L / ORT-LH trees with lasso (linear) leaves, by local search or MIO."""
 from __future__ import annotations
 
+import contextlib
 import math
-from functools import partial
 import warnings
+from functools import partial
 
 import numpy as np
 from sklearn.base import RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ..data import TargetScaling, prepare, standardize_target
+from ..dp.planner import START_SHARE
 from ..errors import InputError
 from ..formulations.ort import ORT
 from ..formulations.ort_linear import ORTLinear
 from ..params import NONE, Interval, Method, Needs, Options, When, methods, uses
 from .base import OptTreesEstimator, SolverMixin, store_params, warm_start_rules
-from ..constrained_dp import dp_solvable, solve_dp_constrained
-from ..constraints import check_constraints
-from .constrained import CONSTRAINT_RULES, ConstrainedMixin, ConstraintContext, bind, own_objective, verify
-from .common import (TreeAttributesMixin, check_X_fitted, encode_categories, finish_fit, record_display_bounds,
-                     record_node_stats, root_leaf)
-from .classifier import (DP_RULES, DP_USES, LOCAL_SEARCH_USES, MARGIN_RULES, MIO_USES, NO_NODE_BUDGET, PARALLEL_ONLY,
-                         fit_dp_tree)
-from .fitcontrol import controlled_fit, warn_time_limit
+from .constrained import CONSTRAINT_RULES, ConstrainedMixin
+from .common import TreeAttributesMixin, check_X_fitted, root_leaf
+from .classifier import LOCAL_SEARCH_USES, MARGIN_RULES, MIO_USES, NO_NODE_BUDGET, PARALLEL_ONLY
+from .dp_fit import DP_RULES, DP_USES
+from .fitcontrol import warn_time_limit
 from .pipeline import MIO, Start
-from ..heuristics import greedy_tree, local_search
+from .skeleton import Fit, TableMethods, dp_solvable_constraints
+from ..heuristics import greedy_tree
 from ..heuristics.core import LeafProblem, make_problem, objective, refit_leaves
 from ..heuristics.linear_leaves import check_leaf_penalty, linear_leaf_tree, linear_local_search, linear_tree_objective
-from ..progress import fmt
-
 
 
 #: linear leaves (ORT-L) / constant leaves: the conditions of the rules below
@@ -53,7 +51,8 @@ COEF_BOUND_LINEAR = Needs("coef_bound", (NONE,), "coef_bound needs leaf_model='l
 #: the lasso leaves' settings mean something with linear leaves only, whatever the method
 LINEAR_LEAVES_USE = (uses("leaf_penalty", leaf_model=("linear",)), uses("leaf_penalty_type", leaf_model=("linear",)))
 
-class OptimalTreeRegressor(ConstrainedMixin, TreeAttributesMixin, RegressorMixin, SolverMixin, OptTreesEstimator):
+class OptimalTreeRegressor(ConstrainedMixin, TreeAttributesMixin, RegressorMixin, TableMethods, SolverMixin,
+                           OptTreesEstimator):
     """Regression tree (ORT / ORT-H) minimising loss / L̂ + alpha * complexity (thesis ch. 4), with constant
     leaves or, ``leaf_model="linear"``, lasso leaves (ORT-L / ORT-LH, thesis ch. 5: + leaf_penalty * Σ ||β_t|| / s_y).
 
@@ -218,92 +217,74 @@ class OptimalTreeRegressor(ConstrainedMixin, TreeAttributesMixin, RegressorMixin
             return "scip", "squared loss is a quadratic MIO, which HiGHS cannot solve with integers: SCIP"
         return "highs", "absolute loss is a linear MIO: HiGHS"
 
-    def fit(self, X, y, sample_weight=None):
-        self._check_params()
-        self._check_method()
+    # ------------------------------------------------------------------ the fit's hooks (estimators.skeleton)
+    def _prepare(self, X, y, sample_weight=None) -> Fit:
         if self.method == "mio" and self.loss == "squared" and self._solver_name() == "highs":
             raise InputError("loss='squared' with method='mio' is a quadratic MIO, which HiGHS cannot solve "
                              "(integers plus a quadratic objective): use solver='scip', or loss='absolute'")
+        # every method searches a standardised y (offset and scale meet no tolerance, no cancellation and no big-M
+        # of 1e9); the tree is mapped back to y's units at the end (to_user)
+        raw = prepare(X, y, task="regression", sample_weight=sample_weight, min_samples_leaf=self.min_samples_leaf)
+        data = standardize_target(raw)
+        prob, alpha, linear = make_problem(data, self.loss), float(self.alpha), self.leaf_model == "linear"
+        if linear:      # warns once, at the caller of fit (the search and the formulation check it again, quietly)
+            with warnings.catch_warnings(record=True) as said:
+                warnings.simplefilter("always")
+                check_leaf_penalty(self.leaf_penalty, data, self.min_samples_leaf)
+            for w in said:      # stack: here, run_fit, _fit, fit, the caller
+                warnings.warn(w.message, w.category, stacklevel=5)
+        fit = Fit(data, prob, score=self._linear_objective(data) if linear else lambda t: objective(t, prob, alpha),
+                  leaf=None if linear else lambda t: refit_leaves(root_leaf(t), prob), report="OptimalTreeRegressor",
+                  stats=lambda t: dict(X=raw.X, y=raw.y, sample_weight=raw.sample_weight,
+                                       criterion=self._sklearn_criterion))
+        fit.to_user = partial(self._to_user, fit, raw)
+        return fit
+
+    def _to_user(self, fit, raw, tree):
+        """The tree in y's units; constant leaves: the exact means / medians of the caller's y (a constrained
+        tree keeps its own leaf values)."""
+        user = self._target(fit.data).tree_to_user(tree)
+        if self.leaf_model != "linear" and fit.ctx is None:
+            user = refit_leaves(user, LeafProblem(raw, raw.X, raw.y, self.loss))
+        return user
+
+    def _honours(self, fit) -> tuple[bool, str]:
         linear = self.leaf_model == "linear"
-        self.solve_result_ = None
-        with controlled_fit(self, self._time_limit()) as ctl:
-            with ctl.stage("prepare"):
-                X, encoding = encode_categories(X)
-                # every method searches a standardised y (offset and scale meet no tolerance, no cancellation and
-                # no big-M of 1e9); the tree is mapped back to y's units at the end (data.target)
-                raw = prepare(X, y, task="regression", sample_weight=sample_weight,
-                              min_samples_leaf=self.min_samples_leaf)
-                data = standardize_target(raw)
-                by_dp = (self.method == "dp" and not linear
-                         and dp_solvable(check_constraints(self.constraints)))
-                cons = bind(self, data, (self.method == "mio" and not linear and self.split_type == "parallel")
-                            or by_dp, f"by method={self.method!r}, leaf_model={self.leaf_model!r}, "
-                            f"split_type={self.split_type!r}"
-                            + (" (the DP solves feature budgets only)" if self.method == "dp" else ""))
-                prob0 = make_problem(data, self.loss)
-                self._ctx = ConstraintContext(self, cons, data, lambda t: refit_leaves(t, prob0),
-                                              own_objective(prob0, float(self.alpha))) if cons else None
-            if linear:
-                check_leaf_penalty(self.leaf_penalty, data, self.min_samples_leaf)   # warns once, at the caller
-                with warnings.catch_warnings():   # the search and the formulation check it again
-                    warnings.filterwarnings("ignore", message="leaf_model='linear' with leaf_penalty=0")
-                    tree = (self._mio_linear(data, ctl) if self.method == "mio"
-                            else self._linear_local_search(data, ctl, ctl.budget))
-                if self.method != "mio":
-                    warn_time_limit(self, ctl, "the local search (best of the restarts completed)")
-            elif self.method == "dp" and cons:
-                if self.max_num_nodes is not None:
-                    raise InputError("max_num_nodes cannot be combined with constraints (the constrained DP bounds "
-                                     "the depth only)")
-                with ctl.stage("dp"):
-                    tree, self.solve_result_ = solve_dp_constrained(
-                        cons, data.X, data.y, int(self.max_depth), int(self.min_samples_leaf), float(self.alpha),
-                        data.sample_weight, ctl.remaining(), data.feature_names, binarization=self.binarization,
-                        n_thresholds=int(self.n_thresholds), regression=True)
-                if self.solve_result_.status != "optimal":
-                    ctl.mark_cut_short("dp")
-                warn_time_limit(self, ctl, "the dynamic program (best tree so far)")
-            elif self.method == "dp":
-                tree, self.solve_result_ = fit_dp_tree(self, data, ctl, self.max_num_nodes)
-                warn_time_limit(self, ctl, "the dynamic program (best tree so far, see solve_result_.bound)")
-            elif self.method == "greedy":
-                with ctl.stage("greedy"):
-                    tree = greedy_tree(data, self.max_depth, self.min_samples_leaf, self.alpha, loss=self.loss,
-                                      time_limit=ctl.budget)
-                if ctl.stop():   # the fit ran out during the greedy tree (its kernel still compiling: the root leaf)
-                    ctl.mark_cut_short("greedy")
-            elif self.method == "mio":
-                tree = self._mio(data, ctl)
-            else:
-                tree = self._local_search(data, ctl, ctl.budget)
-                warn_time_limit(self, ctl, "the local search (best of the restarts completed)")
-            if linear:      # no one-leaf linear model to compare with: splits are tidied only
-                score, leaf = self._linear_objective(data), None
-            else:
-                prob = prob0    # the same data and loss: built once
-                score = lambda t: objective(t, prob, float(self.alpha))  # noqa: E731
-                if self._ctx is not None:   # the leaves' own values (a monotone tree's need not be the medians)
-                    score = own_objective(prob, float(self.alpha))
-                leaf = refit_leaves(root_leaf(tree), prob)
-            tree = finish_fit(self, tree, data.X, score if self._ctx is None else self._ctx.guard(score), leaf=leaf,
-                              encoding=encoding)
-            self.tree_ = tree
-            self.n_features_in_ = data.p
-            if hasattr(X, "columns"):
-                self.feature_names_in_ = np.asarray([str(c) for c in X.columns], dtype=object)
-            self.objective_ = score(tree)     # normalised: the same on y and on the standardised y
-            verify(self, tree, self._ctx)
-            constrained, self._ctx = self._ctx is not None, None   # the context holds the training data: not kept
-            user = self._target(data).tree_to_user(tree)           # values in y's units
-            if not linear and not constrained:      # constant leaves: the exact means / medians of the caller's y
-                user = refit_leaves(user, LeafProblem(raw, raw.X, raw.y, self.loss))
-            self.tree_ = user
-            record_display_bounds(self, data)
-            record_node_stats(self, raw.X, raw.y, raw.sample_weight, self._sklearn_criterion)
-        if self.verbose:
-            print(f"OptimalTreeRegressor: objective {fmt(self.objective_)}, depth {tree.depth}, "
-                  f"{tree.n_splits} splits")
-        return self
+        by_dp = self.method == "dp" and not linear and dp_solvable_constraints(self)
+        return ((self.method == "mio" and not linear and self.split_type == "parallel") or by_dp,
+                f"by method={self.method!r}, leaf_model={self.leaf_model!r}, split_type={self.split_type!r}"
+                + (" (the DP solves feature budgets only)" if self.method == "dp" else ""))
+
+    _constrained_dp_warning = "the dynamic program (best tree so far)"
+
+    @contextlib.contextmanager
+    def _leaves(self, fit):
+        """Linear leaves: the leaf penalty's warning was given once (by ``_prepare``); the search and the
+        formulation check it again, quietly."""
+        if self.leaf_model != "linear":
+            yield False
+            return
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="leaf_model='linear' with leaf_penalty=0")
+            yield True
+
+    def _fit_local_search(self, fit):
+        with self._leaves(fit) as linear:
+            tree = self._linear_local_search(fit, 1.0) if linear else self._local_search(fit)
+        warn_time_limit(self, fit.ctl, "the local search (best of the restarts completed)")
+        return tree
+
+    def _fit_greedy(self, fit):
+        with fit.ctl.stage("greedy"):
+            tree = greedy_tree(fit.data, self.max_depth, self.min_samples_leaf, self.alpha, loss=self.loss,
+                               time_limit=fit.ctl.time())
+        if fit.ctl.stop():   # the fit ran out during the greedy tree (its kernel still compiling: the root leaf)
+            fit.ctl.mark_cut_short("greedy")
+        return tree
+
+    def _fit_mio(self, fit):
+        with self._leaves(fit) as linear:
+            return (self._mio_linear if linear else self._mio)(fit)
 
     @staticmethod
     def _target(data) -> TargetScaling:
@@ -331,64 +312,51 @@ class OptimalTreeRegressor(ConstrainedMixin, TreeAttributesMixin, RegressorMixin
         return lambda tree: linear_tree_objective(tree, data, alpha, lam, loss=self.loss,
                                                   penalty=self.leaf_penalty_type, refit=False)
 
-    def _linear_local_search(self, data, ctl, budget):
-        with ctl.stage("local_search"):
-            tree = linear_local_search(data, self.max_depth, self.alpha, self._penalty(data), self.min_samples_leaf,
-                                       self.n_restarts, self.random_state, split_type=self.split_type,
-                                       n_hyperplane_restarts=self.n_hyperplane_restarts,
-                                       max_thresholds=self.max_thresholds, time_limit=budget)
-        if ctl.stop():
-            ctl.mark_cut_short("local search")
+    def _linear_local_search(self, fit, share: float):
+        with fit.ctl.stage("local_search"):
+            tree = linear_local_search(fit.data, self.max_depth, self.alpha, self._penalty(fit.data),
+                                       self.min_samples_leaf, self.n_restarts, self.random_state,
+                                       split_type=self.split_type, n_hyperplane_restarts=self.n_hyperplane_restarts,
+                                       max_thresholds=self.max_thresholds, time_limit=fit.ctl.time(share))
+        if fit.ctl.stop():
+            fit.ctl.mark_cut_short("local search")
         return tree
 
-    def _mio_linear(self, data, ctl):
-        """ORT-L / ORT-LH from the warm start (its lasso leaves fit squared loss whatever ``loss``); the greedy
-        tree with lasso leaves is the fallback when the fit stops before any tree."""
-        lam = self._penalty(data)
+    def _greedy(self, fit, stage: str):
+        return fit.ctl.run(stage, greedy_tree, fit.data, self.max_depth, self.min_samples_leaf, self.alpha,
+                           loss=self.loss, cheap=True)
+
+    def _mio_linear(self, fit):
+        """ORT-L / ORT-LH from the warm start (its lasso leaves fit squared loss whatever ``loss``), computed first:
+        any feasible tree's objective bounds the coefficients (ORTLinear); the greedy tree with lasso leaves is the
+        fallback when the fit stops before any tree."""
+        lam = self._penalty(fit.data)
 
         def greedy(stage):
-            tree = ctl.run(stage, greedy_tree, data, self.max_depth, self.min_samples_leaf, self.alpha,
-                           loss=self.loss, cheap=True)
-            return None if tree is None else linear_leaf_tree(tree, data, lam)
+            tree = self._greedy(fit, stage)
+            return None if tree is None else linear_leaf_tree(tree, fit.data, lam)
 
         start = None
         if self.warm_start == "local-search":
-            start = Start.of("local-search", self._linear_local_search(data, ctl, ctl.share(0.5)))
+            start = Start.of("local-search", self._linear_local_search(fit, START_SHARE))
         elif self.warm_start == "greedy":
             start = Start.of("greedy", greedy("warm_start"))
-        score = self._linear_objective(data)
-        # any feasible tree's objective bounds the coefficients (ORTLinear); the slack keeps the start feasible
-        build = partial(ORTLinear, data, self.max_depth, self.min_samples_leaf, self.alpha, leaf_penalty=lam,
+        # the slack keeps the start feasible
+        build = partial(ORTLinear, fit.data, self.max_depth, self.min_samples_leaf, self.alpha, leaf_penalty=lam,
                         penalty=self.leaf_penalty_type, loss=self.loss, split_type=self.split_type,
-                        margin=float(self.hyperplane_margin), coef_bound=self._coef_bound(data),
-                        upper_bound=1.0 if start is None else min(1.0, score(start.tree) * (1 + 1e-6) + 1e-9))
-        return self._run_mio(ctl, MIO(build, score, [start], fallback=lambda: greedy("fallback"))).tree
+                        margin=float(self.hyperplane_margin), coef_bound=self._coef_bound(fit.data),
+                        upper_bound=1.0 if start is None else min(1.0, fit.score(start.tree) * (1 + 1e-6) + 1e-9))
+        return self._run_mio(fit.ctl, MIO(build, fit.score, [start], fallback=lambda: greedy("fallback")),
+                             warm_start=None).tree
 
-    def _local_search(self, data, ctl, budget):
-        with ctl.stage("local_search"):
-            tree = local_search(data, self.max_depth, self.alpha, self.min_samples_leaf, self.n_restarts,
-                                self.split_type, self.random_state, self.n_jobs, self.n_hyperplane_restarts,
-                                self.loss, time_limit=budget, verbose=self.verbose)
-        if ctl.stop():
-            ctl.mark_cut_short("local search")
-        return tree
-
-    def _mio(self, data, ctl):
-        """ORT / ORT-H from the warm start; the greedy tree is the fallback when the fit stops before any tree."""
-        def greedy(stage):
-            return ctl.run(stage, greedy_tree, data, self.max_depth, self.min_samples_leaf, self.alpha,
-                           loss=self.loss, cheap=True)
-
-        start = None
-        if self.warm_start == "local-search":
-            start = Start.of("local-search", self._local_search(data, ctl, ctl.share(0.5)))
-        elif self.warm_start == "greedy":
-            start = Start.of("greedy", greedy("warm_start"))
-        prob = make_problem(data, self.loss)
-        build = partial(ORT, data, self.max_depth, self.min_samples_leaf, self.alpha, loss=self.loss,
+    def _mio(self, fit):
+        """ORT / ORT-H from the plan's start; the greedy tree is the fallback when the fit stops before any tree."""
+        build = partial(ORT, fit.data, self.max_depth, self.min_samples_leaf, self.alpha, loss=self.loss,
                         split_type=self.split_type, margin=float(self.hyperplane_margin))
-        return self._run_mio(ctl, MIO(build, lambda tree: objective(tree, prob, float(self.alpha)), [start],
-                                      fallback=lambda: greedy("fallback"), constraints=self._ctx)).tree
+        return self._run_mio(fit.ctl, MIO(build, fit.score, fallback=lambda: self._greedy(fit, "fallback"),
+                                          sources={"greedy": lambda plan: self._greedy(fit, "warm_start"),
+                                                   "local-search": lambda plan: self._local_search(fit, START_SHARE)},
+                                          constraints=fit.ctx)).tree
 
     @property
     def _sklearn_criterion(self) -> str:   # type: ignore[override]

@@ -21,10 +21,9 @@ from ..robust.adversary import ShiftSet, worst_case_accuracy
 from ..robust.calibration import calibrate
 from ..robust.shift import shifted_accuracy
 from .base import OptTreesEstimator, SolverMixin, store_params, warm_start_rules
-from .common import check_X_fitted, encode_categories, feature_names_in, record_display_bounds, record_node_stats
-from .fitcontrol import controlled_fit
+from .common import check_X_fitted
 from .pipeline import MIO, Start
-from .flow import _TreeClassifierMixin, finish_flow_fit, model_size, warn_if_huge
+from .flow import _TreeClassifierMixin, flow_fit, model_size, model_tree, warn_if_huge
 
 _LISTS = (list, tuple, np.ndarray)
 
@@ -170,60 +169,62 @@ class RobustTreeClassifier(_TreeClassifierMixin, SolverMixin, OptTreesEstimator)
         return rho
 
     def fit(self, X, y, costs=None, budget=None):
-        self._check_params()
-        self.solve_result_ = None
-        with controlled_fit(self, self._time_limit()) as ctl:
-            with ctl.stage("encode"):
-                X, encoding = encode_categories(X)
-                data = prepare(X, y)
-                enc = IntegerEncoder(self.encoding, self.n_thresholds).fit(data.X)
-                tdata = ThermometerData.from_prepared(data, enc)
-                Xi, cols = tdata.X_int, tdata.cols
-                S = self._shift_set(Xi, costs, budget)
-            depth = check_depth(self.max_depth) if cols else 0
+        """Fit on (X, y) under the set ``sum_i sum_f costs_if |xi_if| <= budget`` (or the calibrated one)."""
+        return self._fit(X, y, costs=costs, budget=budget)
 
-            def start(d):   # CART on the thermometer columns (d = 0: the majority class, instant)
-                Zt = tdata.Z if cols and d else np.zeros((data.n, 0), dtype=np.int8)
-                inc = greedy_incumbent(Zt, data.y, d, data.n_classes)
-                struct = FlowStructure(d, len(cols), data.n_classes)
-                return inc, struct, struct.to_tree(inc, tdata.split_of_col, data.X, data.y,
-                                                   data.n_classes, None, data.codec.classes, data.feature_names)
+    # ------------------------------------------------------------------ the fit's hooks (estimators.skeleton)
+    _prepare_stage = "encode"
 
-            inc, struct, warm = ctl.run("warm_start", start, depth, fallback=lambda: start(0), threaded=True)
-            size = model_size("robust", data.n, len(cols), depth, data.n_classes)
-            warn_if_huge(type(self).__name__, size,
-                         f"{len(cols):,} integer thresholds from encoding={self.encoding!r} (mode "
-                         f"{enc.mode_!r}); encoding='quantile' with a small n_thresholds keeps it small")
-            out = self._run_mio(ctl, MIO(partial(RobustOCT, tdata, self.max_depth, S,
-                                                 regularization=self.regularization),
-                                         starts=[Start.of("greedy", warm)], hand_start=self.warm_start == "greedy"))
-            out.result.timings.setdefault("estimated_size", size)
-            self.encoder_, self.shift_set_ = enc, S
-            form = self.formulation_ = out.form
-            self.tree_ = out.tree
-            if out.source == "mio":
-                self.worst_case_train_accuracy_ = form.worst_case_correct / data.n
-            else:   # the start tree's exact worst case, in the encoded units the set is defined in
-                t_int = struct.to_tree(inc, tdata.integer_split_of_col, Xi, data.y, data.n_classes)
-                wc = worst_case_accuracy(t_int, Xi, data.y, S).worst_case_correct
-                self.worst_case_train_accuracy_ = wc / data.n
-                if form is not None:    # the formulation's figures speak about the returned tree
-                    form.worst_case_correct = wc
-                    form.recomputed_objective = form.tree_objective(self.tree_)
-            before = self.tree_
-            self.tree_ = finish_flow_fit(self, self.tree_, data, form, encoding)
-            if self.tree_ is not before and form is not None:    # tidied, or the single leaf: its own worst case
-                form.worst_case_correct = form.worst_case(form.struct.from_tree(
-                    self.tree_, form.col_of_split)).worst_case_correct
-                self.worst_case_train_accuracy_ = form.worst_case_correct / data.n
-            self.classes_ = data.codec.classes
-            self.n_features_in_ = data.p
-            names = feature_names_in(X)     # scikit-learn's rule: only for a DataFrame with string column names
-            if names is not None:
-                self.feature_names_in_ = np.asarray(names, dtype=object)
-            record_display_bounds(self, data.X)
-            record_node_stats(self, data.X, data.y, data.sample_weight, "gini", data.n_classes)
-        return self
+    def _prepare(self, X, y, costs=None, budget=None):
+        data = prepare(X, y)
+        self.encoder_ = IntegerEncoder(self.encoding, self.n_thresholds).fit(data.X)
+        tdata = ThermometerData.from_prepared(data, self.encoder_)
+        self.shift_set_ = self._shift_set(tdata.X_int, costs, budget)
+        return flow_fit(data, tdata)
+
+    def _fit_mio(self, fit):
+        """RobustOCT by cut generation from CART on the thermometer columns (the fallback even when the solver
+        starts from nothing); the returned tree's exact worst case (``worst_case_train_accuracy_``)."""
+        data, tdata, ctl, S = fit.data, fit.problem, fit.ctl, self.shift_set_
+        cols = tdata.cols
+        depth = check_depth(self.max_depth) if cols else 0
+
+        def start(d):   # CART on the thermometer columns (d = 0: the majority class, instant)
+            Zt = tdata.Z if cols and d else np.zeros((data.n, 0), dtype=np.int8)
+            inc = greedy_incumbent(Zt, data.y, d, data.n_classes)
+            struct = FlowStructure(d, len(cols), data.n_classes)
+            return inc, struct, struct.to_tree(inc, tdata.split_of_col, data.X, data.y,
+                                               data.n_classes, None, data.codec.classes, data.feature_names)
+
+        inc, struct, warm = ctl.run("warm_start", start, depth, fallback=lambda: start(0), threaded=True)
+        size = model_size("robust", data.n, len(cols), depth, data.n_classes)
+        warn_if_huge(type(self).__name__, size,
+                     f"{len(cols):,} integer thresholds from encoding={self.encoding!r} (mode "
+                     f"{self.encoder_.mode_!r}); encoding='quantile' with a small n_thresholds keeps it small")
+        out = self._run_mio(ctl, MIO(partial(RobustOCT, tdata, self.max_depth, S, regularization=self.regularization),
+                                     starts=[Start.of("greedy", warm)], hand_start=None))
+        out.result.timings.setdefault("estimated_size", size)
+        form = out.form
+        if out.source == "mio":
+            self.worst_case_train_accuracy_ = form.worst_case_correct / data.n
+        else:   # the start tree's exact worst case, in the encoded units the set is defined in
+            t_int = struct.to_tree(inc, tdata.integer_split_of_col, tdata.X_int, data.y, data.n_classes)
+            wc = worst_case_accuracy(t_int, tdata.X_int, data.y, S).worst_case_correct
+            self.worst_case_train_accuracy_ = wc / data.n
+            if form is not None:    # the formulation's figures speak about the returned tree
+                form.worst_case_correct = wc
+                form.recomputed_objective = form.tree_objective(out.tree)
+        fit.to_user = partial(self._own_worst_case, fit, out.tree)
+        return model_tree(self, fit, out)
+
+    def _own_worst_case(self, fit, before, tree):
+        """The returned tree, tidied or the single leaf: the model's figures and ``worst_case_train_accuracy_``
+        follow it."""
+        form = self.formulation_
+        if tree is not before and form is not None:
+            form.worst_case_correct = form.worst_case(form.struct.from_tree(tree, form.col_of_split)).worst_case_correct
+            self.worst_case_train_accuracy_ = form.worst_case_correct / fit.data.n
+        return tree
 
     # -------------------------------------------------------------------------------- evaluation
     def worst_case_score(self, X, y, costs=None, budget=None) -> float:

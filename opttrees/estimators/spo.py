@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import math
+from dataclasses import dataclass
 
 import numpy as np
 from sklearn.exceptions import NotFittedError
@@ -24,10 +25,9 @@ from ..spo.loss import decision_regret, normalized_extra_cost
 from ..spo.objective import spot_norm, spot_objective
 from ..spo.pruning import prune_alpha, prune_on_validation, prune_zero_gain, refit_nodes
 from .base import OptTreesEstimator, SolverMixin, store_params, warm_start_rules
-from .common import (TreeAttributesMixin, check_X_fitted, encode_categories, finish_fit, record_display_bounds,
-                     record_node_stats, root_leaf)
+from .common import TreeAttributesMixin, check_X_fitted, root_leaf
 from ..sklearn_export import feature_importances
-from .fitcontrol import controlled_fit
+from .skeleton import Fit
 
 
 #: the exact methods optimise the SPO loss itself
@@ -107,6 +107,23 @@ def _costs_to_user(tree, g: float):
     out.extras = {k: (np.asarray(v, dtype=np.float64) * g if k in ("train_loss", "train_spo") else v)
                   for k, v in tree.extras.items()}
     return out
+
+
+@dataclass
+class CostData:
+    """An SPO fit's prepared data: the training features, costs (scaled by ``factor``) and weights, the feature
+    names, and the validation rows (or None)."""
+
+    X: np.ndarray
+    C: np.ndarray
+    w: np.ndarray
+    feature_names: list | None
+    val: tuple | None
+    factor: float
+
+    @property
+    def p(self) -> int:
+        return self.X.shape[1]
 
 
 class SPOTree(TreeAttributesMixin, SolverMixin, _SPOBase):
@@ -246,18 +263,17 @@ class SPOTree(TreeAttributesMixin, SolverMixin, _SPOBase):
         (the greedy start, or the DP's shallower optimum, at worst). ``method="greedy"`` has no partial tree:
         Ctrl-C raises KeyboardInterrupt at once.
         """
-        self._check_params()
-        self._check_method()
-        with controlled_fit(self, self._time_limit() if self.method in ("mio", "dp") else None) as ctl:
-            return self._fit(ctl, X, C, sample_weight, X_val, C_val, sample_weight_val)
+        return self._fit(X, C, sample_weight=sample_weight, X_val=X_val, C_val=C_val,
+                         sample_weight_val=sample_weight_val)
 
-    def _fit(self, ctl, X, C, sample_weight=None, X_val=None, C_val=None, sample_weight_val=None):
-        self.solve_result_ = None
+    # ------------------------------------------------------------------ the fit's hooks (estimators.skeleton)
+    _untimed_methods = ("greedy",)
+
+    def _prepare(self, X, C, sample_weight=None, X_val=None, C_val=None, sample_weight_val=None) -> Fit:
         if self.decision_problem is None:
             raise InputError("SPOTree needs decision_problem=<a DecisionProblem>, e.g. GridShortestPath(4, 4)")
         pr = self.problem_ = make_decision_problem(self.decision_problem)
-        X, encoding = encode_categories(X)
-        feature_names = list(map(str, X.columns)) if hasattr(X, "columns") else None
+        names = list(map(str, X.columns)) if hasattr(X, "columns") else None
         X, C, w = check_costs_fit(pr, X, C, sample_weight)
         if (X_val is None) != (C_val is None):
             raise InputError("give both X_val and C_val, or neither")
@@ -269,75 +285,72 @@ class SPOTree(TreeAttributesMixin, SolverMixin, _SPOBase):
             val = (Xv, Cv, wv)
         elif self.prune and self.validation_fraction:
             (X, C, w), val = _split_validation(X, C, w, self.validation_fraction, self.random_state)
-        self.n_features_in_ = X.shape[1]
         # one positive factor (a power of two: exact) brings the costs to about 1: decisions are invariant to it and
         # regret scales with it, so every method sees the same problem, and the MILP meets no 1e9 coefficients
         f = _cost_factor(C)
         C = C * f
-        if val is not None:
-            val = (val[0], val[1] * f, val[2])
-        if self.method == "greedy":
-            from ..interrupt import raise_on_sigint
-            with raise_on_sigint():    # polls nothing and has no partial tree: Ctrl-C raises at once
-                tree = grow_spo_tree(pr, X, C, w, max_depth=self.max_depth, min_samples_leaf=self.min_samples_leaf,
-                                     criterion=self.criterion, quantile_step=self.quantile_step,
-                                     feature_names=feature_names)
-            self.unpruned_tree_ = _costs_to_user(tree, 1.0 / f)
-        elif self.method == "dp":
-            tree = self._fit_dp(X, C, w, feature_names, ctl)
-        else:
-            tree = self._fit_mio(X, C, w, feature_names, ctl)
-            self.greedy_tree_ = _costs_to_user(self.greedy_tree_, 1.0 / f)
-        validated = self.prune and val is not None
-        if validated:
-            tree = prune_on_validation(tree, pr, *val, criterion=self.criterion)
-        elif self.criterion == "spo":
-            tree = prune_alpha(tree, self.alpha, spot_norm(pr, C, w))
-        else:
-            tree = prune_zero_gain(tree)
+        val = None if val is None else (val[0], val[1] * f, val[2])
         _, z = pr._solve_min(pr.sign * C)
         norm = spot_norm(pr, C, w, z=z)
-        score = lambda t: spot_objective(pr, t, X, C, w, alpha=self.alpha, norm=norm, z=z)  # noqa: E731
         # a validation-pruned tree was chosen on held-out rows, a criterion="mse" tree on another loss: they are
         # tidied, not compared with the leaf
-        leaf = None if validated or self.criterion != "spo" else refit_nodes(root_leaf(tree), pr, X, C, w)
-        tree = finish_fit(self, tree, X, score, leaf=leaf, encoding=encoding)
-        self.objective_ = score(tree)     # normalised regret: the same on C and on C * f
-        self.tree_ = _costs_to_user(tree, 1.0 / f)
-        record_display_bounds(self, X)
-        # importances: the decrease of the training SPO regret (each node's decision w*(mean cost) as a leaf)
-        record_node_stats(self, X, sample_weight=w, node_loss=refit_nodes(tree, pr, X, C, w).extras["train_spo"] / f)
-        return self
+        compared = not (self.prune and val is not None) and self.criterion == "spo"
+        return Fit(CostData(X, C, w, names, val, f), score=lambda t: spot_objective(pr, t, X, C, w, alpha=self.alpha,
+                                                                                      norm=norm, z=z),
+                   leaf=(lambda t: refit_nodes(root_leaf(t), pr, X, C, w)) if compared else None, display=X,
+                   to_user=lambda t: _costs_to_user(t, 1.0 / f),
+                   # importances: the decrease of the training SPO regret (each node's decision w*(mean cost) as a leaf)
+                   stats=lambda t: dict(X=X, sample_weight=w, node_loss=refit_nodes(t, pr, X, C, w).extras["train_spo"] / f))
 
-    def _fit_mio(self, X, C, w, feature_names, ctl):
-        from .spot_mio import fit_spot_mio
-        with ctl.stage("mio"):
-            tree, info = fit_spot_mio(self.problem_, X, C, w, depth=int(self.max_depth),
-                                      min_samples_leaf=self.min_samples_leaf, alpha=self.alpha, solver=self._solver_name(),
-                                      time_limit=ctl.budget, mip_gap=self.mip_gap,
-                                      quantile_step=self.quantile_step, x_precision=self.x_precision,
-                                      verbose=self.verbose, feature_names=feature_names,
-                                      warm_start=self.warm_start or None,
-                                      dp_bound=self.dp_bound if self.dp_bound == "auto" else bool(self.dp_bound),
-                                      binarization=self.binarization, n_thresholds=int(self.n_thresholds))
-        self.greedy_tree_ = info["greedy_tree"]
-        self.solve_result_ = info["result"]
+    def _pruned(self, fit, tree):
+        """Every method's tree pruned: on the validation rows, at ``alpha`` (SPO loss), or where no split gains."""
+        d, pr = fit.data, self.problem_
+        if self.prune and d.val is not None:
+            return prune_on_validation(tree, pr, *d.val, criterion=self.criterion)
+        if self.criterion == "spo":
+            return prune_alpha(tree, self.alpha, spot_norm(pr, d.C, d.w))
+        return prune_zero_gain(tree)
+
+    def _fit_greedy(self, fit):
+        from ..interrupt import raise_on_sigint
+
+        d = fit.data
+        with raise_on_sigint():    # polls nothing and has no partial tree: Ctrl-C raises at once
+            tree = grow_spo_tree(self.problem_, d.X, d.C, d.w, max_depth=self.max_depth,
+                                 min_samples_leaf=self.min_samples_leaf, criterion=self.criterion,
+                                 quantile_step=self.quantile_step, feature_names=d.feature_names)
+        self.unpruned_tree_ = _costs_to_user(tree, 1.0 / d.factor)
+        return self._pruned(fit, tree)
+
+    def _fit_mio(self, fit):
+        from .spot_mio import spot_mio
+
+        d = fit.data
+        tree, info = spot_mio(self._run_mio, fit.ctl, self.problem_, d.X, d.C, d.w, depth=int(self.max_depth),
+                              min_samples_leaf=self.min_samples_leaf, alpha=self.alpha,
+                              quantile_step=self.quantile_step, x_precision=self.x_precision,
+                              feature_names=d.feature_names, warm_start=self.warm_start or None,
+                              dp_bound=self.dp_bound if self.dp_bound == "auto" else bool(self.dp_bound),
+                              binarization=self.binarization, n_thresholds=int(self.n_thresholds))
+        self.greedy_tree_ = _costs_to_user(info["greedy_tree"], 1.0 / d.factor)
         self.mio_info_ = info
-        return tree
+        return self._pruned(fit, tree)
 
-    def _fit_dp(self, X, C, w, feature_names, ctl):
+    def _fit_dp(self, fit):
         from ..dp import solve_dp_spo
-        with ctl.stage("dp"):
-            tree, res = solve_dp_spo(X, C, self.problem_, max_depth=int(self.max_depth), alpha=self.alpha,
-                                     min_samples_leaf=max(int(np.ceil(self.min_samples_leaf)), 1), sample_weight=w,
+
+        d = fit.data
+        with fit.ctl.stage("dp"):
+            tree, res = solve_dp_spo(d.X, d.C, self.problem_, max_depth=int(self.max_depth), alpha=self.alpha,
+                                     min_samples_leaf=max(int(np.ceil(self.min_samples_leaf)), 1), sample_weight=d.w,
                                      binarization=self.binarization, n_thresholds=int(self.n_thresholds),
-                                     time_limit=ctl.remaining())
+                                     time_limit=fit.ctl.time())
         if res.status != "optimal":
-            ctl.mark_cut_short("dp")
-        if feature_names is not None:
-            tree.feature_names = feature_names
+            fit.ctl.mark_cut_short("dp")
+        if d.feature_names is not None:
+            tree.feature_names = d.feature_names
         self.solve_result_ = res
-        return refit_nodes(tree, self.problem_, X, C, w)     # per-node training regrets, for pruning
+        return self._pruned(fit, refit_nodes(tree, self.problem_, d.X, d.C, d.w))   # per-node regrets, for pruning
 
     def predict(self, X) -> np.ndarray:
         self._check_fitted()

@@ -6,10 +6,12 @@ model (issue 12).
 """
 from __future__ import annotations
 
-from typing import Any
+from functools import partial
+from typing import Any, Callable
 
 import numpy as np
 
+from ..dp.planner import SPO_DP_SECONDS_PER_CELL, Auto, DPCost
 from ..errors import InputError
 from ..formulations.spot import SPOTFormulation, prepare_costs
 from ..interrupt import Budget
@@ -17,7 +19,7 @@ from ..solvers.result import TerminationCondition
 from ..spo.greedy import check_costs_fit, grow_spo_tree
 from ..spo.objective import spot_norm, spot_objective
 from ..spo.pruning import prune_alpha, refit_nodes
-from .fitcontrol import SPO_DP_SECONDS_PER_CELL, FitControl, dp_fits
+from .fitcontrol import FitControl
 from .pipeline import MIO, DPUse, Start, run_mio
 
 
@@ -62,9 +64,24 @@ def fit_spot_mio(problem, X, C, w=None, depth: int = 2, min_samples_leaf: float 
     with a DP, ``dp_result`` / ``dp_objective`` / ``dp_objective_raw`` (its tree on the MILP's objective and on
     the raw data).
     """
+    def run(ctl, job, **request):
+        job.auto = Auto(solver=solver, **request)
+        job.solver_options = dict(mip_gap=mip_gap, verbose=verbose)
+        return run_mio(job, ctl, "SPOT MILP", verbose=verbose)
+
+    return spot_mio(run, FitControl(time_limit), problem, X, C, w, depth, min_samples_leaf, alpha, quantile_step,
+                    x_precision, feature_names, warm_start, dp_bound, binarization, n_thresholds)
+
+
+def spot_mio(run: Callable, ctl: FitControl, problem, X, C, w=None, depth: int = 2, min_samples_leaf: float = 1,
+             alpha: float = 1e-4, quantile_step: float | None = 0.01, x_precision: int | None = None,
+             feature_names=None, warm_start="greedy", dp_bound=False, binarization: str = "quantile",
+             n_thresholds: int = 10):
+    """:func:`fit_spot_mio` under the fit control ``ctl`` (the estimator's, or the function's own), with
+    ``run(ctl, job, **request)`` the way into :func:`~opttrees.estimators.pipeline.run_mio` (the estimator's
+    :meth:`~opttrees.estimators.base.SolverMixin._run_mio`: its solver settings and the planner)."""
     if warm_start not in (True, False, None, "greedy", "dp", "auto"):
         raise InputError(f"warm_start must be 'auto', 'greedy', 'dp' or None; got {warm_start!r}")
-    budget = Budget(time_limit)
     X, C, w = check_costs_fit(problem, X, C, w)
     Xr = round_features(X, x_precision)
     Cm = problem.sign * C
@@ -74,35 +91,30 @@ def fit_spot_mio(problem, X, C, w=None, depth: int = 2, min_samples_leaf: float 
     def greedy_on(Xg):
         return prune_alpha(grow_spo_tree(problem, Xg, C, w, max_depth=depth, min_samples_leaf=min_samples_leaf,
                                          quantile_step=quantile_step, feature_names=feature_names), alpha, norm)
-    greedy = greedy_on(X)
-    greedy_r = greedy if x_precision is None else greedy_on(Xr)
-    form = SPOTFormulation(prepare_costs(problem, Xr, C, w, feature_names), problem, max_depth=depth,
-                           min_samples_leaf=min_samples_leaf, alpha=alpha)
-    info: dict[str, Any] = {}   # what the fit found out, returned to the estimator
-    if warm_start == "auto" or dp_bound == "auto":
-        # the DP over every midpoint of the MILP's features: start and bound when it is predicted to fit
-        m = int(sum(len(v) - 1 for v in form.data.ranks[2]))
-        ok, info["plan_why"] = dp_fits(len(X), m, depth, C.shape[1], budget.remaining(),
-                                       "the SPO DP over every midpoint", SPO_DP_SECONDS_PER_CELL)
-        warm_start = ("dp" if ok else "greedy") if warm_start == "auto" else warm_start
-        dp_bound = ok if dp_bound == "auto" else dp_bound
-        binarization = "midpoints" if ok else binarization
-    dp_bound = bool(dp_bound)
-    ctl = FitControl(budget)
-    # the MILP's own objective on its rounded features, leaves refitted (what the DP start is compared on)
-    score = lambda tree: form.tree_objective(refit_nodes(tree, problem, Xr, C, w))  # noqa: E731
-    job = MIO(lambda: form, score, [Start.of("greedy", greedy_r)], hand_start=warm_start in (True, "greedy", "dp"),
-              dp=DPUse(warm_start == "dp", dp_bound, binarization, int(n_thresholds)),
-              plan={"solver": solver, **({"why": info["plan_why"]} if "plan_why" in info else {})},
-              solver_options=dict(solver=solver, mip_gap=mip_gap, verbose=verbose))
-    out = run_mio(job, ctl, "SPOT MILP", verbose=verbose)
-    res = out.result
-    info["start_source"] = out.start.source if out.start is not None else None
-    run = out.dp_run
-    if run is not None:
-        info.update(dp_result=run.result, dp_objective=run.objective, dp_tree=run.tree)
+    with ctl.stage("warm_start"):
+        greedy = greedy_on(X)
+        greedy_r = greedy if x_precision is None else greedy_on(Xr)
+        costs = prepare_costs(problem, Xr, C, w, feature_names)
+    # "auto": the DP over every midpoint of the MILP's features gives the start and the bound when it is predicted
+    # to fit; the MILP is compared on its own objective on its rounded features, leaves refitted
+    cost = DPCost(len(X), depth, int(sum(len(v) - 1 for v in costs.ranks[2])), C.shape[1],
+                  "the SPO DP over every midpoint", SPO_DP_SECONDS_PER_CELL)
+    job = MIO(partial(SPOTFormulation, costs, problem, max_depth=depth, min_samples_leaf=min_samples_leaf, alpha=alpha),
+              starts=[Start.of("greedy", greedy_r)], hand_start=None, dp=DPUse(binarization=binarization,
+                                                                               n_thresholds=int(n_thresholds)),
+              comparable=lambda tree: refit_nodes(tree, problem, Xr, C, w))
+    out = run(ctl, job, warm_start="greedy" if warm_start is True else warm_start,
+              dp_bound=dp_bound if dp_bound == "auto" else bool(dp_bound), cost=cost)
+    form, res = out.form, out.result
+    info: dict[str, Any] = {"start_source": out.start.source if out.start is not None else None}
+    if "why" in res.plan:
+        info["plan_why"] = res.plan["why"]
+    dp_run = out.dp_run
+    if dp_run is not None:
+        info.update(dp_result=dp_run.result, dp_objective=dp_run.objective, dp_tree=dp_run.tree)
     start = out.start
     info["start_objective"] = getattr(form, "start_objective", None) if start is not None else None
+    rounded = (lambda tree: form.tree_objective(tree)) if form is not None else (lambda tree: None)
 
     def raw_objective(tree):
         tree = refit_nodes(tree, problem, X, C, w)
@@ -110,7 +122,7 @@ def fit_spot_mio(problem, X, C, w=None, depth: int = 2, min_samples_leaf: float 
     g_obj, greedy = raw_objective(greedy)
     gr_obj, greedy_r_raw = raw_objective(greedy_r)
     info.update({"greedy_tree": greedy, "result": res, "greedy_objective": g_obj, "formulation": form, "norm": norm,
-                 "greedy_objective_rounded": form.tree_objective(refit_nodes(greedy_r, problem, Xr, C, w))})
+                 "greedy_objective_rounded": rounded(refit_nodes(greedy_r, problem, Xr, C, w))})
     cands = [(g_obj, "greedy", greedy), (gr_obj, "greedy", greedy_r_raw)]
     if "dp_tree" in info and (info.get("dp_result") is not None):
         dp_obj, dp_raw = raw_objective(info["dp_tree"])
@@ -118,7 +130,7 @@ def fit_spot_mio(problem, X, C, w=None, depth: int = 2, min_samples_leaf: float 
         cands.append((dp_obj, "dp", dp_raw))
     if out.source == "mio":
         mio = prune_alpha(out.tree, alpha, norm)
-        info["mio_objective_rounded"] = form.tree_objective(mio)
+        info["mio_objective_rounded"] = rounded(mio)
         m_obj, mio = raw_objective(mio)
         info["mio_objective"] = m_obj
         cands.append((m_obj, "mio", mio))
@@ -131,5 +143,3 @@ def fit_spot_mio(problem, X, C, w=None, depth: int = 2, min_samples_leaf: float 
         res.unproven(f"proven optimal on features rounded to x_precision={x_precision} decimals, not on the raw "
                      "features", termination=TerminationCondition.LIMIT)
     return tree, info
-
-

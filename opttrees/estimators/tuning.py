@@ -145,7 +145,7 @@ class OptimalTreeCV(FittedTreeMixin, OptTreesEstimator):
             else:
                 res = _tune(train, Xv, np.asarray(yv), self.max_depth, self.depths, self.n_restarts,
                             self.min_samples_leaf, self.split_type, self.batch_fraction, int(s_tune), self.n_jobs,
-                            self.n_hyperplane_restarts, self.loss, time_limit=ctl.budget)
+                            self.n_hyperplane_restarts, self.loss, time_limit=ctl.time())
         Xall = np.vstack([np.asarray(Xt, dtype=np.float64), Xv])
         yall = np.concatenate([np.asarray(yt), np.asarray(yv)])
         full = prepare(Xall, yall, task=self.task, min_samples_leaf=self.min_samples_leaf)
@@ -156,7 +156,7 @@ class OptimalTreeCV(FittedTreeMixin, OptTreesEstimator):
             else:
                 self.tree_ = local_search(full, res.depth, res.alpha, self.min_samples_leaf, self.n_restarts,
                                           self.split_type, int(s_refit), self.n_jobs, self.n_hyperplane_restarts,
-                                          self.loss, time_limit=ctl.budget)
+                                          self.loss, time_limit=ctl.time())
         if ctl.stop():
             ctl.mark_cut_short("tuning")
         from ..heuristics.core import make_problem, objective, refit_leaves

@@ -10,7 +10,7 @@ from opttrees.dp import solve_dp
 from opttrees.dp import api as dp_api
 from opttrees.dp.memory import check_limit, default_limit, physical_memory
 from opttrees.errors import InputError
-from opttrees.estimators.fitcontrol import dp_plan
+from opttrees.dp.planner import dp_plan
 
 
 @pytest.mark.parametrize("solver", ["highs", "scip"])
@@ -153,6 +153,6 @@ def test_spot_auto_uses_the_dp_when_it_fits():
     assert res.plan["start"] in ("dp", "greedy") and res.plan["bound"] == "dp-bound", res.plan
     assert res.proven_optimal and res.proof in ("dp-bound", "solver")
     big = shortest_path_data(n=400, deg=4, noise=0.5, p=5, seed=0)
-    from opttrees.estimators.fitcontrol import SPO_DP_SECONDS_PER_CELL, dp_fits
+    from opttrees.dp.planner import SPO_DP_SECONDS_PER_CELL, dp_fits
     ok, why = dp_fits(400, 5 * 399, 2, big.C.shape[1], 60.0, "the SPO DP", SPO_DP_SECONDS_PER_CELL)
     assert not ok and "predicted" in why

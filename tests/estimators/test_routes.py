@@ -4,7 +4,7 @@ exceed the time left, the DP over every midpoint (same optimum) or the local sea
 import numpy as np
 import pytest
 
-import opttrees.estimators.fitcontrol as fitcontrol
+import opttrees.dp.planner as planner
 from opttrees import OptimalTreeClassifier
 
 
@@ -19,7 +19,7 @@ def test_an_unbuildable_mio_takes_the_dp_with_the_same_optimum(monkeypatch):
     X, y = _data()
     mio = OptimalTreeClassifier(max_depth=2, time_limit=60).fit(X, y)
     assert mio.solve_result_.status == "optimal" and "route" not in mio.solve_result_.plan
-    monkeypatch.setattr(fitcontrol, "BUILD_SECONDS_PER_ROW_LEAF", 10.0)        # the build "cannot" finish
+    monkeypatch.setattr(planner, "BUILD_SECONDS_PER_ROW_LEAF", 10.0)        # the build "cannot" finish
     routed = OptimalTreeClassifier(max_depth=2, time_limit=60).fit(X, y)
     res = routed.solve_result_
     assert res.plan["route"] == "dp" and "build" in res.plan["why"]
@@ -29,8 +29,8 @@ def test_an_unbuildable_mio_takes_the_dp_with_the_same_optimum(monkeypatch):
 
 def test_without_an_exact_route_in_time_the_local_search_runs(monkeypatch):
     X, y = _data(1)
-    monkeypatch.setattr(fitcontrol, "BUILD_SECONDS_PER_ROW_LEAF", 10.0)
-    monkeypatch.setattr(fitcontrol, "CONTINUOUS_SECONDS_PER_CELL", 10.0)       # nor the DP
+    monkeypatch.setattr(planner, "BUILD_SECONDS_PER_ROW_LEAF", 10.0)
+    monkeypatch.setattr(planner, "CONTINUOUS_SECONDS_PER_CELL", 10.0)       # nor the DP
     clf = OptimalTreeClassifier(max_depth=2, time_limit=60, random_state=0).fit(X, y)
     res = clf.solve_result_
     assert res.plan["route"] == "local-search" and "no proof" in res.plan["why"]
@@ -41,6 +41,6 @@ def test_without_an_exact_route_in_time_the_local_search_runs(monkeypatch):
 def test_explicit_settings_are_never_rerouted(monkeypatch):
     """A user who asked for a start or a bound gets the MIO they asked for."""
     X, y = _data(2, n=60)
-    monkeypatch.setattr(fitcontrol, "BUILD_SECONDS_PER_ROW_LEAF", 10.0)
+    monkeypatch.setattr(planner, "BUILD_SECONDS_PER_ROW_LEAF", 10.0)
     clf = OptimalTreeClassifier(max_depth=1, time_limit=60, warm_start="greedy", dp_bound=False).fit(X, y)
     assert "route" not in clf.solve_result_.plan
