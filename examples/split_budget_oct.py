@@ -16,7 +16,7 @@ from functools import partial
 import numpy as np
 import pyomo.environ as pyo
 
-from opttrees.data import prepare
+from opttrees.data.prepared import prepare
 from opttrees.estimators.base import OptTreesEstimator, SolverMixin, store_params
 from opttrees.estimators.fitcontrol import controlled_fit
 from opttrees.estimators.pipeline import MIO, Start

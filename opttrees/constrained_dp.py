@@ -132,7 +132,7 @@ def solve_dp_constrained(constraints, X, y, max_depth: int, min_samples_leaf: in
     """
     from .dp.api import solve_dp, solve_dp_columns
     from .dp.tasks import ClassificationTask, RegressionTask
-    from .encoding import Binarizer
+    from .data.binarizers import Binarizer
 
     if not dp_solvable(constraints):
         raise InputError("the dynamic program solves group fairness (statistical_parity, "

@@ -3,7 +3,7 @@ r"""Declarative side constraints for optimal trees: fairness, feature budgets, m
 Each constraint is one small object. It
 
 - ``validate(data)`` — checks itself against the training data (a :class:`~opttrees.data.PreparedData` or a
-  :class:`~opttrees.binarized.BinarizedData`) and returns a *bound* copy (column names resolved to indices,
+  :class:`~opttrees.data.binarized.BinarizedData`) and returns a *bound* copy (column names resolved to indices,
   the positive class fixed); bad settings raise :class:`~opttrees.errors.InputError` naming the problem;
 - ``add_to(formulation)`` — adds its rows to the formulation's Pyomo model, on a ``Block`` named after it
   (``model.statistical_parity``, ``model.max_features``, ...; a second one of the same kind gets ``_2``);

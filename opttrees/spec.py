@@ -345,7 +345,7 @@ def _methods_from(data: dict, uses: dict | None = None) -> dict:
 
 def build_manifest() -> dict:
     """What the quick check needs, from the live registry (imports every estimator): see :func:`write_manifest`."""
-    from .data import MISSING_POLICIES
+    from .data.table import MISSING_POLICIES
     from .datasets import dataset_names
     types = {}
     for name, e in models().items():
@@ -418,7 +418,7 @@ def quick_catalog() -> dict | None:
 
 
 def _live_catalog() -> dict:
-    from .data import MISSING_POLICIES
+    from .data.table import MISSING_POLICIES
     from .estimators.base import DEFAULT_RANDOM_STATE
     from .datasets import dataset_names
     return {"models": models(), "datasets": dataset_names(), "missing_policies": MISSING_POLICIES,
@@ -836,7 +836,8 @@ def prepare_spec_data(spec: Spec) -> SpecData:
     """
     import pandas as pd
 
-    from .data import TableEncoding, continuous_target, missing_rows
+    from .data.table import TableEncoding, missing_rows
+    from .data.prepared import continuous_target
 
     entry = models()[spec.model_type]
     d = spec.data

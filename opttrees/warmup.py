@@ -82,7 +82,7 @@ def _ls_regression():
 
 
 def _ls_improve():
-    from .data import prepare
+    from .data.prepared import prepare
     from .heuristics import greedy_tree, improve_tree
     X, y, r = _xy()
     for target in (y, r):
@@ -105,7 +105,7 @@ def _presort():
 
 
 def _greedy():
-    from .data import prepare
+    from .data.prepared import prepare
     from .estimators import OptimalTreeClassifier, OptimalTreeRegressor
     from .heuristics import greedy_tree
     X, y, r = _xy()
@@ -203,7 +203,7 @@ def _prescriptive_dp():
 
 
 def _prescriptive_improve():
-    from .prescriptive.data import prepare_prescriptive
+    from .data.prescriptive import prepare_prescriptive
     from .prescriptive.objective import make_problem
     from .prescriptive.search import greedy_prescriptive, improve_tree
     X, t, yy = _prescriptive_data()

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..data import _as_2d_float, check_sample_weight
-from ..encoding import Binarizer, nearest_threshold
+from ..data.prepared import _as_2d_float, check_sample_weight
+from ..data.binarizers import Binarizer, nearest_threshold
 from ..errors import InputError, VerificationError
 from ..interrupt import STOP, Budget, stop_on_sigint
 from ..jit import ABANDONED, announce_compile, is_cold, run_threads, warn_still_compiling

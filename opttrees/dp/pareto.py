@@ -32,7 +32,7 @@ import time
 
 import numpy as np
 
-from ..data import LabelCodec, _as_1d, check_sample_weight
+from ..data.prepared import LabelCodec, _as_1d, check_sample_weight
 from ..errors import InputError
 from ..interrupt import Budget
 from ..solvers.result import Incumbent, finish

@@ -39,8 +39,8 @@ import time
 import numpy as np
 from scipy.sparse import csc_matrix
 
-from ..data import _as_2d_float, check_sample_weight
-from ..encoding import Binarizer
+from ..data.prepared import _as_2d_float, check_sample_weight
+from ..data.binarizers import Binarizer
 from ..errors import InputError
 from ..interrupt import Budget
 from ..oracles.base import DecisionProblem

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import objectives as obj
-from ..data import LabelCodec, TargetScaling, _as_1d, is_constant_target
+from ..data.prepared import LabelCodec, TargetScaling, _as_1d, is_constant_target
 from ..errors import InputError
 
 KIND_MISCLASSIFICATION, KIND_COST_MATRIX, KIND_SQUARED = 0, 1, 2

@@ -10,7 +10,7 @@ from functools import partial
 import numpy as np
 from sklearn.base import ClassifierMixin
 
-from ..data import prepare
+from ..data.prepared import prepare
 from ..errors import InputError
 from ..formulations.oct import OCT
 from ..formulations.octh import OCTH

@@ -224,7 +224,7 @@ def constrained_dp_start(ctx: ConstraintContext, ctl, depth: int, *, min_samples
     split set at the full ``depth`` solves a relaxation of the MIO (the constrained problem itself when it
     solves every constraint); ``bound_of(tree)`` then becomes ``ctx.bound_value`` (:meth:`ConstraintContext.tighten`).
     """
-    from ..encoding import Binarizer
+    from ..data.binarizers import Binarizer
     from .fitcontrol import dp_seconds
     from .pipeline import Start
 

@@ -9,9 +9,9 @@ from functools import partial
 import numpy as np
 from sklearn.base import ClassifierMixin
 
-from ..binarized import BinarizedData
-from ..data import prepare
-from ..encoding import Binarizer
+from ..data.binarized import BinarizedData
+from ..data.prepared import prepare
+from ..data.binarizers import Binarizer
 from ..formulations.benders import BendersOCT
 from ..formulations.flow import FlowOCT, FlowStructure, check_depth, greedy_incumbent
 from ..params import BOOLEAN, Interval, Options
@@ -89,7 +89,7 @@ class FlowOCTClassifier(ConstrainedMixin, _TreeClassifierMixin, SolverMixin, Opt
     objective : {"accuracy", "balanced_accuracy"}, default="accuracy"
         Correct classifications counted per sample, or class-reweighted so every class weighs the same.
     binarization : {"quantile", "midpoints"}, default="quantile"
-        How features become binary columns (:class:`~opttrees.encoding.Binarizer`). "quantile" keeps every
+        How features become binary columns (:class:`~opttrees.data.binarizers.Binarizer`). "quantile" keeps every
         midpoint of a feature with at most ``n_thresholds + 1`` distinct values and ``n_thresholds``
         quantile midpoints of a continuous one, plus the thresholds of CART of depth ``max_depth`` on the raw
         features (so the start tree, and hence the result, is at least as good as CART); "midpoints" (all

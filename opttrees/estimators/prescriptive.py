@@ -18,7 +18,7 @@ from ..prescriptive.dp import PRESCRIPTIVE_MAX_DEPTH, solve_dp_prescriptive
 from ..errors import InputError
 from ..params import NONE, SHARED_RULES, Interval, Method, Needs, Options, Satisfies, methods
 from ..prescriptive import teacher as tch
-from ..prescriptive.data import as_vector, check_n_treatment, check_outcome, prepare_prescriptive, split_target
+from ..data.prescriptive import as_vector, check_n_treatment, check_outcome, prepare_prescriptive, split_target
 from ..prescriptive.objective import (KIND_LINEAR, KIND_OPT, KIND_POLICY, fill_payload, leaf_costs, make_problem,
                                       node_statistics, outcomes, tree_objective)
 from ..prescriptive.search import greedy_prescriptive, local_search_prescriptive
@@ -57,7 +57,7 @@ class _PrescriptiveTreeBase(TreeAttributesMixin, OptTreesEstimator):
 
     def _fit(self, X, treatment, outcome, n_treatment, problem, label: str):
         """The fit both trees share: check the parameters, prepare the data (stage "prepare"; ``n_treatment``:
-        :func:`~opttrees.prescriptive.data.prepare_prescriptive`'s rule, None for none), build the problem with
+        :func:`~opttrees.data.prescriptive.prepare_prescriptive`'s rule, None for none), build the problem with
         ``problem(data, ctl)`` (what differs: OPT's objective, the policy tree's teacher scores), then fit the
         tree of ``method`` and store it."""
         self._check_params()

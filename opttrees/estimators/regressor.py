@@ -10,7 +10,7 @@ import numpy as np
 from sklearn.base import RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ..data import TargetScaling, prepare, standardize_target
+from ..data.prepared import TargetScaling, prepare, standardize_target
 from ..errors import InputError
 from ..formulations.ort import ORT
 from ..formulations.ort_linear import ORTLinear
@@ -61,7 +61,7 @@ class OptimalTreeRegressor(ConstrainedMixin, TreeAttributesMixin, RegressorMixin
     every data set. The complexity is the number of splits (parallel) or of non-zero split coefficients
     (hyperplane). Leaf coefficients are penalised on the features min-max scaled to [0, 1] on the training
     data; the tree stores them in original units, so ``predict`` takes raw X. Every method fits a standardised
-    target (y - mean) / s (:func:`opttrees.data.standardize_target`) and the tree is mapped back to y's units, so an
+    target (y - mean) / s (:func:`opttrees.data.prepared.standardize_target`) and the tree is mapped back to y's units, so an
     offset or scale of y changes neither the tree nor ``objective_``.
 
     Parameters

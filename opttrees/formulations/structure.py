@@ -21,7 +21,7 @@ import pyomo.environ as pyo
 from pyomo.common.gc_manager import PauseGC
 from pyomo.core.expr.numeric_expr import LinearExpression
 
-from ..data import MIN_SAFE_GAP, MinMaxScaling, PreparedData, split_between
+from ..data.prepared import MIN_SAFE_GAP, MinMaxScaling, PreparedData, split_between
 from ..errors import InputError
 from ..params import check_depth as _check_depth
 from ..tree import HYPERPLANE, LEAF, Tree
@@ -29,7 +29,7 @@ from ..tree import HYPERPLANE, LEAF, Tree
 
 class TreeData(Protocol):
     """What the tree blocks read of their data: :class:`~opttrees.data.PreparedData` and the prescriptive trees'
-    data (:class:`opttrees.prescriptive.data.PrescriptiveData`, a part that imports this one) both have it."""
+    data (:class:`opttrees.data.prescriptive.PrescriptiveData`, a part that imports this one) both have it."""
 
     @property
     def X(self) -> np.ndarray: ...            # (n, p) original units
@@ -73,7 +73,7 @@ class BDStructure:
         self.J = [int(j) for j in np.nonzero(data.splittable)[0]]
         self.values: list[np.ndarray] | None   # each feature's distinct values (rank scale only)
         if self.uses_feature_gaps:
-            # axis-parallel splits route on each feature's rank scale (opttrees.data.rank_scale): neighbouring
+            # axis-parallel splits route on each feature's rank scale (opttrees.data.prepared.rank_scale): neighbouring
             # distinct values are 1/(distinct values - 1) apart, far above solver tolerances, where the min-max
             # scale put them 1e-6..1e-12 apart on real data (rows violated "feasibly", false optima)
             self.Xr, self.eps, self.values = data.ranks
@@ -271,7 +271,7 @@ class BDStructure:
 
         Values whose rank lies below ``b - eps_j / 2`` go left (the rows put the left side at least eps_j below
         b, the right side at b or above); t is the midpoint of the largest left and the smallest right value
-        (:func:`opttrees.data.split_between`, exact in floating point). With one side empty, t sends every
+        (:func:`opttrees.data.prepared.split_between`, exact in floating point). With one side empty, t sends every
         training value to the occupied side.
         """
         assert self.values is not None  # parallel splits are on the rank scale

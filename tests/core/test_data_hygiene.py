@@ -8,7 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from opttrees.data import TableEncoding, date_days, id_like, prepare
+from opttrees.data.table import TableEncoding, date_days
+from opttrees.data.prepared import id_like, prepare
 from opttrees.datasets import read_table
 from opttrees.errors import InputError, NonNumericInputError
 

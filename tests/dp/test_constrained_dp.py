@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from opttrees import OptimalTreeClassifier
 from opttrees import constrained_dp
 from opttrees import constraints
-from opttrees.data import prepare
+from opttrees.data.prepared import prepare
 from opttrees.errors import InputError
 from opttrees.estimators import FlowOCTClassifier
 

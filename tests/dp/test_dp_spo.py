@@ -25,7 +25,7 @@ def test_spo_dp_equals_brute_force(seed, depth, alpha):
     X = rng.integers(0, 4, (n, 2)).astype(float)
     C = 1 + rng.random((n, prob.n_decisions)) + np.outer(X[:, 0], np.linspace(0, 1, prob.n_decisions))
     tree, res = solve_dp_spo(X, C, prob, max_depth=depth, alpha=alpha, binarization="midpoints")
-    from opttrees.encoding import Binarizer
+    from opttrees.data.binarizers import Binarizer
     Xb = Binarizer(strategy="midpoints").fit_transform(X)
     from opttrees.spo.objective import spot_norm
     norm = spot_norm(prob, C)
@@ -101,7 +101,7 @@ def test_depth_two_solver_equals_the_recursion_and_brute_force(seed, n, p, level
         assert res.timings["depth_two_calls"] == 0
     elif depth >= 2:
         assert res.timings["depth_two_calls"] > 0
-    from opttrees.encoding import Binarizer
+    from opttrees.data.binarizers import Binarizer
     Xb = Binarizer(strategy="midpoints").fit_transform(X)
     norm = spot_norm(prob, C, w)
     assert res.objective == pytest.approx(brute_spo(Xb, C, prob, depth, alpha, norm, msl, w), abs=1e-12)

@@ -15,7 +15,7 @@ from oracles.bruteforce import best_constrained_classifier, best_constrained_reg
 from oracles.cases import tiny_classification, tiny_regression
 from opttrees import BendersOCTClassifier, FlowOCTClassifier, OptimalTreeClassifier, OptimalTreeRegressor
 from opttrees import constraints
-from opttrees.data import prepare
+from opttrees.data.prepared import prepare
 from opttrees.errors import InputError, SolverError, SpecError, VerificationWarning
 from opttrees.formulations.oct import OCT
 
