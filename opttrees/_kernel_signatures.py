@@ -3,6 +3,52 @@ and `opttrees warmup --check` checks (LARGE: those only fits on more than 65,536
 `python -m opttrees.warmup --record`; do not edit."""
 
 SIGNATURES: dict[str, list[list[str]]] = {
+ "constraints.pareto_kernels._within": [
+  [
+   "array(float64, 2d, C)",
+   "int64",
+   "array(float64, 2d, C)",
+   "int64",
+   "array(float64, 1d, C)",
+   "float64"
+  ]
+ ],
+ "constraints.pareto_kernels.best_pair": [
+  [
+   "array(float64, 2d, C)",
+   "array(float64, 1d, C)",
+   "array(float64, 2d, C)",
+   "array(float64, 1d, C)",
+   "float64",
+   "array(float64, 1d, C)",
+   "float64"
+  ]
+ ],
+ "constraints.pareto_kernels.merge_pairs": [
+  [
+   "array(float64, 2d, C)",
+   "array(float64, 1d, C)",
+   "array(float64, 2d, C)",
+   "array(float64, 1d, C)",
+   "float64",
+   "array(float64, 1d, C)",
+   "float64"
+  ]
+ ],
+ "constraints.pareto_kernels.nondominated_grouped": [
+  [
+   "array(float64, 2d, C)",
+   "array(int64, 1d, C)",
+   "float64"
+  ]
+ ],
+ "constraints.pareto_kernels.right_sums": [
+  [
+   "array(uint8, 2d, C)",
+   "array(int64, 1d, C)",
+   "array(float64, 2d, C)"
+  ]
+ ],
  "dp.continuous_kernels._build2": [
   [
    "array(float64, 1d, C)",
@@ -646,52 +692,6 @@ SIGNATURES: dict[str, list[list[str]]] = {
    "array(int64, 1d, C)",
    "array(int64, 1d, C)",
    "array(float64, 1d, C)"
-  ]
- ],
- "dp.pareto_kernels._within": [
-  [
-   "array(float64, 2d, C)",
-   "int64",
-   "array(float64, 2d, C)",
-   "int64",
-   "array(float64, 1d, C)",
-   "float64"
-  ]
- ],
- "dp.pareto_kernels.best_pair": [
-  [
-   "array(float64, 2d, C)",
-   "array(float64, 1d, C)",
-   "array(float64, 2d, C)",
-   "array(float64, 1d, C)",
-   "float64",
-   "array(float64, 1d, C)",
-   "float64"
-  ]
- ],
- "dp.pareto_kernels.merge_pairs": [
-  [
-   "array(float64, 2d, C)",
-   "array(float64, 1d, C)",
-   "array(float64, 2d, C)",
-   "array(float64, 1d, C)",
-   "float64",
-   "array(float64, 1d, C)",
-   "float64"
-  ]
- ],
- "dp.pareto_kernels.nondominated_grouped": [
-  [
-   "array(float64, 2d, C)",
-   "array(int64, 1d, C)",
-   "float64"
-  ]
- ],
- "dp.pareto_kernels.right_sums": [
-  [
-   "array(uint8, 2d, C)",
-   "array(int64, 1d, C)",
-   "array(float64, 2d, C)"
   ]
  ],
  "dp.stats_kernels._column_sums": [

@@ -681,7 +681,7 @@ def _check_constraints_field(value):
     """A spec's ``constraints:`` list: each entry a mapping ``{type: ..., field: value}``; the error names the
     entry and the field (:func:`opttrees.constraints.from_dict`). The list is kept as mappings (the estimator
     reads them), so the spec, its report and a grid cell stay plain data."""
-    from .constraints import check_constraints
+    from .constraints.checks import check_constraints
 
     if value is None:
         return None

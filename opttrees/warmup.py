@@ -165,8 +165,8 @@ def _dp_pareto():
     """The Pareto-front search: fronts (F1) and the incumbent-pruned fairness search."""
     import numpy as np
 
-    from .dp.fairness import GroupFairnessTask
-    from .dp.pareto import F1Task, solve_dp_pareto
+    from .constraints.fairness_dp import GroupFairnessTask
+    from .constraints.pareto import F1Task, solve_dp_pareto
     X, y, _ = _xy()
     Z = (X > np.median(X, axis=0)).astype(np.uint8)
     g = np.arange(len(y)) % 2 == 0
@@ -218,7 +218,7 @@ GROUPS = {
                     ("local search, regression", _ls_regression),
                     ("local search, hyperplanes", _ls_hyperplane), ("local search from a start", _ls_improve),
                     ("greedy", _greedy), ("linear leaves", _linear_leaves)]),
-    "dp": (("opttrees.dp.engine", "opttrees.dp.continuous_kernels", "opttrees.dp.pareto_kernels"),
+    "dp": (("opttrees.dp.engine", "opttrees.dp.continuous_kernels", "opttrees.constraints.pareto_kernels"),
            [("dynamic program", _dp), ("continuous dynamic program", _dp_continuous),
             ("Pareto-front dynamic program", _dp_pareto)]),
     "prescriptive": (("opttrees.prescriptive._kernels", "opttrees.dp.stats_kernels"),

@@ -26,8 +26,6 @@ CONSTRAINT_TYPES: dict[str, type[Constraint]] = {
     "min_leaf_weight": MinLeafWeight,
 }
 
-FAIRNESS = (StatisticalParity, ConditionalStatisticalParity, PredictiveEquality, EqualOpportunity, EqualizedOdds)
-
 
 def from_dict(d: dict, where: str = "constraints") -> Constraint:
     """A constraint from a spec entry ``{type: statistical_parity, protected: sex, delta: 0.05}``."""

@@ -130,7 +130,7 @@ class _Fairness(Constraint):
 
     def dp_pairs(self) -> list:
         """[(rows of side a, rows of side b, delta)] on the bound training data: what the Pareto DP bounds
-        (:class:`opttrees.dp.fairness.GroupFairnessTask`)."""
+        (:class:`opttrees.constraints.fairness_dp.GroupFairnessTask`)."""
         info = self._info()
         y_pos = (info.y == self._pos).astype(np.int64)
         return [(A, B, float(self.delta)) for _, A, B in self._pairs(info.X, y_pos, info.w)]
@@ -256,3 +256,7 @@ class EqualizedOdds(_Fairness):
 
     def _strata(self, y_pos, X):
         return [y_pos == 0, y_pos == 1]
+
+
+#: the five group-fairness notions (the constraints the Pareto DP solves)
+FAIRNESS = (StatisticalParity, ConditionalStatisticalParity, PredictiveEquality, EqualOpportunity, EqualizedOdds)

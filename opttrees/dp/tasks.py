@@ -4,7 +4,7 @@ Why small classes: the engine (:mod:`opttrees.dp.engine`) only sees per-row stat
 over a leaf, a leaf-cost kind, and per-column split costs. Each task turns (y, weights) into those arrays,
 names its normalisation L̂ (the root-only tree's loss, as everywhere in opttrees) and writes the leaf
 payloads of the returned Tree. Tasks whose leaf cost needs Python (an SPO oracle) or whose values are only
-partially ordered (Pareto fronts) live in :mod:`opttrees.dp.spo` and :mod:`opttrees.dp.pareto`.
+partially ordered (Pareto fronts) live in :mod:`opttrees.dp.spo` and :mod:`opttrees.constraints.pareto`.
 
 Objective of every task: (sum of leaf losses + feature costs) / L̂ + alpha * (number of splits).
 """

@@ -20,10 +20,10 @@ from ..heuristics.core import make_problem, objective, refit_leaves
 from ..solvers.result import finish
 from ..params import BOOLEAN, FALSE, NONE, Interval, Method, Needs, Options, When, methods, n_workers, uses
 from .base import OptTreesEstimator, SolverMixin, store_params, warm_start_rules
-from ..constrained_dp import dp_solvable, solve_dp_constrained
-from ..constraints import check_constraints
-from .constrained import (CONSTRAINT_RULES, ConstrainedMixin, ConstraintContext, bind, constrained_dp_start, own_objective,
-                          user_labels, verify)
+from ..constraints.dp_routes import dp_solvable, solve_dp_constrained
+from ..constraints.checks import check_constraints
+from ..constraints.binding import CONSTRAINT_RULES, ConstraintContext, bind, own_objective, user_labels, verify
+from .constrained import ConstrainedMixin, constrained_dp_start
 from .common import (FittedTreeMixin, encode_categories, feature_names_in, finish_fit, record_display_bounds,
                      record_node_stats, root_leaf)
 from .fitcontrol import controlled_fit, dp_plan, mio_route, warn_time_limit

@@ -16,8 +16,8 @@ from ..formulations.benders import BendersOCT
 from ..formulations.flow import FlowOCT, FlowStructure, check_depth, greedy_incumbent
 from ..params import BOOLEAN, Interval, Options
 from .base import OptTreesEstimator, SolverMixin, store_params, warm_start_rules
-from .constrained import (CONSTRAINT_RULES, ConstrainedMixin, ConstraintContext, bind, constrained_dp_start,
-                          own_objective, verify)
+from ..constraints.binding import CONSTRAINT_RULES, ConstraintContext, bind, own_objective, verify
+from .constrained import ConstrainedMixin, constrained_dp_start
 from .common import (FittedTreeMixin, encode_categories, feature_names_in, finish_fit, record_display_bounds,
                      record_node_stats, root_leaf)
 from .fitcontrol import controlled_fit, dp_fits, dp_statistics

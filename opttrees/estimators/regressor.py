@@ -16,9 +16,10 @@ from ..formulations.ort import ORT
 from ..formulations.ort_linear import ORTLinear
 from ..params import NONE, Interval, Method, Needs, Options, When, methods, uses
 from .base import OptTreesEstimator, SolverMixin, store_params, warm_start_rules
-from ..constrained_dp import dp_solvable, solve_dp_constrained
-from ..constraints import check_constraints
-from .constrained import CONSTRAINT_RULES, ConstrainedMixin, ConstraintContext, bind, own_objective, verify
+from ..constraints.dp_routes import dp_solvable, solve_dp_constrained
+from ..constraints.checks import check_constraints
+from ..constraints.binding import CONSTRAINT_RULES, ConstraintContext, bind, own_objective, verify
+from .constrained import ConstrainedMixin
 from .common import (TreeAttributesMixin, check_X_fitted, encode_categories, finish_fit, record_display_bounds,
                      record_node_stats, root_leaf)
 from .classifier import (DP_RULES, DP_USES, LOCAL_SEARCH_USES, MARGIN_RULES, MIO_USES, NO_NODE_BUDGET, PARALLEL_ONLY,
