@@ -90,7 +90,7 @@ def _spec(tmp_path, csv_text: str, extra: str = ""):
 
 
 def test_a_constant_column_is_dropped_with_a_note(tmp_path):
-    from opttrees.spec import prepare_spec_data
+    from opttrees.spec_data import prepare_spec_data
     rows = "\n".join(f"{i % 7},3,{'ab'[i % 2]}" for i in range(30))
     spec = _spec(tmp_path, "a,k,y\n" + rows + "\n")
     sd, msgs = _warnings(lambda: prepare_spec_data(spec))
@@ -100,7 +100,7 @@ def test_a_constant_column_is_dropped_with_a_note(tmp_path):
 
 def test_missing_values_are_counted_in_the_whole_file_by_line(tmp_path):
     from opttrees.errors import SpecError
-    from opttrees.spec import prepare_spec_data
+    from opttrees.spec_data import prepare_spec_data
     lines = [f"{'' if i in (2, 9, 30) else i},{'' if i == 5 else i % 3},{'ab'[i % 2]}" for i in range(40)]
     spec = _spec(tmp_path, "a,b,y\n" + "\n".join(lines) + "\n", ", test_size: 0.25")
     with pytest.raises(SpecError) as err:
