@@ -273,7 +273,8 @@ def objective_meaning(mtype: str) -> str:
 def _manifest_sources() -> list[Path]:
     pkg = Path(__file__).resolve().parent
     return (sorted((pkg / "estimators").glob("*.py"))
-            + [pkg / n for n in ("registry.py", "params.py", "data/prepared.py", "data/table.py")] + [pkg / "datasets" / "__init__.py"])
+            + [pkg / n for n in ("registry.py", "params.py", "data/prepared.py", "data/table.py")]
+            + [pkg / "datasets" / "__init__.py"])
 
 
 def manifest_fingerprint() -> str:
