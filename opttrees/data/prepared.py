@@ -323,10 +323,15 @@ class ShapeOf:
 
 
 class RankedFeatures:
-    """``n``, ``p``, ``ranks`` and ``splittable`` for a data class with an ``X`` of original units (prepared and
-    prescriptive data): what every axis-parallel MIO routes on."""
+    """The features every tree MIO routes on, shared by the prepared and the prescriptive data: ``X`` in original
+    units, ``Xs`` min-max scaled, the per-feature gaps ``eps``, names and scaling (declared here, set by the data
+    classes), and ``n``, ``p``, ``ranks`` and ``splittable`` derived from ``X``."""
 
-    X: np.ndarray
+    X: np.ndarray                      # (n, p) original units
+    Xs: np.ndarray                     # (n, p) min-max scaled to [0, 1]
+    eps: np.ndarray                    # per-feature smallest scaled gap (0: constant feature, never split)
+    feature_names: list
+    scaling: MinMaxScaling
     n = ShapeOf("X", 0)
     p = ShapeOf("X", 1)
 

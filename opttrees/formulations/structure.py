@@ -14,41 +14,15 @@ coefficients with a fixed margin mu, and :meth:`HyperplaneStructure.fit_margin` 
 from __future__ import annotations
 
 import numbers
-from typing import Protocol
-
 import numpy as np
 import pyomo.environ as pyo
 from pyomo.common.gc_manager import PauseGC
 from pyomo.core.expr.numeric_expr import LinearExpression
 
-from ..data.prepared import MIN_SAFE_GAP, MinMaxScaling, PreparedData, split_between
+from ..data.prepared import MIN_SAFE_GAP, PreparedData, RankedFeatures, split_between
 from ..errors import InputError
 from ..params import check_depth as _check_depth
 from ..tree import HYPERPLANE, LEAF, Tree
-
-
-class TreeData(Protocol):
-    """What the tree blocks read of their data: :class:`~opttrees.data.PreparedData` and the prescriptive trees'
-    data (:class:`opttrees.data.prescriptive.PrescriptiveData`, a part that imports this one) both have it."""
-
-    @property
-    def X(self) -> np.ndarray: ...            # (n, p) original units
-    @property
-    def Xs(self) -> np.ndarray: ...           # (n, p) min-max scaled to [0, 1]
-    @property
-    def eps(self) -> np.ndarray: ...          # per-feature smallest scaled gap
-    @property
-    def feature_names(self) -> list: ...
-    @property
-    def scaling(self) -> MinMaxScaling: ...
-    @property
-    def n(self) -> int: ...
-    @property
-    def p(self) -> int: ...
-    @property
-    def ranks(self) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]: ...
-    @property
-    def splittable(self) -> np.ndarray: ...
 
 
 def check_depth(max_depth) -> int:
@@ -60,7 +34,7 @@ class BDStructure:
     #: the strict "<" is modelled with the per-feature gaps eps (the hyperplane block uses a fixed margin)
     uses_feature_gaps = True
 
-    def __init__(self, data: TreeData, max_depth: int, min_samples_leaf: int = 1,
+    def __init__(self, data: RankedFeatures, max_depth: int, min_samples_leaf: int = 1,
                  routing: str = "thesis"):
         if routing not in ("thesis", "aggregated"):
             raise InputError(f"routing must be 'thesis' or 'aggregated'; got {routing!r}")
