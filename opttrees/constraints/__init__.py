@@ -10,7 +10,7 @@ that solves it, and its binding to one fit.
   :class:`EqualizedOdds`);
 - :mod:`~opttrees.constraints.checks`: the ``constraints`` parameter read from objects or spec mappings
   (:func:`check_constraints`, :func:`from_dict`) and a tree checked against them (:func:`report`,
-  :func:`all_satisfied`); :mod:`~opttrees.constraints.repair`: start repair (the best feasible pruning);
+  :func:`all_satisfied`); :mod:`~opttrees.constraints.start_repair`: start repair (the best feasible pruning);
 - DP routes: :mod:`~opttrees.constraints.dp_routes` (which constraints a DP solves: fairness by Pareto fronts,
   feature budgets by maximal feature sets), :mod:`~opttrees.constraints.pareto` (the Pareto-front DP, merges in
   :mod:`~opttrees.constraints.pareto_kernels`), :mod:`~opttrees.constraints.fairness_dp` (the fairness notions as
@@ -34,7 +34,7 @@ _LAZY = {
     **dict.fromkeys(("FAIRNESS", "StatisticalParity", "ConditionalStatisticalParity", "PredictiveEquality",
                      "EqualOpportunity", "EqualizedOdds"), ".fairness"),
     **dict.fromkeys(("CONSTRAINT_TYPES", "from_dict", "check_constraints", "report", "all_satisfied"), ".checks"),
-    "repair": ".repair",
+    "repair": ".start_repair",
 }
 __all__ = sorted(_LAZY)
 
@@ -46,4 +46,4 @@ if TYPE_CHECKING:   # static analysers and IDEs see the real names
                                MinLeafWeight, Monotone)
     from .fairness import (FAIRNESS, ConditionalStatisticalParity, EqualizedOdds, EqualOpportunity,
                            PredictiveEquality, StatisticalParity)
-    from .repair import repair
+    from .start_repair import repair

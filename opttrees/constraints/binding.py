@@ -27,7 +27,7 @@ from ..params import NONE, Satisfies
 from .checks import all_satisfied, check_constraints, report
 from .dp_routes import dp_part
 from .fairness import FAIRNESS
-from .repair import repair as repair_start
+from .start_repair import repair as repair_start
 
 #: the parameter rule of ``constraints`` (every MIO estimator that takes them)
 CONSTRAINT_RULES = {"constraints": [NONE, Satisfies(lambda v: check_constraints(v) is not None,

@@ -40,6 +40,12 @@ def test_each_public_name_is_the_object_of_its_one_module(package):
 
     pkg = importlib.import_module(package)
     assert pkg.__all__, package
+    from pathlib import Path
+
+    submodules = {p.stem for p in Path(pkg.__file__).parent.glob("*.py")}
+    assert not submodules & set(pkg.__all__), "a submodule named like a public name shadows it once imported"
+    for module in set(pkg._LAZY.values()):
+        importlib.import_module(module, package)
     for name in pkg.__all__:
         obj = getattr(pkg, name)
         module = importlib.import_module(pkg._LAZY[name], package)

@@ -195,7 +195,7 @@ def test_infeasible_constraints_give_a_clear_error(est):
 # ------------------------------------------------------------------------------------------------- starts
 def test_repair_prunes_to_the_best_feasible_tree():
     from opttrees.heuristics.cart import cart_classifier_tree
-    from opttrees.constraints.repair import _prunings
+    from opttrees.constraints.start_repair import _prunings
     from opttrees.heuristics.core import make_problem, objective, refit_leaves
 
     X, y = tiny_classification(6, n=30)
