@@ -62,7 +62,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..data import PreparedData
+from ..data.prepared import PreparedData
 from ..params import check_param, n_workers
 from ..interrupt import Budget
 from ..jit import ABANDONED, announce_compile, is_cold, run_threads, warn_still_compiling

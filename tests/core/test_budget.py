@@ -35,7 +35,7 @@ def test_an_expired_budget_stops_the_dp_at_once_and_says_so():
 
 
 def test_solve_takes_a_budget():
-    from opttrees.data import prepare
+    from opttrees.data.prepared import prepare
     from opttrees.formulations.oct import OCT
     from opttrees.solvers import solve
 
@@ -50,7 +50,7 @@ def test_solve_takes_a_budget():
 def test_every_heuristic_takes_time_limit_as_seconds_or_a_budget():
     """One name for the time argument across the layers: the heuristics take ``time_limit=`` like the DP and
     ``solve``; a spent Budget stops them at once with a valid tree (at least one restart always runs)."""
-    from opttrees.data import prepare
+    from opttrees.data.prepared import prepare
     from opttrees.heuristics import greedy_tree, local_search
     from opttrees.heuristics.local_search import improve_tree
     from opttrees.heuristics.tuning import tune
