@@ -83,6 +83,7 @@ def run_fit(est, X, target: tuple, fit_args: dict):
             X, encoding = encode_categories(X)
             fit = est._prepare(X, *target, **fit_args)
             fit.ctl, fit.X, fit.encoding = ctl, X, encoding
+            ctl.reserve_epilogue(fit.data.n if hasattr(fit.data, "n") else len(X))
             fit.ctx = bind_constraints(est, fit)
         if hasattr(est, "_problem"):     # a problem with stages of its own (the policy tree's teacher models)
             fit.problem = est._problem(fit)
