@@ -201,6 +201,19 @@ def _ranks_for(so, m, f, kind, rank):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _offer(v, cnt, minl, ns, lo, hi, bu, bb, blo, bhi):
+    """A side's boundary of cost v after ``cnt`` of its ``ns`` rows, between values lo and hi: the best costs with
+    and without the minimum leaf size (bu, bb) and the best one's values (blo, bhi), updated."""
+    if v < bu:
+        bu = v
+    if v < bb and cnt >= minl and ns - cnt >= minl:
+        bb = v
+        blo = lo
+        bhi = hi
+    return bu, bb, blo, bhi
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _multi_step(x, c, w, K, tot, cum, s, st, sa, ma, mb, ab, cnt, last, prev, skip, pen, minl, ns, bu, bb, blo, bhi):
     """One row of a side's sweep under misclassification: score the boundary before it in O(1) from the part's
     total and largest class weight (which only grow) and the rest's largest class weight (recomputed only when a
@@ -208,13 +221,8 @@ def _multi_step(x, c, w, K, tot, cum, s, st, sa, ma, mb, ab, cnt, last, prev, sk
     if cnt > 0 and x > last and (c != prev or not skip):
         ra = sa - ma
         rb = st - sa - mb
-        v = (ra if ra > 0.0 else 0.0) + (rb if rb > 0.0 else 0.0) + pen
-        if v < bu:
-            bu = v
-        if v < bb and cnt >= minl and ns - cnt >= minl:
-            bb = v
-            blo = last
-            bhi = x
+        bu, bb, blo, bhi = _offer((ra if ra > 0.0 else 0.0) + (rb if rb > 0.0 else 0.0) + pen, cnt, minl, ns, last, x,
+                                  bu, bb, blo, bhi)
     cum[s, c] += w
     sa += w
     if cum[s, c] > ma:
@@ -233,13 +241,7 @@ def _multi_step(x, c, w, K, tot, cum, s, st, sa, ma, mb, ab, cnt, last, prev, sk
 def _matrix_step(x, c, w, K, M, tot, cum, s, cnt, last, prev, skip, pen, minl, ns, bu, bb, blo, bhi):
     """:func:`_multi_step` under a misclassification cost matrix (scoring is O(K^2), done at class changes)."""
     if cnt > 0 and x > last and (c != prev or not skip):
-        v = split_cost(cum, tot, s, 1, K, M) + pen
-        if v < bu:
-            bu = v
-        if v < bb and cnt >= minl and ns - cnt >= minl:
-            bb = v
-            blo = last
-            bhi = x
+        bu, bb, blo, bhi = _offer(split_cost(cum, tot, s, 1, K, M) + pen, cnt, minl, ns, last, x, bu, bb, blo, bhi)
     cum[s, c] += w
     return cnt + 1, x, c, bu, bb, blo, bhi
 
@@ -720,6 +722,18 @@ def subset_hash(so, m, h1, h2):
 # ---------------------------------------------------------------------------------------------------------
 
 @njit(cache=True, nogil=True, inline="always")
+def _pull(tr, i, add_l, add_r):
+    """Node i's minimum and maximum of both trees from its children's, plus its pending adds."""
+    for c in (0, 3):
+        a = tr[2 * i, c]
+        b = tr[2 * i + 1, c]
+        tr[i, c] = (a if a < b else b) + (add_l if c == 0 else add_r)
+        a = tr[2 * i, c + 1]
+        b = tr[2 * i + 1, c + 1]
+        tr[i, c + 1] = (a if a > b else b) + (add_l if c == 0 else add_r)
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _suffix_add_lr(tr, size, lo, val):
     """Add ``val`` to leaves lo..size-1 of the left segment tree and ``-val`` to the right one. ``tr[node]`` holds
     both trees' node (min, max, pending add of the left; the same of the right) side by side, so one update walks
@@ -740,32 +754,16 @@ def _suffix_add_lr(tr, size, lo, val):
         right >>= 1
     i = l0 >> 1
     while i >= 1:
-        a = tr[2 * i, 0]
-        b = tr[2 * i + 1, 0]
-        tr[i, 0] = (a if a < b else b) + tr[i, 2]
-        a = tr[2 * i, 1]
-        b = tr[2 * i + 1, 1]
-        tr[i, 1] = (a if a > b else b) + tr[i, 2]
-        a = tr[2 * i, 3]
-        b = tr[2 * i + 1, 3]
-        tr[i, 3] = (a if a < b else b) + tr[i, 5]
-        a = tr[2 * i, 4]
-        b = tr[2 * i + 1, 4]
-        tr[i, 4] = (a if a > b else b) + tr[i, 5]
+        _pull(tr, i, tr[i, 2], tr[i, 5])
         i >>= 1
 
 
 @njit(cache=True, nogil=True)
 def _build_lr(tr, size):
     for i in range(size - 1, 0, -1):
-        for c in (0, 3):
-            a = tr[2 * i, c]
-            b = tr[2 * i + 1, c]
-            tr[i, c] = a if a < b else b
-            a = tr[2 * i, c + 1]
-            b = tr[2 * i + 1, c + 1]
-            tr[i, c + 1] = a if a > b else b
-            tr[i, c + 2] = 0.0
+        tr[i, 2] = 0.0
+        tr[i, 5] = 0.0
+        _pull(tr, i, 0.0, 0.0)
 
 
 @njit(cache=True, nogil=True)
