@@ -133,6 +133,31 @@ def classification_fit(est, X, y, sample_weight=None) -> Fit:
                                     n_classes=data.n_classes))
 
 
+def flow_fit(data, model_data) -> Fit:
+    """The :class:`~opttrees.estimators.skeleton.Fit` of the flow family (FlowOCT, BendersOCT, RobustOCT): the
+    model's data as the problem, the majority-class leaf, no ``objective_``; the built model's own objective
+    (maximised) judges the tidied tree (:func:`model_tree`), and without a built model (stopped before it) only the
+    splits that change no training prediction are tidied."""
+    from ..heuristics.core import leaf_problem, refit_leaves
+    from .common import root_leaf
+
+    def leaf(tree):
+        one = refit_leaves(root_leaf(tree), leaf_problem(data))
+        one.classes = list(data.codec.classes)
+        return one
+    return Fit(data, model_data, leaf=leaf, objective=False, classes=data.codec.classes,
+               stats=lambda t: dict(X=data.X, y=data.y, sample_weight=data.sample_weight, criterion="gini",
+                                    n_classes=data.n_classes))
+
+
+def model_tree(est, fit, out):
+    """The MIO outcome's tree, with ``formulation_`` set and the built model's objective judging the epilogue."""
+    est.formulation_ = out.form
+    if out.form is not None:
+        fit.score, fit.sense = out.form.tree_objective, int(out.form.sense)
+    return out.tree
+
+
 def dp_solvable_constraints(est) -> bool:
     """Whether the DP solves every one of ``est.constraints`` (group fairness, feature budgets)."""
     from ..constrained_dp import dp_solvable
