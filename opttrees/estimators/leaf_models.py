@@ -120,14 +120,10 @@ class LinearLeaves(ConstantLeaves):
 
     def local_search(self, fit, share: float = 1.0):
         est = self.est
-        with fit.ctl.stage("local_search"):
-            tree = linear_local_search(fit.data, est.max_depth, est.alpha, self.penalty(fit.data),
-                                       est.min_samples_leaf, est.n_restarts, est.random_state,
-                                       split_type=est.split_type, n_hyperplane_restarts=est.n_hyperplane_restarts,
-                                       max_thresholds=est.max_thresholds, time_limit=fit.ctl.time(share))
-        if fit.ctl.stop():
-            fit.ctl.mark_cut_short("local search")
-        return tree
+        return fit.ctl.search("local_search", linear_local_search, fit.data, est.max_depth, est.alpha,
+                              self.penalty(fit.data), est.min_samples_leaf, est.n_restarts, est.random_state,
+                              split_type=est.split_type, n_hyperplane_restarts=est.n_hyperplane_restarts,
+                              max_thresholds=est.max_thresholds, share=share, mark="local search")
 
     def mio(self, fit):
         """ORT-L / ORT-LH from the warm start (its lasso leaves fit squared loss whatever ``loss``), computed first:

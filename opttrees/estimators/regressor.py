@@ -244,12 +244,9 @@ class OptimalTreeRegressor(ConstrainedMixin, TreeAttributesMixin, RegressorMixin
         return tree
 
     def _fit_greedy(self, fit):
-        with fit.ctl.stage("greedy"):
-            tree = greedy_tree(fit.data, self.max_depth, self.min_samples_leaf, self.alpha, loss=self.loss,
-                               time_limit=fit.ctl.time())
-        if fit.ctl.stop():   # the fit ran out during the greedy tree (its kernel still compiling: the root leaf)
-            fit.ctl.mark_cut_short("greedy")
-        return tree
+        # cut short when the fit ran out during the greedy tree (its kernel still compiling: the root leaf)
+        return fit.ctl.search("greedy", greedy_tree, fit.data, self.max_depth, self.min_samples_leaf, self.alpha,
+                              loss=self.loss)
 
     def _fit_mio(self, fit):
         leaves = self._leaves()

@@ -253,14 +253,11 @@ class SPOTree(TreeAttributesMixin, SolverMixin, _SPOBase):
 
     def _fit_dp(self, fit):
         d = fit.data
-        with fit.ctl.stage("dp"):
-            tree, res = solve_dp_spo(d.X, d.C, self.problem_, max_depth=int(self.max_depth), alpha=self.alpha,
-                                     min_samples_leaf=max(int(np.ceil(self.min_samples_leaf)), 1), sample_weight=d.w,
-                                     binarization=self.binarization, n_thresholds=int(self.n_thresholds),
-                                     time_limit=fit.ctl.time())
-        if res.status != "optimal":
-            fit.ctl.mark_cut_short("dp")
-        self.solve_result_ = res
+        tree, self.solve_result_ = fit.ctl.search(
+            "dp", solve_dp_spo, d.X, d.C, self.problem_, max_depth=int(self.max_depth), alpha=self.alpha,
+            min_samples_leaf=max(int(np.ceil(self.min_samples_leaf)), 1), sample_weight=d.w,
+            binarization=self.binarization, n_thresholds=int(self.n_thresholds),
+            stopped=lambda out: out[1].status != "optimal")
         return fit.data.prune(self.criterion, self.alpha, self.prune, d.refit(tree))   # per-node regrets, for pruning
 
     def predict(self, X) -> np.ndarray:

@@ -127,7 +127,8 @@ class CostData:
         """Every method's tree pruned: on the validation rows (if any and ``on_validation``: ``prune=True``), at
         ``alpha`` (SPO loss), or where no split gains."""
         if on_validation and self.val is not None:
-            return prune_on_validation(tree, self.problem, *self.val, criterion=criterion)
+            X_val, C_val, w_val = self.val
+            return prune_on_validation(tree, self.problem, X_val, C_val, w_val, criterion=criterion)
         if criterion == "spo":
             return prune_alpha(tree, alpha, spot_norm(self.problem, self.C, self.w))
         return prune_zero_gain(tree)
