@@ -182,6 +182,17 @@ class FitControl:
                 self.mark_cut_short(name)
         return fallback() if fallback is not None else None
 
+    def search(self, name: str, fn, *args, share: float = 1.0, stopped=None, mark: str | None = None, **kwargs):
+        """``fn(*args, time_limit=..., **kwargs)`` in the stage ``name``, for a search that polls the deadline and
+        Ctrl-C itself and returns its best so far (a local search, a dynamic program, the greedy tree): it gets
+        ``share`` of the time left (:meth:`time`), and the fit is marked cut short (as ``mark``, default ``name``)
+        when ``stopped(out)`` says the search stopped early (default: when the fit is stopping)."""
+        with self.stage(name):
+            out = fn(*args, time_limit=self.time(share), **kwargs)
+        if self.stop() if stopped is None else stopped(out):
+            self.mark_cut_short(mark or name)
+        return out
+
     def build(self, make, *args, **kwargs):
         """A Pyomo model build (see :meth:`run`): the formulation, or None when it was abandoned."""
         return self.run("build", make, *args, **kwargs)

@@ -14,14 +14,14 @@ from ..data.prepared import prepare
 from ..dp.planner import DPCost, dp_statistics
 from ..data.binarizers import Binarizer
 from ..formulations.benders import BendersOCT
-from ..formulations.flow import FlowOCT, FlowStructure, check_depth, greedy_incumbent
+from ..formulations.flow import FlowOCT, cart_start, check_depth
 from ..params import BOOLEAN, Interval, Options
 from .base import OptTreesEstimator, SolverMixin, store_params, warm_start_rules
 from ..constraints.binding import CONSTRAINT_RULES, ConstraintContext, own_objective
 from .constrained import ConstrainedMixin, constrained_dp_start
-from .common import FittedTreeMixin, root_leaf
+from .common import FittedTreeMixin
 from .pipeline import MIO, Start
-from .skeleton import Fit
+from .skeleton import Fit, flow_fit, model_tree
 
 #: a model above either size gets a warning before it is built (minutes of Pyomo build, GBs in SCIP)
 HUGE_NONZEROS = 5_000_000
@@ -202,8 +202,8 @@ class FlowOCTClassifier(ConstrainedMixin, _TreeClassifierMixin, SolverMixin, Opt
         nothing), the DP over the model's columns as start and bound, the constrained DP's start."""
         data, bdata, ctl, depth = fit.data, fit.problem, fit.ctl, check_depth(self.max_depth)
         Z = bdata.Z
-        start_tree = partial(_cart_on_columns, data, bdata)
-        warm = ctl.run("warm_start", start_tree, depth, fallback=lambda: start_tree(0), threaded=True)
+        start_tree = partial(cart_start, Z, bdata.split_of_col, data, sample_weight=data.sample_weight)
+        warm = ctl.run("warm_start", start_tree, depth, fallback=lambda: start_tree(0), threaded=True)[2]
         size = model_size(self._kind, _merged_rows(Z, data.y) if not ctl.stop() else data.n, Z.shape[1],
                           depth, data.n_classes)
         warn_if_huge(type(self).__name__, size, f"{Z.shape[1]:,} binary columns from binarization="
@@ -223,38 +223,6 @@ class FlowOCTClassifier(ConstrainedMixin, _TreeClassifierMixin, SolverMixin, Opt
         plain = float(self.regularization) == 0.0 and self.objective == "accuracy"
         return constrained_dp_start(fit.ctx, fit.ctl, check_depth(self.max_depth), binarizer=self.binarizer_,
                                     bound_of=form.tree_objective if plain and bound is not None else None)
-
-
-def _cart_on_columns(data, bdata, depth: int):
-    """CART on the binary columns as a tree (depth 0: the majority class, instant)."""
-    inc = greedy_incumbent(bdata.Z, data.y, depth, data.n_classes, data.sample_weight)
-    return FlowStructure(depth, bdata.Z.shape[1], data.n_classes).to_tree(
-        inc, bdata.split_of_col, data.X, data.y, data.n_classes, data.sample_weight, data.codec.classes,
-        data.feature_names)
-
-
-def flow_fit(data, model_data) -> Fit:
-    """The :class:`~opttrees.estimators.skeleton.Fit` of the flow family (FlowOCT, BendersOCT, RobustOCT): the
-    model's data as the problem, the majority-class leaf, no ``objective_``; the built model's own objective
-    (maximised) judges the tidied tree (:func:`model_tree`), and without a built model (stopped before it) only the
-    splits that change no training prediction are tidied."""
-    from ..heuristics.core import leaf_problem, refit_leaves
-
-    def leaf(tree):
-        one = refit_leaves(root_leaf(tree), leaf_problem(data))
-        one.classes = list(data.codec.classes)
-        return one
-    return Fit(data, model_data, leaf=leaf, objective=False, classes=data.codec.classes,
-               stats=lambda t: dict(X=data.X, y=data.y, sample_weight=data.sample_weight, criterion="gini",
-                                    n_classes=data.n_classes))
-
-
-def model_tree(est, fit, out):
-    """The MIO outcome's tree, with ``formulation_`` set and the built model's objective judging the epilogue."""
-    est.formulation_ = out.form
-    if out.form is not None:
-        fit.score, fit.sense = out.form.tree_objective, int(out.form.sense)
-    return out.tree
 
 
 class BendersOCTClassifier(FlowOCTClassifier):

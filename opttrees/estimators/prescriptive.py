@@ -18,15 +18,15 @@ from ..prescriptive.dp import PRESCRIPTIVE_MAX_DEPTH, solve_dp_prescriptive
 from ..errors import InputError
 from ..params import NONE, SHARED_RULES, Interval, Method, Needs, Options, Satisfies, methods
 from ..prescriptive import teacher as tch
-from ..data.prescriptive import as_vector, check_n_treatment, check_outcome, prepare_prescriptive, split_target
-from ..prescriptive.objective import (KIND_LINEAR, KIND_OPT, KIND_POLICY, fill_payload, leaf_costs, make_problem,
-                                      node_statistics, outcomes, tree_objective)
+from ..data.prescriptive import as_vector, check_outcome, prepare_prescriptive, split_target
+from ..prescriptive.objective import (KIND_LINEAR, KIND_OPT, KIND_POLICY, make_problem,
+                                      outcomes)
 from ..prescriptive.search import greedy_prescriptive, local_search_prescriptive
 from .base import OptTreesEstimator, SolverMixin, store_params
-from .common import TreeAttributesMixin, check_X_fitted, root_leaf
+from .common import TreeAttributesMixin, check_X_fitted
 from .fitcontrol import warn_time_limit
 from .pipeline import MIO
-from .skeleton import Fit
+from .skeleton import Fit, prescription_fit
 
 #: deepest tree method='mio' builds (the structure block has n * 2^depth binaries)
 MIO_MAX_DEPTH = 3
@@ -55,8 +55,9 @@ class _PrescriptiveTreeBase(TreeAttributesMixin, OptTreesEstimator):
     """predict / predict_outcomes / score (and :class:`~opttrees.estimators.common.TreeAttributesMixin`) for
     estimators whose model is one prescription Tree."""
 
-    #: the rule of ``n_treatment`` in :func:`~opttrees.data.prescriptive.prepare_prescriptive` (None: none)
-    _n_treatment_rule: int | None = None
+    #: whether :func:`~opttrees.data.prescriptive.prepare_prescriptive` checks ``n_treatment`` (a policy tree's
+    #: rule may be 0 and is checked with its teacher scores)
+    _n_treatment_at_prepare = False
 
     def fit(self, X, treatment, outcome=None):
         """Fit on features X, observed treatments and outcomes (or one two-column target [treatment, outcome])."""
@@ -66,27 +67,16 @@ class _PrescriptiveTreeBase(TreeAttributesMixin, OptTreesEstimator):
     def _prepare(self, X, treatment, outcome=None, **fit_args) -> Fit:
         treatment, outcome = split_target(treatment, outcome)
         data = prepare_prescriptive(X, treatment, outcome, self.sense, self.treatments, self.min_samples_leaf,
-                                    self._n_treatment_rule)
-        alpha = float(self.alpha)
-        fit = Fit(data, display=data.X, classes=np.asarray(data.classes, dtype=object if any(
-                      isinstance(c, str) for c in data.classes) else None), notes=fit_args)
-        fit.score = lambda t: tree_objective(t, fit.problem, alpha)
-        fit.leaf = lambda t: fill_payload(root_leaf(t), fit.problem)
-        fit.refit = lambda t: fill_payload(t, fit.problem)
-        # importances: the decrease of the objective's loss (each node's leaf cost, before normalisation)
-        fit.stats = lambda t: dict(X=data.X, node_loss=leaf_costs(fit.problem, node_statistics(t, fit.problem)[0])[0])
-        return fit
+                                    self.n_treatment if self._n_treatment_at_prepare else None)
+        return prescription_fit(data, float(self.alpha), fit_args)
 
-    def _local_search(self, fit, verbose=False):
-        with fit.ctl.stage("local_search"):
-            return local_search_prescriptive(fit.problem, self.max_depth, float(self.alpha), self.n_restarts,
-                                             self.random_state, self.n_jobs, self.max_cuts, time_limit=fit.ctl.time(),
-                                             verbose=verbose)
+    def _local_search(self, fit, verbose=False, stopped=lambda res: False):
+        return fit.ctl.search("local_search", local_search_prescriptive, fit.problem, self.max_depth, float(self.alpha),
+                              self.n_restarts, self.random_state, self.n_jobs, self.max_cuts, verbose=verbose,
+                              stopped=stopped, mark="local search")
 
     def _fit_local_search(self, fit):
-        res = self._local_search(fit, self.verbose)
-        if res.stopped:
-            fit.ctl.mark_cut_short("local search")
+        res = self._local_search(fit, self.verbose, stopped=lambda res: res.stopped)
         warn_time_limit(self, fit.ctl, "the local search (best of the restarts completed)")
         return res.tree
 
@@ -95,12 +85,9 @@ class _PrescriptiveTreeBase(TreeAttributesMixin, OptTreesEstimator):
             return greedy_prescriptive(fit.problem, self.max_depth, float(self.alpha), self.max_cuts)
 
     def _fit_dp(self, fit):
-        with fit.ctl.stage("dp"):
-            tree, self.solve_result_ = solve_dp_prescriptive(fit.problem, self.max_depth, float(self.alpha),
-                                                             self.binarization, self.n_thresholds,
-                                                             time_limit=fit.ctl.time(), verbose=self.verbose)
-        if self.solve_result_.status in ("time_limit", "interrupted"):
-            fit.ctl.mark_cut_short("dp")
+        tree, self.solve_result_ = fit.ctl.search(
+            "dp", solve_dp_prescriptive, fit.problem, self.max_depth, float(self.alpha), self.binarization,
+            self.n_thresholds, verbose=self.verbose, stopped=lambda out: out[1].status in ("time_limit", "interrupted"))
         warn_time_limit(self, fit.ctl, "the dynamic program (best depth finished)")
         return tree
 
@@ -255,9 +242,7 @@ class OptimalPrescriptiveTree(SolverMixin, _PrescriptiveTreeBase):
                  mip_gap=1e-6, random_state=0, n_jobs=1, verbose=False, time_limit=None):
         store_params(self, locals())
 
-    @property
-    def _n_treatment_rule(self) -> int:   # type: ignore[override]
-        return self.n_treatment
+    _n_treatment_at_prepare = True
 
     def _auto_solver(self) -> tuple[str, str]:
         return "scip", "the OPT MIO's objective is quadratic with integer variables: SCIP"
@@ -376,21 +361,9 @@ class PolicyTree(_PrescriptiveTreeBase):
         return self._fit(X, treatment, outcome, propensity=propensity, outcome_estimates=outcome_estimates)
 
     def _problem(self, fit):
-        data, ctl = fit.data, fit.ctl
-        propensity, outcome_estimates = fit.notes["propensity"], fit.notes["outcome_estimates"]
-        with ctl.stage("prepare"):
-            fit.report = f"PolicyTree ({self.teacher})"
-            check_n_treatment(self.n_treatment, data.counts(), data.classes, allow_zero=True)
-            e_obs = None if propensity is None else tch.check_propensity(propensity, data.treatment, data.m)
-            mu_hat = None if outcome_estimates is None else tch.check_outcome_estimates(
-                outcome_estimates, data.n, data.m, data.sense)
-        with ctl.stage("teacher"):
-            if self.teacher in ("dm", "dr") and mu_hat is None:
-                mu_hat = tch.cross_fit_outcomes(data.X, data.treatment, data.y, data.m, self.outcome_model,
-                                                self.n_folds, self.random_state)
-            if self.teacher in ("ipw", "dr") and e_obs is None:
-                e_obs = tch.cross_fit_propensity(data.X, data.treatment, data.m, self.propensity_model,
-                                                 self.n_folds, self.random_state, self.propensity_clip)
-            gamma = tch.teacher_scores(self.teacher, data.treatment, data.y, data.m, mu_hat, e_obs)
-        self.teacher_scores_ = data.to_user(gamma)
-        return make_problem(data, KIND_POLICY, 1.0, self.n_treatment, self.min_samples_leaf, gamma=gamma)
+        fit.report = f"PolicyTree ({self.teacher})"
+        gamma = tch.policy_scores(fit.data, self.teacher, self.n_treatment, fit.notes["propensity"],
+                                  fit.notes["outcome_estimates"], self.outcome_model, self.propensity_model,
+                                  self.n_folds, self.random_state, self.propensity_clip, stage=fit.ctl.stage)
+        self.teacher_scores_ = fit.data.to_user(gamma)
+        return make_problem(fit.data, KIND_POLICY, 1.0, self.n_treatment, self.min_samples_leaf, gamma=gamma)

@@ -2,33 +2,24 @@
 and ORT-L / ORT-LH trees with lasso (linear) leaves, by local search or MIO."""
 from __future__ import annotations
 
-import contextlib
-import math
-import warnings
-from functools import partial
-
 import numpy as np
 from sklearn.base import RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ..data.prepared import TargetScaling, prepare, standardize_target
-from ..dp.planner import START_SHARE
+from ..data.prepared import prepare, standardize_target
 from ..errors import InputError
-from ..formulations.ort import ORT
-from ..formulations.ort_linear import ORTLinear
 from ..params import NONE, Interval, Method, Needs, Options, When, methods, uses
 from .base import OptTreesEstimator, SolverMixin, store_params, warm_start_rules
 from ..constraints.binding import CONSTRAINT_RULES
 from .constrained import ConstrainedMixin
-from .common import TreeAttributesMixin, check_X_fitted, root_leaf
+from .common import TreeAttributesMixin, check_X_fitted
 from .classifier import LOCAL_SEARCH_USES, MARGIN_RULES, MIO_USES, NO_NODE_BUDGET, PARALLEL_ONLY
 from .dp_fit import DP_RULES, DP_USES
 from .fitcontrol import warn_time_limit
-from .pipeline import MIO, Start
+from .leaf_models import LEAF_MODELS
 from .skeleton import Fit, TableMethods, dp_solvable_constraints
 from ..heuristics import greedy_tree
-from ..heuristics.core import LeafProblem, make_problem, objective, refit_leaves
-from ..heuristics.linear_leaves import check_leaf_penalty, linear_leaf_tree, linear_local_search, linear_tree_objective
+from ..heuristics.core import make_problem
 
 
 #: linear leaves (ORT-L) / constant leaves: the conditions of the rules below
@@ -219,35 +210,23 @@ class OptimalTreeRegressor(ConstrainedMixin, TreeAttributesMixin, RegressorMixin
         return "highs", "absolute loss is a linear MIO: HiGHS"
 
     # ------------------------------------------------------------------ the fit's hooks (estimators.skeleton)
+    def _leaves(self):
+        """The declared leaf model (:mod:`opttrees.estimators.leaf_models`): constant or linear leaves."""
+        return LEAF_MODELS[self.leaf_model](self)
+
     def _prepare(self, X, y, sample_weight=None) -> Fit:
         if self.method == "mio" and self.loss == "squared" and self._solver_name() == "highs":
             raise InputError("loss='squared' with method='mio' is a quadratic MIO, which HiGHS cannot solve "
                              "(integers plus a quadratic objective): use solver='scip', or loss='absolute'")
         # every method searches a standardised y (offset and scale meet no tolerance, no cancellation and no big-M
-        # of 1e9); the tree is mapped back to y's units at the end (to_user)
+        # of 1e9); the tree is mapped back to y's units at the end (the leaf model's to_user)
         raw = prepare(X, y, task="regression", sample_weight=sample_weight, min_samples_leaf=self.min_samples_leaf)
         data = standardize_target(raw)
-        prob, alpha, linear = make_problem(data, self.loss), float(self.alpha), self.leaf_model == "linear"
-        if linear:      # warns once, at the caller of fit (the search and the formulation check it again, quietly)
-            with warnings.catch_warnings(record=True) as said:
-                warnings.simplefilter("always")
-                check_leaf_penalty(self.leaf_penalty, data, self.min_samples_leaf)
-            for w in said:      # stack: here, run_fit, _fit, fit, the caller
-                warnings.warn(w.message, w.category, stacklevel=5)
-        fit = Fit(data, prob, score=self._linear_objective(data) if linear else lambda t: objective(t, prob, alpha),
-                  leaf=None if linear else lambda t: refit_leaves(root_leaf(t), prob), report="OptimalTreeRegressor",
+        fit = Fit(data, make_problem(data, self.loss), report="OptimalTreeRegressor",
                   stats=lambda t: dict(X=raw.X, y=raw.y, sample_weight=raw.sample_weight,
                                        criterion=self._sklearn_criterion))
-        fit.to_user = partial(self._to_user, fit, raw)
+        self._leaves().declare(fit, raw)
         return fit
-
-    def _to_user(self, fit, raw, tree):
-        """The tree in y's units; constant leaves: the exact means / medians of the caller's y (a constrained
-        tree keeps its own leaf values)."""
-        user = self._target(fit.data).tree_to_user(tree)
-        if self.leaf_model != "linear" and fit.ctx is None:
-            user = refit_leaves(user, LeafProblem(raw, raw.X, raw.y, self.loss))
-        return user
 
     def _honours(self, fit) -> tuple[bool, str]:
         linear = self.leaf_model == "linear"
@@ -258,106 +237,26 @@ class OptimalTreeRegressor(ConstrainedMixin, TreeAttributesMixin, RegressorMixin
 
     _constrained_dp_warning = "the dynamic program (best tree so far)"
 
-    @contextlib.contextmanager
-    def _leaves(self, fit):
-        """Linear leaves: the leaf penalty's warning was given once (by ``_prepare``); the search and the
-        formulation check it again, quietly."""
-        if self.leaf_model != "linear":
-            yield False
-            return
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message="leaf_model='linear' with leaf_penalty=0")
-            yield True
-
     def _fit_local_search(self, fit):
-        with self._leaves(fit) as linear:
-            tree = self._linear_local_search(fit, 1.0) if linear else self._local_search(fit)
+        leaves = self._leaves()
+        with leaves.quiet():
+            tree = leaves.local_search(fit)
         warn_time_limit(self, fit.ctl, "the local search (best of the restarts completed)")
         return tree
 
     def _fit_greedy(self, fit):
-        with fit.ctl.stage("greedy"):
-            tree = greedy_tree(fit.data, self.max_depth, self.min_samples_leaf, self.alpha, loss=self.loss,
-                               time_limit=fit.ctl.time())
-        if fit.ctl.stop():   # the fit ran out during the greedy tree (its kernel still compiling: the root leaf)
-            fit.ctl.mark_cut_short("greedy")
-        return tree
+        # cut short when the fit ran out during the greedy tree (its kernel still compiling: the root leaf)
+        return fit.ctl.search("greedy", greedy_tree, fit.data, self.max_depth, self.min_samples_leaf, self.alpha,
+                              loss=self.loss)
 
     def _fit_mio(self, fit):
-        with self._leaves(fit) as linear:
-            return (self._mio_linear if linear else self._mio)(fit)
-
-    @staticmethod
-    def _target(data) -> TargetScaling:
-        return data.target if data.target is not None else TargetScaling()
-
-    def _coef_bound(self, data):
-        """``coef_bound`` (y's units per scaled feature unit) on the standardised y the MIO sees."""
-        return None if self.coef_bound is None else float(self.coef_bound) / self._target(data).scale
-
-    def _penalty(self, data) -> float:
-        """The penalty the search and the MIO see: per unit of coefficient (y's units), so ``leaf_penalty`` / s_y
-        for l1, which makes ``leaf_penalty`` unit-free; l0 counts coefficients and needs no scaling."""
-        lam = float(self.leaf_penalty)
-        if self.leaf_penalty_type != "l1":
-            return lam
-        y, w = np.asarray(data.y, dtype=np.float64), np.asarray(data.sample_weight, dtype=np.float64)
-        W = float(w.sum())
-        mean = float((w * y).sum() / W) if W > 0 else 0.0
-        s_y = math.sqrt(float((w * (y - mean) ** 2).sum()) / W) if W > 0 else 0.0
-        return lam / s_y if s_y > 0 else lam
-
-    def _linear_objective(self, data):
-        """The ORT-L objective of a tree's own leaf models (what the MIO counts; the local search's for l1)."""
-        alpha, lam = float(self.alpha), self._penalty(data)
-        return lambda tree: linear_tree_objective(tree, data, alpha, lam, loss=self.loss,
-                                                  penalty=self.leaf_penalty_type, refit=False)
-
-    def _linear_local_search(self, fit, share: float):
-        with fit.ctl.stage("local_search"):
-            tree = linear_local_search(fit.data, self.max_depth, self.alpha, self._penalty(fit.data),
-                                       self.min_samples_leaf, self.n_restarts, self.random_state,
-                                       split_type=self.split_type, n_hyperplane_restarts=self.n_hyperplane_restarts,
-                                       max_thresholds=self.max_thresholds, time_limit=fit.ctl.time(share))
-        if fit.ctl.stop():
-            fit.ctl.mark_cut_short("local search")
-        return tree
+        leaves = self._leaves()
+        with leaves.quiet():
+            return leaves.mio(fit)
 
     def _greedy(self, fit, stage: str):
         return fit.ctl.run(stage, greedy_tree, fit.data, self.max_depth, self.min_samples_leaf, self.alpha,
                            loss=self.loss, cheap=True)
-
-    def _mio_linear(self, fit):
-        """ORT-L / ORT-LH from the warm start (its lasso leaves fit squared loss whatever ``loss``), computed first:
-        any feasible tree's objective bounds the coefficients (ORTLinear); the greedy tree with lasso leaves is the
-        fallback when the fit stops before any tree."""
-        lam = self._penalty(fit.data)
-
-        def greedy(stage):
-            tree = self._greedy(fit, stage)
-            return None if tree is None else linear_leaf_tree(tree, fit.data, lam)
-
-        start = None
-        if self.warm_start == "local-search":
-            start = Start.of("local-search", self._linear_local_search(fit, START_SHARE))
-        elif self.warm_start == "greedy":
-            start = Start.of("greedy", greedy("warm_start"))
-        # the slack keeps the start feasible
-        build = partial(ORTLinear, fit.data, self.max_depth, self.min_samples_leaf, self.alpha, leaf_penalty=lam,
-                        penalty=self.leaf_penalty_type, loss=self.loss, split_type=self.split_type,
-                        margin=float(self.hyperplane_margin), coef_bound=self._coef_bound(fit.data),
-                        upper_bound=1.0 if start is None else min(1.0, fit.score(start.tree) * (1 + 1e-6) + 1e-9))
-        return self._run_mio(fit.ctl, MIO(build, fit.score, [start], fallback=lambda: greedy("fallback")),
-                             warm_start=None).tree
-
-    def _mio(self, fit):
-        """ORT / ORT-H from the plan's start; the greedy tree is the fallback when the fit stops before any tree."""
-        build = partial(ORT, fit.data, self.max_depth, self.min_samples_leaf, self.alpha, loss=self.loss,
-                        split_type=self.split_type, margin=float(self.hyperplane_margin))
-        return self._run_mio(fit.ctl, MIO(build, fit.score, fallback=lambda: self._greedy(fit, "fallback"),
-                                          sources={"greedy": lambda plan: self._greedy(fit, "warm_start"),
-                                                   "local-search": lambda plan: self._local_search(fit, START_SHARE)},
-                                          constraints=fit.ctx)).tree
 
     @property
     def _sklearn_criterion(self) -> str:   # type: ignore[override]

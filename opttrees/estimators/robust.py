@@ -14,16 +14,18 @@ from ..data.binarized import ThermometerData
 from ..data.prepared import prepare
 from ..data.binarizers import IntegerEncoder
 from ..errors import InputError
-from ..formulations.flow import FlowStructure, check_depth, greedy_incumbent
-from ..formulations.robust import RobustOCT
+from ..formulations.flow import check_depth
+from ..formulations.robust import RobustOCT, returned_worst_case, thermometer_start
 from ..params import ARRAY_LIKE, NONE, InstanceOf, Interval, Options
-from ..robust.adversary import ShiftSet, worst_case_accuracy
+from ..robust.adversary import worst_case_accuracy
 from ..robust.calibration import calibrate
+from ..robust.uncertainty import uncertainty_set
 from ..robust.shift import shifted_accuracy
 from .base import OptTreesEstimator, SolverMixin, store_params, warm_start_rules
 from .common import check_X_fitted
 from .pipeline import MIO, Start
-from .flow import _TreeClassifierMixin, flow_fit, model_size, model_tree, warn_if_huge
+from .flow import _TreeClassifierMixin, model_size, warn_if_huge
+from .skeleton import flow_fit, model_tree
 
 _LISTS = (list, tuple, np.ndarray)
 
@@ -139,25 +141,9 @@ class RobustTreeClassifier(_TreeClassifierMixin, SolverMixin, OptTreesEstimator)
                          direction=self.direction, groups=self.categorical_groups)
 
     def _shift_set(self, Xi, costs, budget):
-        n, F = Xi.shape
-        if costs is None and budget is None:
-            if self.rho is not None or self.lam is not None:
-                costs, budget = self.calibrated_costs(Xi)
-            else:
-                costs, budget = np.ones((n, F)), 0.0
-        elif costs is None:
-            costs = np.ones((n, F))
-        elif budget is None:
-            raise InputError("costs were given without a budget; pass budget= (epsilon) as well")
-        costs = np.asarray(costs, dtype=np.float64)
-        if costs.ndim == 1:
-            costs = np.broadcast_to(costs, (n, F)).copy()
-        if costs.shape != (n, F):
-            raise InputError(f"costs must have shape (n, F) = {(n, F)} or (F,); got {costs.shape}")
-        S = ShiftSet(costs, budget, lower=self.lower, upper=self.upper, direction=self.direction,
-                     groups=self.categorical_groups, kinds=self.feature_kinds)
-        S.check_data(Xi)
-        return S
+        calibrated = None if self.rho is None and self.lam is None else self.calibrated_costs
+        return uncertainty_set(Xi, costs, budget, calibrated, lower=self.lower, upper=self.upper,
+                               direction=self.direction, groups=self.categorical_groups, kinds=self.feature_kinds)
 
     def _rho_for(self, n, F, rho=None):
         """rho for a data set of n rows; a per-entry (n_train, F) rho does not transfer to other data."""
@@ -185,45 +171,28 @@ class RobustTreeClassifier(_TreeClassifierMixin, SolverMixin, OptTreesEstimator)
     def _fit_mio(self, fit):
         """RobustOCT by cut generation from CART on the thermometer columns (the fallback even when the solver
         starts from nothing); the returned tree's exact worst case (``worst_case_train_accuracy_``)."""
-        data, tdata, ctl, S = fit.data, fit.problem, fit.ctl, self.shift_set_
-        cols = tdata.cols
+        data, tdata, ctl, cols = fit.data, fit.problem, fit.ctl, fit.problem.cols
         depth = check_depth(self.max_depth) if cols else 0
-
-        def start(d):   # CART on the thermometer columns (d = 0: the majority class, instant)
-            Zt = tdata.Z if cols and d else np.zeros((data.n, 0), dtype=np.int8)
-            inc = greedy_incumbent(Zt, data.y, d, data.n_classes)
-            struct = FlowStructure(d, len(cols), data.n_classes)
-            return inc, struct, struct.to_tree(inc, tdata.split_of_col, data.X, data.y,
-                                               data.n_classes, None, data.codec.classes, data.feature_names)
-
+        start = partial(thermometer_start, tdata, data)
         inc, struct, warm = ctl.run("warm_start", start, depth, fallback=lambda: start(0), threaded=True)
         size = model_size("robust", data.n, len(cols), depth, data.n_classes)
         warn_if_huge(type(self).__name__, size,
                      f"{len(cols):,} integer thresholds from encoding={self.encoding!r} (mode "
                      f"{self.encoder_.mode_!r}); encoding='quantile' with a small n_thresholds keeps it small")
-        out = self._run_mio(ctl, MIO(partial(RobustOCT, tdata, self.max_depth, S, regularization=self.regularization),
+        out = self._run_mio(ctl, MIO(partial(RobustOCT, tdata, self.max_depth, self.shift_set_,
+                                             regularization=self.regularization),
                                      starts=[Start.of("greedy", warm)], hand_start=None))
         out.result.timings.setdefault("estimated_size", size)
-        form = out.form
-        if out.source == "mio":
-            self.worst_case_train_accuracy_ = form.worst_case_correct / data.n
-        else:   # the start tree's exact worst case, in the encoded units the set is defined in
-            t_int = struct.to_tree(inc, tdata.integer_split_of_col, tdata.X_int, data.y, data.n_classes)
-            wc = worst_case_accuracy(t_int, tdata.X_int, data.y, S).worst_case_correct
-            self.worst_case_train_accuracy_ = wc / data.n
-            if form is not None:    # the formulation's figures speak about the returned tree
-                form.worst_case_correct = wc
-                form.recomputed_objective = form.tree_objective(out.tree)
+        wc = returned_worst_case(out, tdata, data, (inc, struct), self.shift_set_)
+        self.worst_case_train_accuracy_ = wc / data.n
         fit.to_user = partial(self._own_worst_case, fit, out.tree)
         return model_tree(self, fit, out)
 
     def _own_worst_case(self, fit, before, tree):
         """The returned tree, tidied or the single leaf: the model's figures and ``worst_case_train_accuracy_``
         follow it."""
-        form = self.formulation_
-        if tree is not before and form is not None:
-            form.worst_case_correct = form.worst_case(form.struct.from_tree(tree, form.col_of_split)).worst_case_correct
-            self.worst_case_train_accuracy_ = form.worst_case_correct / fit.data.n
+        if tree is not before and self.formulation_ is not None:
+            self.worst_case_train_accuracy_ = self.formulation_.follow(tree) / fit.data.n
         return tree
 
     # -------------------------------------------------------------------------------- evaluation

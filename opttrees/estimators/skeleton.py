@@ -134,6 +134,50 @@ def classification_fit(est, X, y, sample_weight=None) -> Fit:
                                     n_classes=data.n_classes))
 
 
+def flow_fit(data, model_data) -> Fit:
+    """The :class:`~opttrees.estimators.skeleton.Fit` of the flow family (FlowOCT, BendersOCT, RobustOCT): the
+    model's data as the problem, the majority-class leaf, no ``objective_``; the built model's own objective
+    (maximised) judges the tidied tree (:func:`model_tree`), and without a built model (stopped before it) only the
+    splits that change no training prediction are tidied."""
+    from ..heuristics.core import leaf_problem, refit_leaves
+    from .common import root_leaf
+
+    def leaf(tree):
+        one = refit_leaves(root_leaf(tree), leaf_problem(data))
+        one.classes = list(data.codec.classes)
+        return one
+    return Fit(data, model_data, leaf=leaf, objective=False, classes=data.codec.classes,
+               stats=lambda t: dict(X=data.X, y=data.y, sample_weight=data.sample_weight, criterion="gini",
+                                    n_classes=data.n_classes))
+
+
+def model_tree(est, fit, out):
+    """The MIO outcome's tree, with ``formulation_`` set and the built model's objective judging the epilogue."""
+    est.formulation_ = out.form
+    if out.form is not None:
+        fit.score, fit.sense = out.form.tree_objective, int(out.form.sense)
+    return out.tree
+
+
+def prescription_fit(data, alpha: float, notes: dict) -> Fit:
+    """The :class:`Fit` of a prescription tree (OptimalPrescriptiveTree, PolicyTree) on its prepared data
+    (:class:`~opttrees.data.prescriptive.PrescriptiveData`): the problem is built after (``_problem``: the
+    teacher models have a stage of their own), and judges every tree: the normalised objective + alpha * splits,
+    the single leaf and tidying's refit with the problem's payload, ``classes_`` the treatments (object dtype when
+    any is a string), importances from the decrease of the objective's loss (each node's leaf cost, before
+    normalisation). ``notes``: the fit arguments the problem needs (``propensity``, ``outcome_estimates``)."""
+    from ..prescriptive.objective import fill_payload, leaf_costs, node_statistics, tree_objective
+    from .common import root_leaf
+
+    fit = Fit(data, display=data.X, classes=np.asarray(data.classes, dtype=object if any(
+        isinstance(c, str) for c in data.classes) else None), notes=notes)
+    fit.score = lambda t: tree_objective(t, fit.problem, alpha)
+    fit.leaf = lambda t: fill_payload(root_leaf(t), fit.problem)
+    fit.refit = lambda t: fill_payload(t, fit.problem)
+    fit.stats = lambda t: dict(X=data.X, node_loss=leaf_costs(fit.problem, node_statistics(t, fit.problem)[0])[0])
+    return fit
+
+
 def dp_solvable_constraints(est) -> bool:
     """Whether the DP solves every one of ``est.constraints`` (group fairness, feature budgets)."""
     from ..constraints.dp_routes import dp_solvable
@@ -176,13 +220,10 @@ class TableMethods:
         from ..heuristics import local_search
 
         est: Any = self
-        with fit.ctl.stage("local_search"):
-            tree = local_search(fit.data, est.max_depth, float(est.alpha), est.min_samples_leaf, est.n_restarts,
-                                est.split_type, est.random_state, est.n_jobs, est.n_hyperplane_restarts,
-                                getattr(est, "loss", None), time_limit=fit.ctl.time(share), verbose=est.verbose)
-        if fit.ctl.stop():
-            fit.ctl.mark_cut_short("local search")
-        return tree
+        return fit.ctl.search("local_search", local_search, fit.data, est.max_depth, float(est.alpha),
+                              est.min_samples_leaf, est.n_restarts, est.split_type, est.random_state, est.n_jobs,
+                              est.n_hyperplane_restarts, getattr(est, "loss", None), share=share, mark="local search",
+                              verbose=est.verbose)
 
     def _fit_local_search(self, fit: Fit):
         from .fitcontrol import warn_time_limit

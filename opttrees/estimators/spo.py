@@ -7,24 +7,20 @@ standing assumption — this is exactly the negative normalised SPO loss.
 """
 from __future__ import annotations
 
-import copy
-import math
-from dataclasses import dataclass
 
 import numpy as np
 from sklearn.exceptions import NotFittedError
 
 from ..data.prepared import check_sample_weight
 from ..errors import InputError
+from ..interrupt import raise_on_sigint
 from ..oracles.registry import make_decision_problem
-from ..dp.spo import SPO_MAX_DEPTH
+from ..dp.spo import SPO_MAX_DEPTH, solve_dp_spo
 from ..params import BOOLEAN, DEPTH, NONE, InstanceOf, Interval, Method, Needs, Options, Satisfies, describe, methods
+from ..spo.costs import CostData
 from ..spo.forest import fit_forest, forest_mean_cost
 from ..data.costs import check_costs_fit
-from ..spo.greedy import grow_spo_tree
 from ..spo.loss import decision_regret, normalized_extra_cost
-from ..spo.objective import spot_norm, spot_objective
-from ..spo.pruning import prune_alpha, prune_on_validation, prune_zero_gain, refit_nodes
 from .base import OptTreesEstimator, SolverMixin, store_params, warm_start_rules
 from .common import TreeAttributesMixin, check_X_fitted, root_leaf
 from ..sklearn_export import feature_importances
@@ -78,53 +74,6 @@ class _SPOBase(OptTreesEstimator):
         """Negative normalised SPO loss (Σ ω regret / Σ ω |z*|) of the predicted decisions."""
         self._check_fitted()
         return -normalized_extra_cost(self.problem_, self.predict(X), C, sample_weight)
-
-
-def _split_validation(X, C, w, frac, random_state):
-    n = X.shape[0]
-    n_val = int(np.floor(frac * n))
-    if n_val < 1 or n - n_val < 1:
-        raise InputError(f"validation_fraction={frac} leaves no validation or no training rows (n={n})")
-    perm = np.random.default_rng(random_state).permutation(n)
-    va, tr = perm[:n_val], perm[n_val:]
-    return (X[tr], C[tr], w[tr]), (X[va], C[va], w[va])
-
-
-def _cost_factor(C: np.ndarray) -> float:
-    """The power of two that brings the largest cost magnitude to about 1 (1.0 for all-zero or tiny ranges)."""
-    big = float(np.abs(C).max()) if C.size else 0.0
-    if not (np.isfinite(big) and big > 0):
-        return 1.0
-    return float(2.0 ** -round(math.log2(big)))
-
-
-def _costs_to_user(tree, g: float):
-    """An SPO tree fitted on costs C * f with its cost vectors and regrets in C's units (g = 1 / f); its
-    decisions and weights are unchanged."""
-    if g == 1.0 or tree is None:
-        return tree
-    out = copy.copy(tree)
-    out.value = np.asarray(tree.value, dtype=np.float64) * g
-    out.extras = {k: (np.asarray(v, dtype=np.float64) * g if k in ("train_loss", "train_spo") else v)
-                  for k, v in tree.extras.items()}
-    return out
-
-
-@dataclass
-class CostData:
-    """An SPO fit's prepared data: the training features, costs (scaled by ``factor``) and weights, the feature
-    names, and the validation rows (or None)."""
-
-    X: np.ndarray
-    C: np.ndarray
-    w: np.ndarray
-    feature_names: list | None
-    val: tuple | None
-    factor: float
-
-    @property
-    def p(self) -> int:
-        return self.X.shape[1]
 
 
 class SPOTree(TreeAttributesMixin, SolverMixin, _SPOBase):
@@ -274,54 +223,20 @@ class SPOTree(TreeAttributesMixin, SolverMixin, _SPOBase):
         if self.decision_problem is None:
             raise InputError("SPOTree needs decision_problem=<a DecisionProblem>, e.g. GridShortestPath(4, 4)")
         pr = self.problem_ = make_decision_problem(self.decision_problem)
-        names = list(map(str, X.columns)) if hasattr(X, "columns") else None
-        X, C, w = check_costs_fit(pr, X, C, sample_weight)
-        if (X_val is None) != (C_val is None):
-            raise InputError("give both X_val and C_val, or neither")
-        val = None
-        if X_val is not None:
-            Xv, Cv, wv = check_costs_fit(pr, X_val, C_val, sample_weight_val)
-            if Xv.shape[1] != X.shape[1]:
-                raise InputError(f"X_val has {Xv.shape[1]} features but X has {X.shape[1]}")
-            val = (Xv, Cv, wv)
-        elif self.prune and self.validation_fraction:
-            (X, C, w), val = _split_validation(X, C, w, self.validation_fraction, self.random_state)
-        # one positive factor (a power of two: exact) brings the costs to about 1: decisions are invariant to it and
-        # regret scales with it, so every method sees the same problem, and the MILP meets no 1e9 coefficients
-        f = _cost_factor(C)
-        C = C * f
-        val = None if val is None else (val[0], val[1] * f, val[2])
-        _, z = pr._solve_min(pr.sign * C)
-        norm = spot_norm(pr, C, w, z=z)
+        d = CostData.prepare(pr, X, C, sample_weight, X_val, C_val, sample_weight_val,
+                             self.validation_fraction if self.prune else 0.0, self.random_state)
         # a validation-pruned tree was chosen on held-out rows, a criterion="mse" tree on another loss: they are
         # tidied, not compared with the leaf
-        compared = not (self.prune and val is not None) and self.criterion == "spo"
-        return Fit(CostData(X, C, w, names, val, f), score=lambda t: spot_objective(pr, t, X, C, w, alpha=self.alpha,
-                                                                                      norm=norm, z=z),
-                   leaf=(lambda t: refit_nodes(root_leaf(t), pr, X, C, w)) if compared else None, display=X,
-                   to_user=lambda t: _costs_to_user(t, 1.0 / f),
-                   # importances: the decrease of the training SPO regret (each node's decision w*(mean cost) as a leaf)
-                   stats=lambda t: dict(X=X, sample_weight=w, node_loss=refit_nodes(t, pr, X, C, w).extras["train_spo"] / f))
-
-    def _pruned(self, fit, tree):
-        """Every method's tree pruned: on the validation rows, at ``alpha`` (SPO loss), or where no split gains."""
-        d, pr = fit.data, self.problem_
-        if self.prune and d.val is not None:
-            return prune_on_validation(tree, pr, *d.val, criterion=self.criterion)
-        if self.criterion == "spo":
-            return prune_alpha(tree, self.alpha, spot_norm(pr, d.C, d.w))
-        return prune_zero_gain(tree)
+        compared = not (self.prune and d.val is not None) and self.criterion == "spo"
+        return Fit(d, score=d.objective(self.alpha), leaf=(lambda t: d.refit(root_leaf(t))) if compared else None,
+                   display=d.X, to_user=d.to_user, stats=lambda t: dict(X=d.X, sample_weight=d.w, node_loss=d.node_loss(t)))
 
     def _fit_greedy(self, fit):
-        from ..interrupt import raise_on_sigint
-
         d = fit.data
         with raise_on_sigint():    # polls nothing and has no partial tree: Ctrl-C raises at once
-            tree = grow_spo_tree(self.problem_, d.X, d.C, d.w, max_depth=self.max_depth,
-                                 min_samples_leaf=self.min_samples_leaf, criterion=self.criterion,
-                                 quantile_step=self.quantile_step, feature_names=d.feature_names)
-        self.unpruned_tree_ = _costs_to_user(tree, 1.0 / d.factor)
-        return self._pruned(fit, tree)
+            tree = d.grow(self.max_depth, self.min_samples_leaf, self.criterion, self.quantile_step)
+        self.unpruned_tree_ = d.to_user(tree)
+        return fit.data.prune(self.criterion, self.alpha, self.prune, tree)
 
     def _fit_mio(self, fit):
         from .spot_mio import spot_mio
@@ -331,27 +246,19 @@ class SPOTree(TreeAttributesMixin, SolverMixin, _SPOBase):
                               min_samples_leaf=self.min_samples_leaf, alpha=self.alpha,
                               quantile_step=self.quantile_step, x_precision=self.x_precision,
                               feature_names=d.feature_names, warm_start=self.warm_start or None,
-                              dp_bound=self.dp_bound if self.dp_bound == "auto" else bool(self.dp_bound),
-                              binarization=self.binarization, n_thresholds=int(self.n_thresholds))
-        self.greedy_tree_ = _costs_to_user(info["greedy_tree"], 1.0 / d.factor)
+                              dp_bound=self.dp_bound, binarization=self.binarization, n_thresholds=int(self.n_thresholds))
+        self.greedy_tree_ = d.to_user(info["greedy_tree"])
         self.mio_info_ = info
-        return self._pruned(fit, tree)
+        return fit.data.prune(self.criterion, self.alpha, self.prune, tree)
 
     def _fit_dp(self, fit):
-        from ..dp import solve_dp_spo
-
         d = fit.data
-        with fit.ctl.stage("dp"):
-            tree, res = solve_dp_spo(d.X, d.C, self.problem_, max_depth=int(self.max_depth), alpha=self.alpha,
-                                     min_samples_leaf=max(int(np.ceil(self.min_samples_leaf)), 1), sample_weight=d.w,
-                                     binarization=self.binarization, n_thresholds=int(self.n_thresholds),
-                                     time_limit=fit.ctl.time())
-        if res.status != "optimal":
-            fit.ctl.mark_cut_short("dp")
-        if d.feature_names is not None:
-            tree.feature_names = d.feature_names
-        self.solve_result_ = res
-        return self._pruned(fit, refit_nodes(tree, self.problem_, d.X, d.C, d.w))   # per-node regrets, for pruning
+        tree, self.solve_result_ = fit.ctl.search(
+            "dp", solve_dp_spo, d.X, d.C, self.problem_, max_depth=int(self.max_depth), alpha=self.alpha,
+            min_samples_leaf=max(int(np.ceil(self.min_samples_leaf)), 1), sample_weight=d.w,
+            binarization=self.binarization, n_thresholds=int(self.n_thresholds),
+            stopped=lambda out: out[1].status != "optimal")
+        return fit.data.prune(self.criterion, self.alpha, self.prune, d.refit(tree))   # per-node regrets, for pruning
 
     def predict(self, X) -> np.ndarray:
         self._check_fitted()

@@ -459,6 +459,16 @@ def verify_at_most_as_good(form, tree: Tree, what: str) -> None:
                                 f"{recomputed:.9g}; this is a formulation bug — please report it")
 
 
+def cart_start(Z: np.ndarray, split_of_col, data, depth: int, n_cols: int | None = None, sample_weight=None):
+    """CART on the binary columns ``Z`` of the prepared classification ``data`` as (incumbent, structure, Tree):
+    the flow family's start and fallback tree (depth 0: the majority class, instant). ``n_cols``: the model's
+    columns (default ``Z``'s), ``split_of_col``: column -> (feature, threshold) for the tree in original units."""
+    inc = greedy_incumbent(Z, data.y, depth, data.n_classes, sample_weight)
+    struct = FlowStructure(depth, Z.shape[1] if n_cols is None else n_cols, data.n_classes)
+    return inc, struct, struct.to_tree(inc, split_of_col, data.X, data.y, data.n_classes, sample_weight,
+                                       data.codec.classes, data.feature_names)
+
+
 def greedy_incumbent(Z: np.ndarray, y: np.ndarray, depth: int, n_classes: int, sample_weight=None,
                      random_state: int = 0) -> Incumbent:
     """CART (gini) on the binary columns, placed on the complete layout: a cheap feasible warm start."""

@@ -27,7 +27,7 @@ from ..robust.adversary import Path, ShiftSet, attack
 from ..tree import Tree
 from .base import Formulation, IncumbentSeparator
 from .benders import CUT_TOL, fractional_cuts, path_cut_terms
-from .flow import FlowStructure, Incumbent, check_depth, check_regularization, verify_at_most_as_good
+from .flow import FlowStructure, Incumbent, cart_start, check_depth, check_regularization, verify_at_most_as_good
 from .mincut import max_flows, min_cut_coefficients, tree_values
 
 
@@ -218,6 +218,12 @@ class RobustOCT(Formulation):
         inc = self.struct.from_tree(tree, self.col_of_split)
         return self.incumbent_objective(inc)
 
+    def follow(self, tree: Tree) -> int:
+        """Make the model's figures speak about ``tree`` (the tree a fit returns instead of the model's own: its
+        start, tidied or the single leaf): its exact worst-case correct count, which is returned."""
+        self.worst_case_correct = self.worst_case(self.struct.from_tree(tree, self.col_of_split)).worst_case_correct
+        return self.worst_case_correct
+
     def split_of_col(self, c: int) -> tuple[int, float]:
         return self.data.split_of_col(c)
 
@@ -247,3 +253,31 @@ class RobustOCT(Formulation):
     def verify(self, tree: Tree) -> None:
         """The tree's exact worst case (Algorithm 1) must match the solver's objective (see FlowOCT.verify)."""
         verify_at_most_as_good(self, tree, "the tree's exact worst case scores")
+
+
+def thermometer_start(tdata: ThermometerData, data, depth: int):
+    """CART on the thermometer columns as (incumbent, structure, Tree): RobustOCT's start and fallback (depth 0 or
+    no columns: the majority class, instant; unweighted, as the model). ``data``: the prepared classification
+    data (labels, original features)."""
+    cols = tdata.cols
+    Z = tdata.Z if cols and depth else np.zeros((data.n, 0), dtype=np.int8)
+    return cart_start(Z, tdata.split_of_col, data, depth, len(cols))
+
+
+def returned_worst_case(out, tdata: ThermometerData, data, start, shift: ShiftSet) -> int:
+    """The exact worst-case correct count of the tree a RobustOCT fit returns (``out``: the MIO outcome): the
+    model's own for its tree, else the start's (``start``: its (incumbent, structure) from CART on the thermometer
+    columns), computed in the encoded units the set is defined in (``tdata``; ``data``: the prepared labels); the
+    built model's figures then follow it."""
+    from ..robust.adversary import worst_case_accuracy
+
+    form = out.form
+    if out.source == "mio":
+        return form.worst_case_correct
+    inc, struct = start
+    t_int = struct.to_tree(inc, tdata.integer_split_of_col, tdata.X_int, data.y, data.n_classes)
+    wc = worst_case_accuracy(t_int, tdata.X_int, data.y, shift).worst_case_correct
+    if form is not None:    # the formulation's figures speak about the returned tree
+        form.worst_case_correct = wc
+        form.recomputed_objective = form.tree_objective(out.tree)
+    return wc

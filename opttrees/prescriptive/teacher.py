@@ -18,6 +18,9 @@ must lie strictly inside (0, 1).
 """
 from __future__ import annotations
 
+import contextlib
+from typing import Callable
+
 import numpy as np
 from sklearn.base import clone
 from sklearn.ensemble import RandomForestRegressor
@@ -143,3 +146,30 @@ def teacher_scores(teacher: str, treatment: np.ndarray, y: np.ndarray, m: int, m
     assert mu_hat is not None, "the doubly robust teacher needs mu_hat"
     resid = y - mu_hat[np.arange(n), treatment]
     return mu_hat + onehot * (resid / e_obs)[:, None]
+
+
+def policy_scores(data, teacher: str, n_treatment: int = 0, propensity=None, outcome_estimates=None,
+                  outcome_model=None, propensity_model=None, n_folds: int = 5, random_state=None,
+                  propensity_clip: float = 0.01, stage: Callable | None = None) -> np.ndarray:
+    """A policy tree's training scores Γ (n, m), internal units, for the prepared data (``PrescriptiveData``).
+
+    First the checks (stage "prepare"): ``n_treatment`` against the treatment counts (0: no rule), the user's
+    ``propensity`` (per row, or (n, m)) and ``outcome_estimates`` ((n, m), outcome units); then (stage "teacher")
+    the nuisance estimates the ``teacher`` needs and the user did not give, cross-fitted with ``n_folds`` folds,
+    and the scores. ``stage(name)``: a context manager timing each part (the fit's ``ctl.stage``; None: untimed).
+    """
+    from ..data.prescriptive import check_n_treatment
+
+    stage = stage or (lambda name: contextlib.nullcontext())
+    with stage("prepare"):
+        check_n_treatment(n_treatment, data.counts(), data.classes, allow_zero=True)
+        e_obs = None if propensity is None else check_propensity(propensity, data.treatment, data.m)
+        mu_hat = None if outcome_estimates is None else check_outcome_estimates(outcome_estimates, data.n, data.m,
+                                                                                data.sense)
+    with stage("teacher"):
+        if teacher in ("dm", "dr") and mu_hat is None:
+            mu_hat = cross_fit_outcomes(data.X, data.treatment, data.y, data.m, outcome_model, n_folds, random_state)
+        if teacher in ("ipw", "dr") and e_obs is None:
+            e_obs = cross_fit_propensity(data.X, data.treatment, data.m, propensity_model, n_folds, random_state,
+                                         propensity_clip)
+        return teacher_scores(teacher, data.treatment, data.y, data.m, mu_hat, e_obs)

@@ -46,7 +46,7 @@ def test_objective_is_the_trees_linear_objective_and_at_most_the_constant_start(
     est = OptimalTreeRegressor(max_depth=2, alpha=alpha, leaf_model="linear", leaf_penalty=lam, n_restarts=2,
                                max_thresholds=8).fit(X, y)
     data = prepare(X, y, task="regression")
-    lam = est._penalty(data)   # leaf_penalty / s_y: what the search and the MIO see
+    lam = est._leaves().penalty(data)   # leaf_penalty / s_y: what the search and the MIO see
     assert est.objective_ == pytest.approx(linear_tree_objective(est.tree_, data, alpha, lam, refit=False))
     # the local search starts from the constant-leaf search's tree and accepts only improvements
     const = OptimalTreeRegressor(max_depth=2, alpha=alpha, n_restarts=2).fit(X, y)
@@ -66,7 +66,7 @@ def test_mio_absolute_loss_is_proven_optimal_and_never_worse_than_its_start(seed
               random_state=0)
     mio = OptimalTreeRegressor(method="mio", solver="highs", **kw).fit(X, y)
     data = prepare(X, y, task="regression")
-    lam = OptimalTreeRegressor(**kw)._penalty(data)   # leaf_penalty / s_y: what the search and the MIO see
+    lam = OptimalTreeRegressor(**kw)._leaves().penalty(data)   # leaf_penalty / s_y: what the search and the MIO see
     start = linear_local_search(data, 1, alpha, lam, 1, 2, 0, max_thresholds=32)
     start_obj = linear_tree_objective(start, data, alpha, lam, loss="absolute", refit=False)
     assert mio.solve_result_.proven_optimal
@@ -138,7 +138,7 @@ def test_mio_stops_at_the_time_limit_with_a_tree():
     assert est.fit_status_ == "time_limit" and est.fit_timings_["total"] < 1.5 + 3.0   # slack for a loaded machine
     assert est.tree_.task == "linear" and est.objective_ < 0.5       # the local-search start already explains most
     data = prepare(X, y, task="regression")
-    assert est.objective_ == pytest.approx(linear_tree_objective(est.tree_, data, 0.0, est._penalty(data), loss="absolute",
+    assert est.objective_ == pytest.approx(linear_tree_objective(est.tree_, data, 0.0, est._leaves().penalty(data), loss="absolute",
                                                                  refit=False))
 
 
