@@ -69,9 +69,9 @@ def chunks(items: list, parts: int) -> list[list]:
     return out
 
 
-def deadline_of(remaining: float) -> float | None:
-    """An absolute wall-clock deadline ``remaining`` seconds from now (None for no limit)."""
-    return None if remaining == float("inf") else time.time() + remaining
+def deadline_of(remaining: float | None) -> float | None:
+    """An absolute wall-clock deadline ``remaining`` seconds from now (None or inf: no limit, None)."""
+    return None if remaining is None or remaining == float("inf") else time.time() + remaining
 
 
 def time_left(deadline: float | None) -> float | None:
