@@ -2,7 +2,7 @@
 process (issue 43, "Beyond one machine").
 
 Usage: .venv/bin/python benchmarks/bench_cluster.py [--rows 20000] [--ls-rows 100000] [--limit 60]
-       [--depths 2 3] [--restarts 8] [--ls-depth 3] [--skip-dp] [--skip-ls]
+       [--depths 2 3] [--restarts 8] [--ls-depth 3] [--dp-parts 0 2] [--skip-dp] [--skip-ls]
 
 Data: ``make_classification(n_samples=rows, n_features=10 (DP) / 20 (local search), n_informative=6 / 8,
 n_classes=3, random_state=0)``, values rounded to 3 decimals (ties). Each configuration runs once, in this
@@ -57,6 +57,7 @@ def main() -> None:
     ap.add_argument("--limit", type=float, default=60.0)
     ap.add_argument("--depths", type=int, nargs="+", default=[2, 3])
     ap.add_argument("--restarts", type=int, default=8)
+    ap.add_argument("--dp-parts", type=int, nargs="+", default=[0, 2], help="0: the default (2 per worker thread)")
     ap.add_argument("--ls-depth", type=int, default=3)
     ap.add_argument("--skip-dp", action="store_true")
     ap.add_argument("--skip-ls", action="store_true")
@@ -72,7 +73,7 @@ def main() -> None:
     from opttrees.heuristics.local_search import local_search
 
     t = time.perf_counter()
-    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0")
     client = Client(cluster)
     print(f"local cluster: 2 worker processes x 1 thread, started in {time.perf_counter() - t:.1f} s", flush=True)
     Xd, yd = data(a.rows, 10, 6)
@@ -91,10 +92,12 @@ def main() -> None:
                     tree, r = solve_dp_continuous(Xd, yd, max_depth=D, time_limit=a.limit, n_jobs=jobs)
                     row(f"one process, n_jobs={jobs}", time.perf_counter() - t, r.status, r.objective, r.bound)
                     ref = ref or (tree, r)
-                t = time.perf_counter()
-                tree, r = solve_dp_continuous_cluster(client, Xd, yd, max_depth=D, time_limit=a.limit)
-                row(f"Dask, 2 workers, {r.timings['parts']} parts", time.perf_counter() - t, r.status, r.objective,
-                    r.bound, tree.to_dict() == ref[0].to_dict())
+                for parts in a.dp_parts:
+                    t = time.perf_counter()
+                    tree, r = solve_dp_continuous_cluster(client, Xd, yd, max_depth=D, time_limit=a.limit,
+                                                          parts=parts or None)
+                    row(f"Dask, 2 workers, {r.timings['parts']} parts", time.perf_counter() - t, r.status,
+                        r.objective, r.bound, tree.to_dict() == ref[0].to_dict())
         if not a.skip_ls:
             d = prepare(Xl, yl)
             prob = make_problem(d)

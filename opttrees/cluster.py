@@ -16,6 +16,7 @@ from __future__ import annotations
 import time
 
 from .errors import InputError
+from .interrupt import stop_on_sigint
 
 #: seconds the driver waits beyond the deadline for the parts still running (their own limit stops them)
 GRACE = 10.0
@@ -79,29 +80,32 @@ def time_left(deadline: float | None) -> float | None:
     return None if deadline is None else deadline - time.time()
 
 
-def gather(client, futures: list, deadline: float | None) -> list:
-    """Each future's result in order, None for a part not back by the deadline plus :data:`GRACE` (cancelled)
-    or whose task failed because its worker was lost; an error raised by a part's own code is raised here."""
+def gather(client, futures: list, deadline: float | None) -> tuple[list, bool]:
+    """(each future's result in order, interrupted). None for a part not back by the deadline plus :data:`GRACE`,
+    or at Ctrl-C (the first one stops waiting; the parts still queued are cancelled, the running ones end at their
+    own time limit), or whose worker was lost; an error raised by a part's own code is raised here."""
     dd = distributed("a cluster run")
-    timeout = None if deadline is None else max(deadline - time.time(), 0.0) + GRACE
-    try:
-        dd.wait(futures, timeout=timeout)
-    except dd.TimeoutError:   # pragma: no cover - needs a stuck worker
-        pass
-    except BaseException:
-        client.cancel(futures)
-        raise
+    end = None if deadline is None else deadline + GRACE
+    interrupted = False
+    with stop_on_sigint() as stop:
+        while not all(f.done() for f in futures):
+            if stop.is_set():
+                interrupted = True
+                break
+            if end is not None and time.time() >= end:   # pragma: no cover - needs a stuck worker
+                break
+            time.sleep(0.02)
     out = []
     for f in futures:
         if f.status == "finished":
             out.append(f.result())
         elif f.status == "error":
             exc = f.exception()
-            if isinstance(exc, dd.client.FutureCancelledError) or type(exc).__name__ == "KilledWorker":
-                out.append(None)   # pragma: no cover - needs a lost worker
+            if type(exc).__name__ in ("KilledWorker", "FutureCancelledError"):   # pragma: no cover - lost worker
+                out.append(None)
             else:
                 raise exc
         else:
-            out.append(None)   # pragma: no cover - needs a stuck worker
-    client.cancel([f for f in futures if f.status == "pending"])
-    return out
+            out.append(None)
+    client.cancel([f for f in futures if not f.done()])
+    return out, interrupted

@@ -79,7 +79,7 @@ def solve_dp_continuous_cluster(client, X, y, task=None, max_depth: int = 3, max
     Xf, yf, wf = client.scatter([Xa, y, w], hash=False)   # fresh keys: hashed ones can be released by an earlier call
     futures = [client.submit(_part, Xf, yf, wf, task, D, nn, ml, a, deadline, int(threads), memory_limit, g,
                              pure=False) for g in groups]
-    outs = gather(client, futures, deadline)
+    outs, interrupted = gather(client, futures, deadline)
     ran = [o for o in outs if o is not None]
     best, best_nested = np.inf, None
     for o in ran:                                   # strict: ties go to the lowest part
@@ -92,7 +92,7 @@ def solve_dp_continuous_cluster(client, X, y, task=None, max_depth: int = 3, max
     bound = 0.0 if missing else min(o["bound"] for o in ran) / ed.baseline
     bound = min(bound, objective)
     terms = {o["termination"] for o in ran}
-    termination = "optimal" if not missing and terms == {"optimal"} else next(
+    termination = "interrupted" if interrupted else "optimal" if not missing and terms == {"optimal"} else next(
         (t for t in _WORST_FIRST if t in terms), "time_limit")
     runtime = time.perf_counter() - t0
     nodes = int(sum(o["subproblems"] for o in ran))
@@ -106,6 +106,7 @@ def solve_dp_continuous_cluster(client, X, y, task=None, max_depth: int = 3, max
     result.plan = {"route": "dask", "workers": workers, "parts": len(groups), "why": (
         f"the root's {p} features in {len(groups)} parts on {workers} Dask worker threads")}
     if missing:
-        result.message = (f"{missing} of {len(groups)} parts did not run (started after the time limit or lost their "
-                          "worker): bound 0 for the trees rooted on their features")
+        why = "stopped waiting at Ctrl-C" if interrupted else "started after the time limit or lost their worker"
+        result.message = (f"{missing} of {len(groups)} parts did not come back ({why}): bound 0 for the trees rooted "
+                          "on their features")
     return tree, result

@@ -63,7 +63,10 @@ def local_search_cluster(client, data: PreparedData, max_depth: int, alpha: floa
     futures = [client.submit(_part, shared, D, alpha, min_samples_leaf, split_type, n_hyperplane_restarts, loss,
                              max_moves, random_starts, int(threads), deadline, np.asarray(g, np.int64), pure=False)
                for g in groups]
-    outs = [o for o in gather(client, futures, deadline) if o is not None]
+    got, interrupted = gather(client, futures, deadline)
+    outs = [o for o in got if o is not None]
+    if not outs and interrupted:
+        raise KeyboardInterrupt
     if not outs:
         raise InputError(f"local_search_cluster: no part started before the time limit ({time_limit} s); raise "
                          "time_limit or check the cluster's workers")

@@ -93,7 +93,7 @@ def test_missing_dask_names_the_extra(monkeypatch):
 @pytest.fixture(scope="module")
 def client():
     distributed = pytest.importorskip("distributed")
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None)
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0")
     c = distributed.Client(cluster)
     yield c
     c.close()
@@ -138,3 +138,20 @@ def test_cluster_bad_parts_and_threads(client):
         solve_dp_continuous_cluster(client, X, y, max_depth=2, parts=0)
     with pytest.raises(InputError, match="threads must be an integer >= 1"):
         solve_dp_continuous_cluster(client, X, y, max_depth=2, threads=0)
+
+
+@pytest.mark.slow
+def test_cluster_ctrl_c_returns_the_best_so_far(client):
+    import threading
+
+    from opttrees.dp.cluster import solve_dp_continuous_cluster
+    from opttrees.interrupt import STOP
+    X, y = make_classification(n_samples=3000, n_features=8, n_informative=5, n_classes=3, random_state=1)
+    timer = threading.Timer(0.5, STOP.set)           # what the first Ctrl-C does inside stop_on_sigint
+    timer.start()
+    try:
+        tree, res = solve_dp_continuous_cluster(client, X, y, max_depth=4, time_limit=5.0)
+    finally:
+        timer.cancel()
+    assert res.status == "interrupted" and not res.proven_optimal
+    assert 0.0 <= res.bound <= res.objective and tree.n_splits >= 1

@@ -51,7 +51,7 @@ def test_cluster_refuses_what_is_not_a_client_or_data():
 @pytest.fixture(scope="module")
 def client():
     distributed = pytest.importorskip("distributed")
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None)
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0")
     c = distributed.Client(cluster)
     yield c
     c.close()
