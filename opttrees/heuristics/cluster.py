@@ -43,7 +43,8 @@ def local_search_cluster(client, data: PreparedData, max_depth: int, alpha: floa
     ``client``: a ``dask.distributed.Client``. The restarts are cut into ``parts`` contiguous runs (default two
     per worker thread), each one task with ``threads`` threads; ``time_limit`` covers the whole call (each task
     gets the time left when it starts). Same settings and same tree as ``local_search(data, ...)`` with the same
-    ``random_state`` and ``n_restarts``, whatever the number of workers (see the module docstring).
+    ``random_state`` and ``n_restarts``, whatever the number of workers (see the module docstring). At Ctrl-C
+    the caller stops waiting and returns the best of the parts back so far (KeyboardInterrupt when none is).
     """
     client = check_client(client, "local_search_cluster")
     if not isinstance(data, PreparedData):
