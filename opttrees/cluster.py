@@ -84,7 +84,6 @@ def gather(client, futures: list, deadline: float | None) -> tuple[list, bool]:
     """(each future's result in order, interrupted). None for a part not back by the deadline plus :data:`GRACE`,
     or at Ctrl-C (the first one stops waiting; the parts still queued are cancelled, the running ones end at their
     own time limit), or whose worker was lost; an error raised by a part's own code is raised here."""
-    dd = distributed("a cluster run")
     end = None if deadline is None else deadline + GRACE
     interrupted = False
     with stop_on_sigint() as stop:
