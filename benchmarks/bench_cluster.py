@@ -90,14 +90,16 @@ def main() -> None:
                 for jobs in (1, 2):
                     t = time.perf_counter()
                     tree, r = solve_dp_continuous(Xd, yd, max_depth=D, time_limit=a.limit, n_jobs=jobs)
-                    row(f"one process, n_jobs={jobs}", time.perf_counter() - t, r.status, r.objective, r.bound)
+                    row(f"one process, n_jobs={jobs} (search s {r.timings['search']:.2f})", time.perf_counter() - t,
+                        r.status, r.objective, r.bound)
                     ref = ref or (tree, r)
                 for parts in a.dp_parts:
                     t = time.perf_counter()
                     tree, r = solve_dp_continuous_cluster(client, Xd, yd, max_depth=D, time_limit=a.limit,
                                                           parts=parts or None)
-                    row(f"Dask, 2 workers, {r.timings['parts']} parts", time.perf_counter() - t, r.status,
-                        r.objective, r.bound, tree.to_dict() == ref[0].to_dict())
+                    row(f"Dask, 2 workers, {r.timings['parts']} parts (parts' search s: max "
+                        f"{r.timings['part_seconds_max']:.2f}, sum {r.timings['part_seconds_sum']:.2f})",
+                        time.perf_counter() - t, r.status, r.objective, r.bound, tree.to_dict() == ref[0].to_dict())
         if not a.skip_ls:
             d = prepare(Xl, yl)
             prob = make_problem(d)
