@@ -120,7 +120,7 @@ def run_cart(X, y, task, depth):
 
 
 def run_pystreed(X, y, task, depth, k, limit):
-    from opttrees.encoding import Binarizer
+    from opttrees.data.binarizers import Binarizer
 
     t = time.perf_counter()
     b = Binarizer("quantile", k).fit(X)

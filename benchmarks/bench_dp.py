@@ -33,7 +33,7 @@ from sklearn.datasets import load_breast_cancer
 from sklearn.preprocessing import OneHotEncoder
 
 from opttrees.dp import solve_dp_binary
-from opttrees.encoding import Binarizer
+from opttrees.data.binarizers import Binarizer
 
 
 def datasets():
@@ -131,7 +131,7 @@ def _oct_data(name):
 
 def oct_proofs(depths, limit, names):
     """Time to proof of the OCT MIO with and without the DP start and the DP bound."""
-    from opttrees.data import prepare
+    from opttrees.data.prepared import prepare
     from opttrees.dp.bound import dp_for_formulation
     from opttrees.errors import InputError
     from opttrees.formulations.oct import OCT
@@ -179,7 +179,8 @@ def spo_against_milp(depths, limit, n=1000):
     from opttrees.dp.bound import dp_for_formulation
     from opttrees.estimators.spot_mio import round_features
     from opttrees.datasets.spo import shortest_path_data
-    from opttrees.formulations.spot import SPOTFormulation, prepare_costs
+    from opttrees.data.costs import prepare_costs
+    from opttrees.formulations.spot import SPOTFormulation
     from opttrees.solvers import solve
     from opttrees.spo import grow_spo_tree
     from opttrees.spo.objective import spot_norm

@@ -25,7 +25,7 @@ import numpy as np
 from opttrees.prescriptive.dp import solve_dp_prescriptive
 from opttrees.dp.spo import solve_dp_spo
 from opttrees.oracles import GridShortestPath
-from opttrees.prescriptive.data import prepare_prescriptive
+from opttrees.data.prescriptive import prepare_prescriptive
 from opttrees.prescriptive.objective import KIND_OPT, KIND_POLICY, make_problem
 
 

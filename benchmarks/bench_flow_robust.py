@@ -57,7 +57,7 @@ print("RESULT " + json.dumps(out))
 
 
 def balance_binary():
-    from opttrees.encoding import Binarizer
+    from opttrees.data.binarizers import Binarizer
     from opttrees.datasets.robust import load
     ds = load("balance-scale")
     Z = Binarizer("midpoints").fit_transform(ds.X.to_numpy(float))

@@ -13,7 +13,7 @@ import time
 import highspy
 import numpy as np
 
-from opttrees.data import prepare
+from opttrees.data.prepared import prepare
 from opttrees.formulations import OCT
 from opttrees.solvers.compile import compile_model
 from opttrees.solvers.highs import _build as highs_build

@@ -58,7 +58,7 @@ def binary_columns(binarization: str) -> int:
     X, _ = load_breast_cancer(return_X_y=True)
     if binarization == "midpoints":
         return int(sum(len(np.unique(X[:, j])) - 1 for j in range(X.shape[1])))
-    from opttrees.encoding import Binarizer
+    from opttrees.data.binarizers import Binarizer
     return int(Binarizer().fit(X).n_columns_)
 
 

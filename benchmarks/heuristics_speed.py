@@ -26,7 +26,7 @@ from sklearn.model_selection import train_test_split
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 from opttrees import objectives as obj
-from opttrees.data import prepare
+from opttrees.data.prepared import prepare
 from opttrees.heuristics import greedy_tree, local_search
 
 

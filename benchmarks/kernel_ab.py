@@ -32,7 +32,7 @@ from sklearn.tree import DecisionTreeClassifier
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from heuristics_speed import synthetic  # noqa: E402
 
-from opttrees.data import prepare  # noqa: E402
+from opttrees.data.prepared import prepare  # noqa: E402
 from opttrees.heuristics.core import make_problem  # noqa: E402
 from opttrees.heuristics.local_search import _seeds  # noqa: E402
 

@@ -84,7 +84,7 @@ def proven_optimum(Xb, y):
 
 def local_search_run(Xb, y, seed: int, restarts: int):
     """(errors of every restart, best first; seconds; checks failed) for one local-search run."""
-    from opttrees.data import prepare
+    from opttrees.data.prepared import prepare
     from opttrees.heuristics import local_search
 
     t = time.perf_counter()
@@ -103,7 +103,7 @@ def local_search_run(Xb, y, seed: int, restarts: int):
 
 def warm_up():
     """Compile (or load from cache) the numba kernels so that no timed call pays for it."""
-    from opttrees.data import prepare
+    from opttrees.data.prepared import prepare
     from opttrees.dp.api import solve_dp_binary
     from opttrees.heuristics import local_search
 

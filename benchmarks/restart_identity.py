@@ -23,7 +23,7 @@ def configurations():
     from sklearn.datasets import load_breast_cancer, load_diabetes, load_iris, load_wine
 
     from heuristics_speed import synthetic
-    from opttrees.data import prepare
+    from opttrees.data.prepared import prepare
 
     Xb, yb = load_breast_cancer(return_X_y=True)
     Xs, ys = synthetic()

@@ -174,7 +174,7 @@ def fit_predict(method: str, task: str, X, y, X_eval, depth: int, args, seed: in
         est = cls(max_depth=depth, min_samples_leaf=1, random_state=seed).fit(X, y)
         return est.predict(X_eval), int(est.tree_.node_count - est.tree_.n_leaves)
     if method == "ORT-L":
-        from opttrees.data import prepare
+        from opttrees.data.prepared import prepare
         from opttrees.heuristics.linear_leaves import linear_local_search
 
         tree = linear_local_search(prepare(X, y, task="regression"), depth, alpha=0.0, leaf_penalty=args.leaf_penalty,

@@ -22,7 +22,8 @@ from sklearn.base import ClassifierMixin
 from opttrees.dp.planner import DPCost
 from opttrees.estimators.base import OptTreesEstimator, SolverMixin, store_params, warm_start_rules
 from opttrees.estimators.common import FittedTreeMixin
-from opttrees.estimators.constrained import CONSTRAINT_RULES, ConstrainedMixin
+from opttrees.constraints.binding import CONSTRAINT_RULES
+from opttrees.estimators.constrained import ConstrainedMixin
 from opttrees.estimators.pipeline import MIO, Start
 from opttrees.estimators.skeleton import classification_fit
 from opttrees.formulations.oct import OCT

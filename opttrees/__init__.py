@@ -14,7 +14,7 @@ from .lazy import lazy_names
 __version__ = "0.1.0"
 
 #: public name -> the module that defines it (every estimator of ``opttrees.estimators.__all__``)
-_LAZY = {"prepare": ".data", "Tree": ".tree", "solve": ".solvers", "SolveResult": ".solvers",
+_LAZY = {"prepare": ".data.prepared", "Tree": ".tree", "solve": ".solvers", "SolveResult": ".solvers",
          **{name: ".estimators" for name in _estimators.__all__}}
 
 __all__ = [*_estimators.__all__, "Tree", "prepare", "solve", "SolveResult", "OptTreesError", "InputError",
@@ -26,7 +26,7 @@ __getattr__, __dir__ = lazy_names(__name__, _LAZY, globals(), __all__, subpackag
 
 
 if TYPE_CHECKING:   # static analysers and IDEs see the real names
-    from .data import prepare
+    from .data.prepared import prepare
     from .estimators import *  # noqa: F403 (the estimators' classes, as opttrees.estimators declares them)
     from .solvers import SolveResult, solve
     from .tree import Tree

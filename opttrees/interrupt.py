@@ -123,6 +123,13 @@ class Budget:
         """True when the budget is spent or the user pressed Ctrl-C: the question every loop asks."""
         return self.expired() or STOP.is_set()
 
+    def less(self, seconds: float) -> Budget:
+        """The same clock ending ``seconds`` earlier (room for the work after a stage); no limit stays none."""
+        out = Budget(self)
+        if out.time_limit is not None:
+            out.time_limit = max(out.time_limit - seconds, 0.0)
+        return out
+
     def share(self, fraction: float) -> Budget:
         """A new budget of ``fraction`` of the time left, starting now (no limit when this one has none): a warm
         start that leaves the rest to the solver. Ctrl-C still stops it."""

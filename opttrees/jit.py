@@ -75,7 +75,7 @@ def is_cold(dispatcher, arg: str | None = None, dtype: str | None = None) -> boo
     """The next call may compile: a signature the estimators call this kernel with (see
     :func:`expected_signatures`; with ``arg`` and ``dtype``, one whose argument ``arg`` is an array of ``dtype``,
     e.g. the local search's 32- or 64-bit row words) is neither loaded in this process nor in numba's cache on
-    disk. Per signature: inputs are normalised at the boundary (:func:`opttrees.data.owned`), so a fit calls
+    disk. Per signature: inputs are normalised at the boundary (:func:`opttrees.data.prepared.owned`), so a fit calls
     each kernel with the recorded signatures only, and a kernel with one signature cached and another not is cold.
     """
     try:

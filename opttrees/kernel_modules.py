@@ -31,7 +31,7 @@ UNITS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
     (_full("heuristics.linear_leaves"), ()),
     (_full("dp.engine"), ("heuristics/kernels/losses.py",)),
     (_full("dp.continuous_kernels"), ("dp/engine.py", "heuristics/kernels/losses.py")),
-    (_full("dp.pareto_kernels"), ()),
+    (_full("constraints.pareto_kernels"), ()),
     (_full("dp.stats_kernels"), ()),
     (_full("prescriptive._kernels"), ("heuristics/kernels/*.py", "dp/stats_kernels.py")),
 )

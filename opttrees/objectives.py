@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .data import is_constant_target
+from .data.prepared import is_constant_target
 
 
 def class_counts(leaf: np.ndarray, y: np.ndarray, n_classes: int, n_nodes: int,
@@ -95,7 +95,7 @@ def weighted_median(y: np.ndarray, w: np.ndarray | None = None) -> float:
 def squared_baseline(y, sample_weight=None) -> float:
     """L̂ for squared loss: weighted SSE about the weighted mean, by two passes (no cancellation whatever y's
     offset); 1.0 if y is constant, i.e. its values are equal relative to their own scale
-    (:func:`opttrees.data.is_constant_target`), not relative to 1: y ~ 1e-9 has a baseline ~ n * 1e-18."""
+    (:func:`opttrees.data.prepared.is_constant_target`), not relative to 1: y ~ 1e-9 has a baseline ~ n * 1e-18."""
     y = np.asarray(y, dtype=np.float64)
     if is_constant_target(y):
         return 1.0

@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .data import check_sample_weight
+from .data.prepared import check_sample_weight
 from .errors import InputError
 from .objectives import weighted_median
 from .tree import HYPERPLANE, LEAF, Tree

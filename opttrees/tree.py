@@ -46,7 +46,8 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
-from .data import TableEncoding, check_X
+from .data.table import TableEncoding
+from .data.prepared import check_X
 from .errors import InputError
 
 LEAF = -1

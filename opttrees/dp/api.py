@@ -1,11 +1,11 @@
 """Public entry points of the dynamic program: raw data in, an opttrees Tree and a SolveResult out.
 
-- :func:`solve_dp`: binarises raw X with :class:`opttrees.encoding.Binarizer` (quantile thresholds or all
+- :func:`solve_dp`: binarises raw X with :class:`opttrees.data.binarizers.Binarizer` (quantile thresholds or all
   midpoints) and returns a Tree in original units (left iff x_j < t) that predicts raw X;
 - :func:`solve_dp_binary`: the same search on a matrix that is already 0/1 (a split on column c is
   ``x_c < 0.5``, i.e. 0 goes left);
 - :func:`solve_dp_columns`: the search over given 0/1 columns that decode to original-units splits (the
-  columns of a flow formulation's :class:`~opttrees.binarized.BinarizedData`), so its tree is a tree of
+  columns of a flow formulation's :class:`~opttrees.data.binarized.BinarizedData`), so its tree is a tree of
   that formulation.
 
 Both run the numba search (:mod:`opttrees.dp.engine`) by iterative deepening (depth 1, 2, ..., max_depth,
@@ -21,8 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..data import _as_2d_float, check_sample_weight
-from ..encoding import Binarizer, nearest_threshold
+from ..data.prepared import _as_2d_float, check_sample_weight
+from ..data.binarizers import Binarizer, nearest_threshold
 from ..errors import InputError, VerificationError
 from ..interrupt import STOP, Budget, stop_on_sigint
 from ..jit import ABANDONED, announce_compile, is_cold, run_threads, warn_still_compiling
@@ -512,7 +512,7 @@ def solve_dp(X, y, task=None, max_depth: int = 3, max_num_nodes: int | None = No
         binary-engine switch is given. Both are exact over every midpoint, so "auto" only picks the faster
         engine.
     time_limit : seconds for the whole call; on expiry the best tree so far, with a valid lower bound.
-    binarizer : a fitted or unfitted :class:`~opttrees.encoding.Binarizer` (overrides ``binarization``).
+    binarizer : a fitted or unfitted :class:`~opttrees.data.binarizers.Binarizer` (overrides ``binarization``).
     n_jobs : threads for the continuous search (the root's features); the result does not depend on it.
     engine switches : see :func:`solve_dp_binary` (binary engine only); ``memory_limit`` and ``verbose`` for both.
 

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyomo.environ as pyo
 
-from ..encoding import Binarizer
+from ..data.binarizers import Binarizer
 from ..errors import InputError, VerificationError
 from ..interrupt import STOP
 from ..objectives import misclassification_baseline

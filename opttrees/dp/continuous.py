@@ -30,7 +30,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from ..data import _as_2d_float, check_sample_weight
+from ..data.prepared import _as_2d_float, check_sample_weight
 from ..errors import InputError, VerificationError
 from ..interrupt import STOP, Budget, stop_on_sigint
 from ..jit import ABANDONED, announce_compile, is_cold, run_threads, warn_still_compiling

@@ -15,7 +15,7 @@ iterative deepening that keeps the deepest finished depth. A task then says only
 
   and a split is abandoned as soon as ``pen`` plus its left child reaches the best found (costs are >= 0, so
   zero bounds a subtree from below);
-- Pareto fronts, :class:`opttrees.dp.pareto._Search`: a node's value is the front of its subtrees' value
+- Pareto fronts, :class:`opttrees.constraints.pareto._Search`: a node's value is the front of its subtrees' value
   vectors, a split's the pairwise sums of its children's fronts; a cached front computed under a larger cost
   budget serves a smaller one (``usable`` of :meth:`SubsetSearch.lookup`).
 """

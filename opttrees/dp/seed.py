@@ -16,7 +16,7 @@ import warnings
 
 import numpy as np
 
-from ..data import cut_of_le
+from ..data.prepared import cut_of_le
 from .engine import leaf_cost
 from .tasks import KIND_SQUARED, EngineData
 

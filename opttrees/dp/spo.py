@@ -39,8 +39,8 @@ import time
 import numpy as np
 from scipy.sparse import csc_matrix
 
-from ..data import _as_2d_float, check_sample_weight
-from ..encoding import Binarizer
+from ..data.prepared import _as_2d_float, check_sample_weight
+from ..data.binarizers import Binarizer
 from ..errors import InputError
 from ..interrupt import Budget
 from ..oracles.base import DecisionProblem
@@ -263,52 +263,97 @@ def solve_dp_spo(X, C, problem, max_depth: int = 2, alpha: float = 0.0, min_samp
     Cm = prob.sign * C
     _, z = prob._solve_min(Cm)
     norm = spot_norm(prob, C, w, z=-z if prob.sign < 0 else z)
-    pen = a * norm
-    WC = w[:, None] * Cm
-    wz = w * z
-    ncost = WC.shape[1]
-    counters = {"oracle_calls": 0, "oracle_rows": 0}
+    spo = _SPOSearch(prob, Xb, Cm, w, z, a * norm, ml, budget, getattr(binarizer, "feature_", None), _engine)
+    with _one_blas_thread() if _engine == "pairs" else contextlib.nullcontext():
+        heap, incumbent_depth, termination = spo.search.deepen(D)
+    spo.counters.update(spo.search.counters)
+    spo.counters["incumbent_depth"] = incumbent_depth
+    tree = heap_to_tree(heap, binarizer.decode, Xa.shape[1], "spo", None, list(names))
+    return _spo_result(tree, prob, Xa, C, Cm, w, z, norm, a, termination, t0, spo.counters)
 
-    def regrets(batch, zsum):
+
+def _spo_result(tree, prob, Xa, C, Cm, w, z, norm, a, termination, t0: float, counters):
+    """(the tree with its leaves' mean costs and decisions, its SolveResult on the normalised SPO objective)."""
+    leafid = tree.apply(Xa)
+    sums = np.zeros((tree.n_nodes, C.shape[1]))
+    np.add.at(sums, leafid, w[:, None] * C)
+    wsum = np.bincount(leafid, weights=w, minlength=tree.n_nodes)
+    mean = sums / np.where(wsum > 0, wsum, 1.0)[:, None]
+    dec, _ = prob.solve(mean)
+    tree.value = mean
+    tree.extras["decision"] = dec
+    regret = np.einsum("ij,ij->i", Cm, dec[leafid]) - z
+    objective = float(w @ regret) / norm + a * tree.n_splits
+    bound = objective if termination == "optimal" else 0.0
+    runtime = time.perf_counter() - t0
+    result = finish("dp-spo", "opttrees-dp", termination, objective, bound, runtime, counters["subproblems"],
+                    [Incumbent(runtime, objective, bound, 0.0 if termination == "optimal" else np.inf)],
+                    timings={"total": runtime, **counters})
+    return tree, result
+
+
+class _SPOSearch:
+    """One SPO DP: the leaf costs a subproblem needs (one oracle call each batch), the depth-two solver of the
+    "pairs" engine (column pair sums, a cache of leaf costs across subproblems), and the subset recursion
+    (:attr:`search`) that calls :meth:`node` on every subproblem."""
+
+    def __init__(self, prob, Xb, Cm, w, z, pen: float, ml: int, budget: Budget, feature, engine: str):
+        self.prob, self.Xb, self.pen, self.ml, self.budget, self.engine = prob, Xb, pen, ml, budget, engine
+        n = Xb.shape[0]
+        self.WC = w[:, None] * Cm
+        self.wz = w * z
+        self.ncost = self.WC.shape[1]
+        self.counters = {"oracle_calls": 0, "oracle_rows": 0}
+        self.m = m = Xb.shape[1]
+        if engine == "pairs":
+            self.counters.update(depth_two_calls=0, depth_two_dense=0, depth_two_left=0, leaf_cache_hits=0)
+            self.V = np.column_stack([self.WC, self.wz, np.ones(n)])   # per row: weighted costs, own optimum, one
+            self.levels, self.chain, self.rank = _chains(Xb, feature)
+            G_all = self.levels.shape[1]
+            self.Q_all = int(max(self.levels.max(initial=0), self.rank.max(initial=0))) + 1
+            self.npairs = G_all * (G_all - 1) // 2
+            # the chains' histograms when they cost less than the dense pair product (about ns, for all rows)
+            chain_work = self.npairs * (3 * n + 10 * self.Q_all * self.Q_all)
+            self.use_chains = PAIR_SUMS == "chains" or (PAIR_SUMS != "dense" and chain_work <= n * m ** 2 // 2)
+        self.leaf_cache = _LeafCache(LEAF_CACHE_SIZE)
+        self.base = 2 * m + 1                               # literal 2 * column + side, plus one; 0: none
+        self.cacheable = self.base ** (SPO_MAX_DEPTH + 1) < 2 ** 63
+        self.search = SubsetRecursion(Xb, self.node, pen, ml, budget)
+
+    def regrets(self, batch, zsum):
         """Leaf costs of the summed cost vectors ``batch`` whose rows' own optima sum to ``zsum``: one oracle call."""
-        W, _ = prob._solve_min(batch)
-        counters["oracle_calls"] += 1
-        counters["oracle_rows"] += len(batch)
+        W, _ = self.prob._solve_min(batch)
+        self.counters["oracle_calls"] += 1
+        self.counters["oracle_rows"] += len(batch)
         return np.maximum(np.einsum("ij,ij->i", batch, W) - zsum, 0.0)
 
-    def leaf_costs(rows):
+    def leaf_costs(self, rows):
         """Regret of the node as a leaf and of both sides of every column as leaves (one oracle call)."""
-        Xr = Xb[rows]
+        WC, wz = self.WC, self.wz
+        Xr = self.Xb[rows]
         S = WC[rows].sum(axis=0)
         SR = Xr.T @ WC[rows]
         SL = S - SR
         zR = Xr.T @ wz[rows]
         zL = wz[rows].sum() - zR
         batch = np.vstack([S[None, :], SL, SR])
-        W, _ = prob._solve_min(batch)
-        counters["oracle_calls"] += 1
-        counters["oracle_rows"] += len(batch)
+        W, _ = self.prob._solve_min(batch)
+        self.counters["oracle_calls"] += 1
+        self.counters["oracle_rows"] += len(batch)
         reg = np.einsum("ij,ij->i", batch, W)
-        m = Xb.shape[1]
+        m = self.m
         nR = Xr.sum(axis=0)
         leaf = max(reg[0] - wz[rows].sum(), 0.0)
         return leaf, np.maximum(reg[1:m + 1] - zL, 0.0), np.maximum(reg[m + 1:] - zR, 0.0), nR
 
-    if _engine == "pairs":
-        counters.update(depth_two_calls=0, depth_two_dense=0, depth_two_left=0, leaf_cache_hits=0)
-        V = np.column_stack([WC, wz, np.ones(n)])      # per row: weighted costs, weighted own optimum, one
-        levels, chain, rank = _chains(Xb, getattr(binarizer, "feature_", None))
-        G_all, Q_all = levels.shape[1], int(max(levels.max(initial=0), rank.max(initial=0))) + 1
-        # the chains' histograms when they cost less than the dense pair product (about ns, for all rows)
-        chain_work = G_all * (G_all - 1) // 2 * (3 * n + 10 * Q_all * Q_all)
-        use_chains = PAIR_SUMS == "chains" or (PAIR_SUMS != "dense" and chain_work <= n * Xb.shape[1] ** 2 // 2)
+    def node(self, rows, d) -> Node:
+        if self.engine == "pairs" and d == 2 and (out := self.depth_two(rows)) is not None:
+            return Node(np.inf, solved=out)
+        leaf, cl, cr, nR = self.leaf_costs(rows)
+        one = cl + cr
+        return Node(leaf if len(rows) >= self.ml else np.inf, order=np.argsort(one), n_right=nR, one=one)
 
-    leaf_cache = _LeafCache(LEAF_CACHE_SIZE)
-    m = Xb.shape[1]
-    base = 2 * m + 1                               # literal 2 * column + side, plus one; 0: none
-    cacheable = base ** (SPO_MAX_DEPTH + 1) < 2 ** 63
-
-    def leaf_keys(lits, path):
+    def leaf_keys(self, lits, path):
         """Exact keys of the leaves given by the splits that define them: ``path`` from the root, then ``lits``
         (their columns below the node, literals 2 * column + side, -1 none). Within a chain only the tightest
         split of each side is kept (the others hold on every row it keeps); the rest are sorted and packed into
@@ -317,7 +362,7 @@ def solve_dp_spo(X, C, problem, max_depth: int = 2, alpha: float = 0.0, min_samp
         L = np.concatenate([np.broadcast_to(P, (len(lits), len(P))), lits], axis=1)
         on = L >= 0
         col, side = np.where(on, L >> 1, 0), L & 1
-        ch, rk = chain[col], rank[col]
+        ch, rk = self.chain[col], self.rank[col]
         for e in range(L.shape[1]):
             for f in range(e + 1, L.shape[1]):
                 same = on[:, e] & on[:, f] & (ch[:, e] == ch[:, f]) & (side[:, e] == side[:, f])
@@ -327,10 +372,10 @@ def solve_dp_spo(X, C, problem, max_depth: int = 2, alpha: float = 0.0, min_samp
         Lk = np.sort(np.where(on, L + 1, 0), axis=1)
         keys = np.zeros(len(L), np.int64)
         for e in range(Lk.shape[1]):
-            keys = keys * base + Lk[:, e]
+            keys = keys * self.base + Lk[:, e]
         return keys
 
-    def depth_two(rows):
+    def depth_two(self, rows):
         """(cost, root column or -1) of the best tree of depth <= 2 on ``rows``; None when its pair sums would
         take more than MAX_PAIR_BYTES (the recursion then solves it).
 
@@ -338,62 +383,54 @@ def solve_dp_spo(X, C, problem, max_depth: int = 2, alpha: float = 0.0, min_samp
         some split that uses it keeps ``ml`` rows on both sides, the symmetric ones once; wanted leaves are
         first looked up in the cache of leaf costs across subproblems, and only the others' sums are made and
         sent to the oracle (one call)."""
-        nr = len(rows)
-        Vr = V[rows]
+        ml, nr = self.ml, len(rows)
+        Vr = self.V[rows]
         tot = Vr.sum(axis=0)
-        c = ncost + 2
-        npairs = G_all * (G_all - 1) // 2
+        c = self.ncost + 2
         cs = None
-        if use_chains and npairs * Q_all * Q_all * c * 8 <= MAX_PAIR_BYTES:
-            cs = _ChainSums(levels[rows], Vr, chain, rank, Q_all)
-            cnt = cs.single(np.arange(m))[:, -1]
+        if self.use_chains and self.npairs * self.Q_all * self.Q_all * c * 8 <= MAX_PAIR_BYTES:
+            cs = _ChainSums(self.levels[rows], Vr, self.chain, self.rank, self.Q_all)
+            cnt = cs.single(np.arange(self.m))[:, -1]
         else:
-            Xr = Xb[rows]
+            Xr = self.Xb[rows]
             cnt = Xr.sum(axis=0)
         K = np.nonzero((cnt >= ml) & (nr - cnt >= ml))[0]
         k = len(K)
         if k == 0:
-            counters["depth_two_calls"] += 1
-            leaf = float(regrets(tot[None, :ncost], tot[ncost:ncost + 1])[0]) if nr >= ml else np.inf
+            self.counters["depth_two_calls"] += 1
+            leaf = float(self.regrets(tot[None, :self.ncost], tot[self.ncost:self.ncost + 1])[0]) if nr >= ml else np.inf
             return (leaf, -1)
         if cs is None and k * k * c * 8 > MAX_PAIR_BYTES:
-            counters["depth_two_left"] += 1
+            self.counters["depth_two_left"] += 1
             return None
-        counters["depth_two_calls"] += 1
+        self.counters["depth_two_calls"] += 1
         if cs is not None:
             D1 = cs.single(K)                                             # x_i = 1
             N11 = cs.pairs(K[:, None], K[None, :], stat=-1)               # x_i = 1 and x_j = 1 (exact counts)
+            pair_sums = lambda i, j: cs.pairs(K[i], K[j])                 # noqa: E731
         else:
-            counters["depth_two_dense"] += 1
+            self.counters["depth_two_dense"] += 1
             XK = np.ascontiguousarray(Xr[:, K])
             D1 = XK.T @ Vr
             N11 = XK.T @ XK
-        c1 = D1[:, -1]
-        N10 = c1[:, None] - N11                                           # x_i = 1, x_j = 0
-        N00 = nr - c1[:, None] - c1[None, :] + N11
-        fR = (N11 >= ml) & (N10 >= ml)                                    # the right child of i can split on j
-        fL = (N10.T >= ml) & (N00 >= ml)                                  # the left child of i can split on j
-        up = np.arange(k)[:, None] < np.arange(k)[None, :]
-        a11, b11 = np.nonzero((fR | fR.T) & up)
-        a10, b10 = np.nonzero(fR | fL.T)              # {x_i = 1, x_j = 0}: right of i on j, left of j on i
-        a00, b00 = np.nonzero((fL | fL.T) & up)
-        # every wanted leaf as (kind, i, j): 0 the node, 1 x_i = 0, 2 x_i = 1, 3 x_i = x_j = 1,
-        # 4 x_i = 1 and x_j = 0, 5 x_i = x_j = 0
-        ar = np.arange(k)
-        sizes = [1, k, k, len(a11), len(a10), len(a00)]
-        kind = np.repeat(np.arange(6), sizes)
-        li = np.concatenate([[0], ar, ar, a11, a10, a00])
-        lj = np.concatenate([[0], ar, ar, b11, b10, b00])
-        if cacheable:
+            pair_sums = lambda i, j: _pair_sums_dense(XK, Vr, self.budget)[i, j]   # noqa: E731
+        fR, fL, pairs, (kind, li, lj) = _wanted_leaves(nr, ml, D1[:, -1], N11)
+        cost = self._wanted_costs(kind, li, lj, K, tot, D1, pair_sums, c)
+        return self._best_depth_two(cost, nr, K, fR, fL, pairs)
+
+    def _wanted_costs(self, kind, li, lj, K, tot, D1, pair_sums, c):
+        """The cost of every wanted leaf (:func:`_wanted_leaves`): from the cache, else summed and sent to the
+        oracle in one call (and cached)."""
+        if self.cacheable:
             lits = np.where(kind[:, None] == 0, -1, 2 * K[np.stack([li, lj], axis=1)])
             lits[:, 0] += (kind == 2) | (kind == 3) | (kind == 4)
             lits[:, 1] = np.where(kind >= 3, lits[:, 1] + (kind == 3), -1)
-            keys = leaf_keys(lits, search.path)
-            cost = leaf_cache.get(keys)
+            keys = self.leaf_keys(lits, self.search.path)
+            cost = self.leaf_cache.get(keys)
             miss = np.isnan(cost)
             uk, first, inv = np.unique(keys[miss], return_index=True, return_inverse=True)
             todo = np.nonzero(miss)[0][first]
-            counters["leaf_cache_hits"] += int(len(keys) - miss.sum())
+            self.counters["leaf_cache_hits"] += int(len(keys) - miss.sum())
         else:
             cost, todo = np.empty(len(kind)), np.arange(len(kind))
         if len(todo):
@@ -404,22 +441,27 @@ def solve_dp_spo(X, C, problem, max_depth: int = 2, alpha: float = 0.0, min_samp
             sums[kt == 2] = D1[it[kt == 2]]
             q = kt >= 3
             if q.any():
-                P = cs.pairs(K[it[q]], K[jt[q]]) if cs is not None else \
-                    _pair_sums_dense(XK, Vr, budget)[it[q], jt[q]]      # x_i = 1 and x_j = 1
+                P = pair_sums(it[q], jt[q])                               # x_i = 1 and x_j = 1
                 kq, iq, jq = kt[q], it[q], jt[q]
                 P[kq == 4] = D1[iq[kq == 4]] - P[kq == 4]
                 t5 = kq == 5
                 P[t5] = tot - D1[iq[t5]] - D1[jq[t5]] + P[t5]
                 sums[q] = P
-            if budget.stop():
+            if self.budget.stop():
                 raise Stopped
-            new = regrets(sums[:, :ncost], sums[:, ncost])
-            if cacheable:
+            new = self.regrets(sums[:, :self.ncost], sums[:, self.ncost])
+            if self.cacheable:
                 cost[miss] = new[inv.ravel()]
-                leaf_cache.put(uk, new)
+                self.leaf_cache.put(uk, new)
             else:
                 cost = new
-        leaf = float(cost[0]) if nr >= ml else np.inf
+        return cost
+
+    def _best_depth_two(self, cost, nr: int, K, fR, fL, pairs):
+        """(cost, root column or -1) of the best depth-two tree from the wanted leaves' costs."""
+        (a11, b11), (a10, b10), (a00, b00) = pairs
+        k, pen = len(K), self.pen
+        leaf = float(cost[0]) if nr >= self.ml else np.inf
         cL, cR = cost[1:k + 1], cost[k + 1:2 * k + 1]
         o = 2 * k + 1
         C11 = np.full((k, k), np.inf)
@@ -436,35 +478,26 @@ def solve_dp_spo(X, C, problem, max_depth: int = 2, alpha: float = 0.0, min_samp
         i = int(np.argmin(total))
         return (float(total[i]), int(K[i])) if total[i] < leaf else (leaf, -1)
 
-    def node(rows, d) -> Node:
-        if _engine == "pairs" and d == 2 and (out := depth_two(rows)) is not None:
-            return Node(np.inf, solved=out)
-        leaf, cl, cr, nR = leaf_costs(rows)
-        one = cl + cr
-        return Node(leaf if len(rows) >= ml else np.inf, order=np.argsort(one), n_right=nR, one=one)
 
-    search = SubsetRecursion(Xb, node, pen, ml, budget)
-    with _one_blas_thread() if _engine == "pairs" else contextlib.nullcontext():
-        heap, incumbent_depth, termination = search.deepen(D)
-    counters.update(search.counters)
-    tree = heap_to_tree(heap, binarizer.decode, Xa.shape[1], "spo", None, list(names))
-    leafid = tree.apply(Xa)
-    sums = np.zeros((tree.n_nodes, C.shape[1]))
-    np.add.at(sums, leafid, w[:, None] * C)
-    wsum = np.bincount(leafid, weights=w, minlength=tree.n_nodes)
-    mean = sums / np.where(wsum > 0, wsum, 1.0)[:, None]
-    dec, _ = prob.solve(mean)
-    tree.value = mean
-    tree.extras["decision"] = dec
-    regret = np.einsum("ij,ij->i", Cm, dec[leafid]) - z
-    objective = float(w @ regret) / norm + a * tree.n_splits
-    bound = objective if termination == "optimal" else 0.0
-    runtime = time.perf_counter() - t0
-    counters["incumbent_depth"] = incumbent_depth
-    result = finish("dp-spo", "opttrees-dp", termination, objective, bound, runtime, counters["subproblems"],
-                    [Incumbent(runtime, objective, bound, 0.0 if termination == "optimal" else np.inf)],
-                    timings={"total": runtime, **counters})
-    return tree, result
+def _wanted_leaves(nr: int, ml: int, c1, N11):
+    """Which splits of depth two keep ``ml`` rows on both sides (``fR[i, j]``: the right child of column i can
+    split on j; ``fL`` the left), the column pairs of the leaves they use, and every wanted leaf as (kind, i, j):
+    kind 0 the node, 1 x_i = 0, 2 x_i = 1, 3 x_i = x_j = 1, 4 x_i = 1 and x_j = 0, 5 x_i = x_j = 0."""
+    k = len(c1)
+    N10 = c1[:, None] - N11                                           # x_i = 1, x_j = 0
+    N00 = nr - c1[:, None] - c1[None, :] + N11
+    fR = (N11 >= ml) & (N10 >= ml)                                    # the right child of i can split on j
+    fL = (N10.T >= ml) & (N00 >= ml)                                  # the left child of i can split on j
+    up = np.arange(k)[:, None] < np.arange(k)[None, :]
+    a11, b11 = np.nonzero((fR | fR.T) & up)
+    a10, b10 = np.nonzero(fR | fL.T)              # {x_i = 1, x_j = 0}: right of i on j, left of j on i
+    a00, b00 = np.nonzero((fL | fL.T) & up)
+    ar = np.arange(k)
+    sizes = [1, k, k, len(a11), len(a10), len(a00)]
+    kind = np.repeat(np.arange(6), sizes)
+    li = np.concatenate([[0], ar, ar, a11, a10, a00])
+    lj = np.concatenate([[0], ar, ar, b11, b10, b00])
+    return fR, fL, ((a11, b11), (a10, b10), (a00, b00)), (kind, li, lj)
 
 
 def _one_blas_thread():

@@ -4,7 +4,7 @@ Why small classes: the engine (:mod:`opttrees.dp.engine`) only sees per-row stat
 over a leaf, a leaf-cost kind, and per-column split costs. Each task turns (y, weights) into those arrays,
 names its normalisation L̂ (the root-only tree's loss, as everywhere in opttrees) and writes the leaf
 payloads of the returned Tree. Tasks whose leaf cost needs Python (an SPO oracle) or whose values are only
-partially ordered (Pareto fronts) live in :mod:`opttrees.dp.spo` and :mod:`opttrees.dp.pareto`.
+partially ordered (Pareto fronts) live in :mod:`opttrees.dp.spo` and :mod:`opttrees.constraints.pareto`.
 
 Objective of every task: (sum of leaf losses + feature costs) / L̂ + alpha * (number of splits).
 """
@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import objectives as obj
-from ..data import LabelCodec, TargetScaling, _as_1d, is_constant_target
+from ..data.prepared import LabelCodec, TargetScaling, _as_1d, is_constant_target
 from ..errors import InputError
 
 KIND_MISCLASSIFICATION, KIND_COST_MATRIX, KIND_SQUARED = 0, 1, 2

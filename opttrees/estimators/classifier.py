@@ -15,7 +15,8 @@ from ..formulations.octh import OCTH
 from ..heuristics.cart import cart_classifier_tree
 from ..params import BOOLEAN, FALSE, NONE, Interval, Method, Needs, Options, When, methods, uses
 from .base import OptTreesEstimator, SolverMixin, store_params, warm_start_rules
-from .constrained import CONSTRAINT_RULES, ConstrainedMixin, constrained_dp_start
+from ..constraints.binding import CONSTRAINT_RULES
+from .constrained import ConstrainedMixin, constrained_dp_start
 from .common import FittedTreeMixin
 from .dp_fit import DP_RULES, DP_USES, fit_dp, fit_dp_tree
 from .pipeline import MIO, DPUse

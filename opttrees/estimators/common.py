@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 from sklearn.utils.validation import check_is_fitted
 
-from ..data import PreparedData, check_X
+from ..data.prepared import PreparedData, check_X
 from ..errors import InputError
 from ..params import check_param
 from ..sklearn_export import feature_importances, set_node_statistics
@@ -159,12 +159,13 @@ def encode_categories(X):
     """
     if not isinstance(X, pd.DataFrame):
         return X, None
-    from ..data import check_unique_columns
+    from ..data.prepared import check_unique_columns
     check_unique_columns(X)
     cats = [c for c in X.columns if isinstance(X[c].dtype, pd.CategoricalDtype)]
     if not cats:
         return X, None
-    from ..data import TableEncoding, _as_2d_float
+    from ..data.table import TableEncoding
+    from ..data.prepared import _as_2d_float
 
     other = X.drop(columns=cats)
     if other.shape[1]:

@@ -7,10 +7,10 @@ the constrained run and its one ``max_num_nodes`` error (:func:`fit_dp`).
 """
 from __future__ import annotations
 
-from ..constrained_dp import solve_dp_constrained
+from ..constraints.binding import user_labels
+from ..constraints.dp_routes import solve_dp_constrained
 from ..errors import InputError
 from ..params import NONE, Interval, Options, n_workers, uses
-from .constrained import user_labels
 from .fitcontrol import warn_time_limit
 
 #: the settings of the dynamic program (``method="dp"``, ``warm_start="dp"``), one rule each
@@ -52,7 +52,7 @@ def fit_dp_tree(est, data, ctl, max_num_nodes=None, share: float = 1.0, stage: s
 def fit_dp(est, fit, constrained_warning: str | None = None):
     """``method="dp"`` for a prepared fit (:class:`~opttrees.estimators.skeleton.Fit`): the DP's tree, with
     ``solve_result_`` set. With side constraints, the constrained DP: group fairness by the Pareto DP, feature
-    budgets by maximal feature sets (:func:`opttrees.constrained_dp.solve_dp_constrained`); over every midpoint
+    budgets by maximal feature sets (:func:`opttrees.constraints.dp_routes.solve_dp_constrained`); over every midpoint
     (``binarization`` "auto", "exact", "midpoints") its optimum is the constrained optimum.
     ``constrained_warning``: what the time-limit warning of a constrained run names (None: no warning)."""
     data, ctl = fit.data, fit.ctl

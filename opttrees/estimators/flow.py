@@ -9,15 +9,16 @@ from functools import partial
 import numpy as np
 from sklearn.base import ClassifierMixin
 
-from ..binarized import BinarizedData
-from ..data import prepare
+from ..data.binarized import BinarizedData
+from ..data.prepared import prepare
 from ..dp.planner import DPCost, dp_statistics
-from ..encoding import Binarizer
+from ..data.binarizers import Binarizer
 from ..formulations.benders import BendersOCT
 from ..formulations.flow import FlowOCT, FlowStructure, check_depth, greedy_incumbent
 from ..params import BOOLEAN, Interval, Options
 from .base import OptTreesEstimator, SolverMixin, store_params, warm_start_rules
-from .constrained import CONSTRAINT_RULES, ConstrainedMixin, ConstraintContext, constrained_dp_start, own_objective
+from ..constraints.binding import CONSTRAINT_RULES, ConstraintContext, own_objective
+from .constrained import ConstrainedMixin, constrained_dp_start
 from .common import FittedTreeMixin, root_leaf
 from .pipeline import MIO, Start
 from .skeleton import Fit
@@ -88,7 +89,7 @@ class FlowOCTClassifier(ConstrainedMixin, _TreeClassifierMixin, SolverMixin, Opt
     objective : {"accuracy", "balanced_accuracy"}, default="accuracy"
         Correct classifications counted per sample, or class-reweighted so every class weighs the same.
     binarization : {"quantile", "midpoints"}, default="quantile"
-        How features become binary columns (:class:`~opttrees.encoding.Binarizer`). "quantile" keeps every
+        How features become binary columns (:class:`~opttrees.data.binarizers.Binarizer`). "quantile" keeps every
         midpoint of a feature with at most ``n_thresholds + 1`` distinct values and ``n_thresholds``
         quantile midpoints of a continuous one, plus the thresholds of CART of depth ``max_depth`` on the raw
         features (so the start tree, and hence the result, is at least as good as CART); "midpoints" (all

@@ -18,7 +18,7 @@ from ..prescriptive.dp import PRESCRIPTIVE_MAX_DEPTH, solve_dp_prescriptive
 from ..errors import InputError
 from ..params import NONE, SHARED_RULES, Interval, Method, Needs, Options, Satisfies, methods
 from ..prescriptive import teacher as tch
-from ..prescriptive.data import as_vector, check_n_treatment, check_outcome, prepare_prescriptive, split_target
+from ..data.prescriptive import as_vector, check_n_treatment, check_outcome, prepare_prescriptive, split_target
 from ..prescriptive.objective import (KIND_LINEAR, KIND_OPT, KIND_POLICY, fill_payload, leaf_costs, make_problem,
                                       node_statistics, outcomes, tree_objective)
 from ..prescriptive.search import greedy_prescriptive, local_search_prescriptive
@@ -55,7 +55,7 @@ class _PrescriptiveTreeBase(TreeAttributesMixin, OptTreesEstimator):
     """predict / predict_outcomes / score (and :class:`~opttrees.estimators.common.TreeAttributesMixin`) for
     estimators whose model is one prescription Tree."""
 
-    #: the rule of ``n_treatment`` in :func:`~opttrees.prescriptive.data.prepare_prescriptive` (None: none)
+    #: the rule of ``n_treatment`` in :func:`~opttrees.data.prescriptive.prepare_prescriptive` (None: none)
     _n_treatment_rule: int | None = None
 
     def fit(self, X, treatment, outcome=None):

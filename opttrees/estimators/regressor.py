@@ -11,14 +11,15 @@ import numpy as np
 from sklearn.base import RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ..data import TargetScaling, prepare, standardize_target
+from ..data.prepared import TargetScaling, prepare, standardize_target
 from ..dp.planner import START_SHARE
 from ..errors import InputError
 from ..formulations.ort import ORT
 from ..formulations.ort_linear import ORTLinear
 from ..params import NONE, Interval, Method, Needs, Options, When, methods, uses
 from .base import OptTreesEstimator, SolverMixin, store_params, warm_start_rules
-from .constrained import CONSTRAINT_RULES, ConstrainedMixin
+from ..constraints.binding import CONSTRAINT_RULES
+from .constrained import ConstrainedMixin
 from .common import TreeAttributesMixin, check_X_fitted, root_leaf
 from .classifier import LOCAL_SEARCH_USES, MARGIN_RULES, MIO_USES, NO_NODE_BUDGET, PARALLEL_ONLY
 from .dp_fit import DP_RULES, DP_USES

@@ -10,9 +10,9 @@ from functools import partial
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from ..binarized import ThermometerData
-from ..data import prepare
-from ..encoding import IntegerEncoder
+from ..data.binarized import ThermometerData
+from ..data.prepared import prepare
+from ..data.binarizers import IntegerEncoder
 from ..errors import InputError
 from ..formulations.flow import FlowStructure, check_depth, greedy_incumbent
 from ..formulations.robust import RobustOCT
@@ -62,7 +62,7 @@ class RobustTreeClassifier(_TreeClassifierMixin, SolverMixin, OptTreesEstimator)
     categorical_groups : list of lists or None, default=None
         Column indices forming one-hot blocks — set (28).
     encoding : {"auto", "identity", "rank", "quantile"}, default="auto"
-        :class:`~opttrees.encoding.IntegerEncoder` mode. "auto" keeps integer-valued features as they are
+        :class:`~opttrees.data.binarizers.IntegerEncoder` mode. "auto" keeps integer-valued features as they are
         (the paper's data model: one unit of shift is one unit of the feature) and puts other features on a
         grid of at most ``n_thresholds`` quantile cut points; "rank" uses every distinct value (a warning
         gives the model size when it will be huge).

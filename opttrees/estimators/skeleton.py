@@ -27,10 +27,10 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..constraints import check_constraints
+from ..constraints.checks import check_constraints
 from ..tree import Tree
 from .common import encode_categories, feature_names_in, finish_fit, record_display_bounds, record_node_stats
-from .constrained import ConstraintContext, bind, own_objective, verify
+from ..constraints.binding import ConstraintContext, bind, own_objective, verify
 from .fitcontrol import FitControl, controlled_fit
 
 
@@ -83,6 +83,7 @@ def run_fit(est, X, target: tuple, fit_args: dict):
             X, encoding = encode_categories(X)
             fit = est._prepare(X, *target, **fit_args)
             fit.ctl, fit.X, fit.encoding = ctl, X, encoding
+            ctl.reserve_epilogue(fit.data.n if hasattr(fit.data, "n") else len(X))
             fit.ctx = bind_constraints(est, fit)
         if hasattr(est, "_problem"):     # a problem with stages of its own (the policy tree's teacher models)
             fit.problem = est._problem(fit)
@@ -120,7 +121,7 @@ def classification_fit(est, X, y, sample_weight=None) -> Fit:
     classifier): the prepared data (labels encoded, min-max scaling, weights), the misclassification problem built
     once, the normalised objective (errors / baseline + alpha * splits) judging tidying against the majority-class
     leaf, ``classes_`` and the gini node statistics."""
-    from ..data import prepare
+    from ..data.prepared import prepare
     from ..heuristics.core import make_problem, objective, refit_leaves
     from .common import root_leaf
 
@@ -135,7 +136,7 @@ def classification_fit(est, X, y, sample_weight=None) -> Fit:
 
 def dp_solvable_constraints(est) -> bool:
     """Whether the DP solves every one of ``est.constraints`` (group fairness, feature budgets)."""
-    from ..constrained_dp import dp_solvable
+    from ..constraints.dp_routes import dp_solvable
 
     return dp_solvable(check_constraints(est.constraints))
 

@@ -14,13 +14,14 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.exceptions import NotFittedError
 
-from ..data import check_sample_weight
+from ..data.prepared import check_sample_weight
 from ..errors import InputError
 from ..oracles.registry import make_decision_problem
 from ..dp.spo import SPO_MAX_DEPTH
 from ..params import BOOLEAN, DEPTH, NONE, InstanceOf, Interval, Method, Needs, Options, Satisfies, describe, methods
 from ..spo.forest import fit_forest, forest_mean_cost
-from ..spo.greedy import check_costs_fit, grow_spo_tree
+from ..data.costs import check_costs_fit
+from ..spo.greedy import grow_spo_tree
 from ..spo.loss import decision_regret, normalized_extra_cost
 from ..spo.objective import spot_norm, spot_objective
 from ..spo.pruning import prune_alpha, prune_on_validation, prune_zero_gain, refit_nodes
@@ -152,7 +153,7 @@ class SPOTree(TreeAttributesMixin, SolverMixin, _SPOBase):
         Candidate thresholds at these quantiles of a node's unique values (None: all values); greedy and
         ``"mio"`` only.
     binarization : {"quantile", "midpoints"}, default="quantile"
-        Candidate splits of ``method="dp"`` and ``warm_start="dp"`` (:class:`~opttrees.encoding.Binarizer`):
+        Candidate splits of ``method="dp"`` and ``warm_start="dp"`` (:class:`~opttrees.data.binarizers.Binarizer`):
         at most ``n_thresholds`` midpoints per feature, or every midpoint.
     n_thresholds : int, default=10
         Thresholds per feature for ``binarization="quantile"``.

@@ -13,10 +13,12 @@ import numpy as np
 
 from ..dp.planner import SPO_DP_SECONDS_PER_CELL, Auto, DPCost
 from ..errors import InputError
-from ..formulations.spot import SPOTFormulation, prepare_costs
+from ..data.costs import prepare_costs
+from ..formulations.spot import SPOTFormulation
 from ..interrupt import Budget
 from ..solvers.result import TerminationCondition
-from ..spo.greedy import check_costs_fit, grow_spo_tree
+from ..data.costs import check_costs_fit
+from ..spo.greedy import grow_spo_tree
 from ..spo.objective import spot_norm, spot_objective
 from ..spo.pruning import prune_alpha, refit_nodes
 from .fitcontrol import FitControl

@@ -10,7 +10,7 @@ import numpy as np
 from sklearn.metrics import accuracy_score, r2_score
 from sklearn.model_selection import train_test_split
 
-from ..data import check_X, prepare
+from ..data.prepared import check_X, prepare
 from ..errors import InputError
 from ..heuristics import local_search
 from ..heuristics.greedy import greedy_tree

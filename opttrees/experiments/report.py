@@ -341,10 +341,17 @@ def plot_gap_over_time(df: pd.DataFrame, ax=None):
         _, ax = plt.subplots(figsize=(6, 4))
     for method in curves.columns:
         ax.step(curves.index, 100 * curves[method], where="post", label=method)
+    return _log_axes(ax, "solver time (s)", "mean gap (%)", "gap over time")
+
+
+def _log_axes(ax, xlabel: str, ylabel: str, title: str, log_y: bool = False):
+    """``ax`` with a log x axis (and y, with ``log_y``), its labels, title and legend."""
     ax.set_xscale("log")
-    ax.set_xlabel("solver time (s)")
-    ax.set_ylabel("mean gap (%)")
-    ax.set_title("gap over time")
+    if log_y:
+        ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
     ax.legend(fontsize="small")
     return ax
 
@@ -389,13 +396,7 @@ def plot_runtime_vs_rows(df: pd.DataFrame, ax=None):
         m = g.groupby("n_train")["time"].mean()
         ax.plot(m.index.astype(float), m.to_numpy(), marker=MARKERS[i % len(MARKERS)], label=method,
                 linestyle=LINES[i % len(LINES)])
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("training rows")
-    ax.set_ylabel("mean fit time (s)")
-    ax.set_title("runtime against rows")
-    ax.legend(fontsize="small")
-    return ax
+    return _log_axes(ax, "training rows", "mean fit time (s)", "runtime against rows", log_y=True)
 
 
 FIGURES = {"solved_over_time": plot_solved_over_time, "performance_profile": plot_performance_profile,

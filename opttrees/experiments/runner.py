@@ -199,42 +199,11 @@ def execute_cell(spec: dict, wall_time: float | None = None, memory_mb: float | 
     tmp = Path(tempfile.mkdtemp(prefix="opttrees-cell-"))
     cell_path, result_path, log_path = tmp / "cell.json", tmp / "result.json", tmp / "worker.log"
     cell_path.write_text(json.dumps(spec))
-    reason = None
-    peak_seen = 0.0
-    proc: _Forked | subprocess.Popen[bytes]
     with open(log_path, "wb") as log:
-        if launcher == "forkserver" and _can_fork_server():
-            proc = _Forked(cell_path, result_path, log_path)
-        else:
-            env = dict(os.environ)
-            here = str(Path(__file__).resolve().parents[2])   # the opttrees this supervisor runs, for the worker too
-            env["PYTHONPATH"] = here + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-            env.setdefault("PYTHONUNBUFFERED", "1")
-            proc = subprocess.Popen([sys.executable, "-m", "opttrees.experiments.runner", "--worker", str(cell_path),
-                                     str(result_path)], stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                    env=env, start_new_session=True)   # the terminal's Ctrl-C reaches the runner only
+        proc = _start_worker(launcher, cell_path, result_path, log_path, log)
         t0 = time.perf_counter()   # after the start: a forkserver's one-off imports are not the cell's time
-        interrupted_at = None
         try:
-            while proc.poll() is None:
-                time.sleep(POLL)
-                elapsed = time.perf_counter() - t0
-                if memory_mb is not None:
-                    rss = _rss_mb(proc.pid)
-                    if rss is not None:
-                        peak_seen = max(peak_seen, rss)
-                        if rss > memory_mb and reason is None:
-                            reason = "oom"
-                            proc.kill()
-                if cancel is not None and cancel.is_set() and reason is None:
-                    reason = "cancelled"
-                    proc.kill()
-                if wall_time is not None and elapsed > wall_time and reason is None:
-                    reason = "timeout"
-                    interrupted_at = elapsed
-                    proc.send_signal(signal.SIGINT)   # the fit stops and keeps its best tree
-                if interrupted_at is not None and elapsed > interrupted_at + grace and proc.poll() is None:
-                    proc.kill()
+            reason, peak_seen = _supervise(proc, t0, wall_time, memory_mb, grace, cancel)
         finally:
             if proc.poll() is None:   # the supervisor itself is being torn down
                 proc.kill()
@@ -246,8 +215,67 @@ def execute_cell(spec: dict, wall_time: float | None = None, memory_mb: float | 
             payload = json.loads(result_path.read_text())
         except (OSError, json.JSONDecodeError):
             payload = None
-    log_tail = _tail(log_path)
-    out: dict[str, Any] = {"wall_time": wall, "returncode": proc.returncode, "peak_memory_mb": None, "report": None,
+    out = _cell_result(payload, reason, proc.returncode, wall, wall_time, memory_mb, peak_seen, _tail(log_path))
+    for p in (cell_path, result_path, log_path):
+        try:
+            p.unlink()
+        except OSError:
+            pass
+    try:
+        tmp.rmdir()
+    except OSError:
+        pass
+    return out
+
+
+def _start_worker(launcher: str, cell_path: Path, result_path: Path, log_path: Path, log):
+    """The cell's worker: forked from the fork server, or a new interpreter writing to ``log``."""
+    if launcher == "forkserver" and _can_fork_server():
+        return _Forked(cell_path, result_path, log_path)
+    env = dict(os.environ)
+    here = str(Path(__file__).resolve().parents[2])   # the opttrees this supervisor runs, for the worker too
+    env["PYTHONPATH"] = here + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env.setdefault("PYTHONUNBUFFERED", "1")
+    return subprocess.Popen([sys.executable, "-m", "opttrees.experiments.runner", "--worker", str(cell_path),
+                             str(result_path)], stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                            env=env, start_new_session=True)   # the terminal's Ctrl-C reaches the runner only
+
+
+def _supervise(proc, t0: float, wall_time: float | None, memory_mb: float | None, grace: float,
+               cancel: threading.Event | None) -> tuple[str | None, float]:
+    """Poll the worker until it ends: killed over the memory limit or on ``cancel``, interrupted (SIGINT: the fit
+    keeps its best tree) at the wall limit and killed ``grace`` seconds later. (why it was stopped or None, the
+    peak resident memory seen in MB)."""
+    reason = None
+    peak_seen = 0.0
+    interrupted_at = None
+    while proc.poll() is None:
+        time.sleep(POLL)
+        elapsed = time.perf_counter() - t0
+        if memory_mb is not None:
+            rss = _rss_mb(proc.pid)
+            if rss is not None:
+                peak_seen = max(peak_seen, rss)
+                if rss > memory_mb and reason is None:
+                    reason = "oom"
+                    proc.kill()
+        if cancel is not None and cancel.is_set() and reason is None:
+            reason = "cancelled"
+            proc.kill()
+        if wall_time is not None and elapsed > wall_time and reason is None:
+            reason = "timeout"
+            interrupted_at = elapsed
+            proc.send_signal(signal.SIGINT)   # the fit stops and keeps its best tree
+        if interrupted_at is not None and elapsed > interrupted_at + grace and proc.poll() is None:
+            proc.kill()
+    return reason, peak_seen
+
+
+def _cell_result(payload: Any, reason: str | None, returncode: int | None, wall: float,
+                 wall_time: float | None, memory_mb: float | None, peak_seen: float, log_tail: str) -> dict:
+    """``{outcome, report, error, wall_time, returncode, peak_memory_mb, host}`` of a finished worker from what it
+    wrote (``payload``), why the supervisor stopped it and how it exited."""
+    out: dict[str, Any] = {"wall_time": wall, "returncode": returncode, "peak_memory_mb": None, "report": None,
                            "error": None, "host": socket.gethostname()}
     if payload is not None:
         out["peak_memory_mb"] = payload.get("peak_memory_mb")
@@ -269,25 +297,16 @@ def execute_cell(spec: dict, wall_time: float | None = None, memory_mb: float | 
         out["outcome"] = "done"
     elif payload is not None:
         out["outcome"] = {"oom": "oom", "error": "error", "interrupted": "killed"}.get(payload.get("kind"), "crashed")
-    elif proc.returncode is not None and proc.returncode < 0:
-        sig = -proc.returncode
+    elif returncode is not None and returncode < 0:
+        sig = -returncode
         name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
         # SIGKILL we did not send: someone outside (the kernel's OOM killer, a batch system, a user)
         out["outcome"] = "killed" if sig in (signal.SIGKILL, signal.SIGTERM, signal.SIGINT) else "crashed"
         out["error"] = f"worker died from signal {name}" + (f"; log tail:\n{log_tail}" if log_tail else "")
     else:
         out["outcome"] = "crashed"
-        out["error"] = f"worker exited with code {proc.returncode} and no result" + \
+        out["error"] = f"worker exited with code {returncode} and no result" + \
             (f"; log tail:\n{log_tail}" if log_tail else "")
-    for p in (cell_path, result_path, log_path):
-        try:
-            p.unlink()
-        except OSError:
-            pass
-    try:
-        tmp.rmdir()
-    except OSError:
-        pass
     return out
 
 

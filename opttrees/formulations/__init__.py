@@ -6,12 +6,13 @@ a block of a bigger model.
 - :class:`OCTH` on PreparedData: OCT-H, hyperplane splits with margin mu, thesis model (3.3);
 - :class:`ORT` on regression PreparedData: ORT / ORT-H (``split_type``), absolute or squared loss, model (4.8);
 - :class:`SPOTFormulation` on ``prepare_costs(problem, X, C)`` (a PreparedData with costs): SPOT MILP, Theorem 2;
-- :class:`FlowOCT` on :class:`~opttrees.binarized.BinarizedData`: the max-flow tree (Aghaei, Gómez, Vayanos);
+- :class:`FlowOCT` on :class:`~opttrees.data.binarized.BinarizedData`: the max-flow tree (Aghaei, Gómez, Vayanos);
 - :class:`BendersOCT` on BinarizedData: FlowOCT's master with lazy min-cut cuts (its ``separator``);
-- :class:`RobustOCT` on :class:`~opttrees.binarized.ThermometerData`: trees robust to integer feature shifts.
+- :class:`RobustOCT` on :class:`~opttrees.data.binarized.ThermometerData`: trees robust to integer feature shifts.
 """
-from ..binarized import BinarizedData, ThermometerData
-from ..data import PreparedData, prepare
+from ..data.binarized import BinarizedData, ThermometerData
+from ..data.costs import prepare_costs
+from ..data.prepared import PreparedData, prepare
 from .base import Formulation
 from .benders import BendersOCT, BendersSeparator
 from .flow import FlowOCT, FlowStructure
@@ -20,7 +21,7 @@ from .octh import OCTH
 from .ort import ORT
 from .ort_linear import ORTLinear
 from .robust import RobustOCT, RobustSeparator
-from .spot import SPOTFormulation, prepare_costs
+from .spot import SPOTFormulation
 from .structure import BDStructure, HyperplaneStructure
 
 __all__ = ["Formulation", "OCT", "OCTH", "ORT", "ORTLinear", "SPOTFormulation", "FlowOCT", "BendersOCT", "RobustOCT",

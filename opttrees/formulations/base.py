@@ -1,7 +1,7 @@
 """The formulation contract every model builder in :mod:`opttrees.formulations` follows (docs/architecture.md, 'Contracts').
 
 A formulation takes **one prepared-data object** (:class:`opttrees.data.PreparedData`, or
-:class:`opttrees.binarized.BinarizedData` for the flow family) plus its parameters, and exposes:
+:class:`opttrees.data.binarized.BinarizedData` for the flow family) plus its parameters, and exposes:
 
 - ``model`` — the Pyomo block it built, with readable component names users can extend;
 - ``warm_start(tree)`` — set every variable from a :class:`~opttrees.tree.Tree`;

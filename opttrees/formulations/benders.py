@@ -82,7 +82,7 @@ class BendersSeparator(IncumbentSeparator):
 
 
 class BendersOCT(FlowOCT):
-    r"""BendersOCT: FlowOCT's master problem on :class:`~opttrees.binarized.BinarizedData`; cuts from :attr:`separator`.
+    r"""BendersOCT: FlowOCT's master problem on :class:`~opttrees.data.binarized.BinarizedData`; cuts from :attr:`separator`.
 
     Same arguments as :class:`~opttrees.formulations.flow.FlowOCT`. Numbers refer to the robust-trees paper
     (docs/design-notes.md §4): the master is (15) at zero shift, with per-sample min-cut cuts (16)

@@ -13,7 +13,7 @@ Shared pieces used by BendersOCT and RobustOCT live here too:
 - routing of binary rows through an incumbent, and min-cut expressions (the Benders cut);
 - decoding to a :class:`~opttrees.tree.Tree` in original units.
 
-Columns (:mod:`opttrees.binarized`): ``Z[i, c] = 1`` means sample i goes **right** on column c. A column
+Columns (:mod:`opttrees.data.binarized`): ``Z[i, c] = 1`` means sample i goes **right** on column c. A column
 decodes to a split ``x_j < t`` (left iff true), so ``Z[i, c] = 1[x_ij >= t]``.
 """
 from __future__ import annotations
@@ -25,7 +25,7 @@ import pyomo.environ as pyo
 from pyomo.common.gc_manager import PauseGC
 from pyomo.core.expr.numeric_expr import LinearExpression
 
-from ..binarized import BinarizedData
+from ..data.binarized import BinarizedData
 from ..params import check_param
 from ..errors import InputError, VerificationError
 from ..objectives import class_counts
@@ -282,7 +282,7 @@ def aggregate_rows(Z: np.ndarray, y: np.ndarray, s: np.ndarray):
 
 # ---------------------------------------------------------------------------------------------- FlowOCT
 class FlowOCT(Formulation):
-    r"""FlowOCT (Aghaei, Gómez, Vayanos 2021) on :class:`~opttrees.binarized.BinarizedData`.
+    r"""FlowOCT (Aghaei, Gómez, Vayanos 2021) on :class:`~opttrees.data.binarized.BinarizedData`.
 
     Build with ``FlowOCT(BinarizedData.from_prepared(data, binarizer), max_depth, regularization)`` (or
     ``BinarizedData.from_binary(Z, y)`` on a raw 0/1 matrix). Numbers refer to the robust-trees paper

@@ -5,7 +5,7 @@ import numpy as np
 import pyomo.environ as pyo
 from pyomo.common.gc_manager import PauseGC
 
-from ..data import PreparedData
+from ..data.prepared import PreparedData
 from ..errors import InputError
 from ..objectives import class_counts, classification_objective, majority_label, misclassification_baseline
 from ..params import check_alpha  # noqa: F401 (re-exported)

@@ -5,7 +5,7 @@ import warnings
 
 import numpy as np
 
-from ..data import PreparedData
+from ..data.prepared import PreparedData
 from ..errors import InputError
 from ..params import check_alpha
 from ..objectives import class_counts, majority_label, misclassification_baseline, node_losses, tree_objective

@@ -8,7 +8,7 @@ import numpy as np
 import pyomo.environ as pyo
 from pyomo.common.gc_manager import PauseGC
 
-from ..data import PreparedData
+from ..data.prepared import PreparedData
 from ..errors import InputError
 from ..objectives import baseline, leaf_predictions, node_losses, tree_objective
 from ..params import check_alpha

@@ -31,7 +31,7 @@ import numpy as np
 import pyomo.environ as pyo
 from pyomo.common.gc_manager import PauseGC
 
-from ..data import PreparedData
+from ..data.prepared import PreparedData
 from ..errors import InputError
 from ..heuristics.linear_leaves import (check_leaf_penalty, fit_leaf, linear_leaf_tree, linear_tree_objective,
                                         to_original_units, to_scaled_units)

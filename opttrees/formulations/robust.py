@@ -21,7 +21,7 @@ import pyomo.environ as pyo
 from pyomo.common.gc_manager import PauseGC
 from pyomo.core.expr.numeric_expr import LinearExpression
 
-from ..binarized import ThermometerData, thermometer, thermometer_columns  # noqa: F401 (re-exported)
+from ..data.binarized import ThermometerData, thermometer
 from ..errors import InputError, VerificationError
 from ..robust.adversary import Path, ShiftSet, attack
 from ..tree import Tree
@@ -107,7 +107,7 @@ class RobustSeparator(IncumbentSeparator):
 
 
 class RobustOCT(Formulation):
-    r"""RobustOCT on :class:`~opttrees.binarized.ThermometerData` (integer features) with the uncertainty set ``shift``.
+    r"""RobustOCT on :class:`~opttrees.data.binarized.ThermometerData` (integer features) with the uncertainty set ``shift``.
 
     Build with ``RobustOCT(ThermometerData.from_prepared(data, encoder), max_depth, shift)`` (or
     ``ThermometerData.from_integer(X_int, y)``). Numbers are the robust-trees paper's (Justin et al.;

@@ -21,24 +21,13 @@ import numpy as np
 import pyomo.environ as pyo
 from pyomo.core.expr.numeric_expr import LinearExpression
 
-from ..data import PreparedData, prepare
+from ..data.prepared import PreparedData
 from ..errors import InputError
-from ..spo.greedy import check_costs_fit
 from ..spo.objective import spot_norm, spot_objective
 from ..spo.pruning import refit_nodes
 from ..tree import Tree
 from .base import VERIFY_ATOL, VERIFY_RTOL, Formulation, leaf_size_shortfall, mismatch
 from .structure import BDStructure
-
-
-def prepare_costs(problem, X, C, sample_weight=None, feature_names=None) -> PreparedData:
-    """SPO training data: validated features (scaled, with epsilons) plus the cost vectors in ``extra["costs"]``."""
-    X, C, w = check_costs_fit(problem, X, C, sample_weight)
-    data = prepare(X, task="none", sample_weight=w)
-    if feature_names is not None:
-        data.feature_names = [str(f) for f in feature_names]
-    data.extra["costs"] = C
-    return data
 
 
 class SPOTFormulation(Formulation):

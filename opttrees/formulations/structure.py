@@ -14,41 +14,15 @@ coefficients with a fixed margin mu, and :meth:`HyperplaneStructure.fit_margin` 
 from __future__ import annotations
 
 import numbers
-from typing import Protocol
-
 import numpy as np
 import pyomo.environ as pyo
 from pyomo.common.gc_manager import PauseGC
 from pyomo.core.expr.numeric_expr import LinearExpression
 
-from ..data import MIN_SAFE_GAP, MinMaxScaling, PreparedData, split_between
+from ..data.prepared import MIN_SAFE_GAP, PreparedData, RankedFeatures, split_between
 from ..errors import InputError
 from ..params import check_depth as _check_depth
 from ..tree import HYPERPLANE, LEAF, Tree
-
-
-class TreeData(Protocol):
-    """What the tree blocks read of their data: :class:`~opttrees.data.PreparedData` and the prescriptive trees'
-    data (:class:`opttrees.prescriptive.data.PrescriptiveData`, a part that imports this one) both have it."""
-
-    @property
-    def X(self) -> np.ndarray: ...            # (n, p) original units
-    @property
-    def Xs(self) -> np.ndarray: ...           # (n, p) min-max scaled to [0, 1]
-    @property
-    def eps(self) -> np.ndarray: ...          # per-feature smallest scaled gap
-    @property
-    def feature_names(self) -> list: ...
-    @property
-    def scaling(self) -> MinMaxScaling: ...
-    @property
-    def n(self) -> int: ...
-    @property
-    def p(self) -> int: ...
-    @property
-    def ranks(self) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]: ...
-    @property
-    def splittable(self) -> np.ndarray: ...
 
 
 def check_depth(max_depth) -> int:
@@ -60,7 +34,7 @@ class BDStructure:
     #: the strict "<" is modelled with the per-feature gaps eps (the hyperplane block uses a fixed margin)
     uses_feature_gaps = True
 
-    def __init__(self, data: TreeData, max_depth: int, min_samples_leaf: int = 1,
+    def __init__(self, data: RankedFeatures, max_depth: int, min_samples_leaf: int = 1,
                  routing: str = "thesis"):
         if routing not in ("thesis", "aggregated"):
             raise InputError(f"routing must be 'thesis' or 'aggregated'; got {routing!r}")
@@ -73,7 +47,7 @@ class BDStructure:
         self.J = [int(j) for j in np.nonzero(data.splittable)[0]]
         self.values: list[np.ndarray] | None   # each feature's distinct values (rank scale only)
         if self.uses_feature_gaps:
-            # axis-parallel splits route on each feature's rank scale (opttrees.data.rank_scale): neighbouring
+            # axis-parallel splits route on each feature's rank scale (opttrees.data.prepared.rank_scale): neighbouring
             # distinct values are 1/(distinct values - 1) apart, far above solver tolerances, where the min-max
             # scale put them 1e-6..1e-12 apart on real data (rows violated "feasibly", false optima)
             self.Xr, self.eps, self.values = data.ranks
@@ -271,7 +245,7 @@ class BDStructure:
 
         Values whose rank lies below ``b - eps_j / 2`` go left (the rows put the left side at least eps_j below
         b, the right side at b or above); t is the midpoint of the largest left and the smallest right value
-        (:func:`opttrees.data.split_between`, exact in floating point). With one side empty, t sends every
+        (:func:`opttrees.data.prepared.split_between`, exact in floating point). With one side empty, t sends every
         training value to the occupied side.
         """
         assert self.values is not None  # parallel splits are on the rank scale

@@ -1,7 +1,7 @@
 """scikit-learn's CART converted exactly into an opttrees Tree, pruned with opttrees' objective.
 
 sklearn sends ``float32(x) <= t`` left; opttrees sends ``x < b`` left. We recompute each threshold as the
-guarded midpoint between the training values on either side (:func:`opttrees.data.cut_of_le`, exact for
+guarded midpoint between the training values on either side (:func:`opttrees.data.prepared.cut_of_le`, exact for
 neighbouring floats), so the converted tree routes every training point exactly as sklearn did, and store class
 counts recomputed from the training data. :func:`cart_classifier_tree` then checks the minimum leaf size on the
 training rows: a tree that broke it is never returned silently.
@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 from sklearn.tree import DecisionTreeClassifier
 
-from ..data import PreparedData, cut_of_le, split_between
+from ..data.prepared import PreparedData, cut_of_le, split_between
 from ..objectives import class_counts, leaf_sizes, majority_label, misclassification_baseline
 from ..pruning import optimal_subtree
 from ..tree import LEAF, Tree
@@ -76,7 +76,7 @@ def tree_from_ranks(est, data: PreparedData, R: np.ndarray) -> Tree:
 
     As CART on the raw values would: the cut sits midway between the node's own neighbouring values either
     side of sklearn's rank threshold, then between the training values around that midpoint
-    (:func:`opttrees.data.split_between`, exact for neighbouring floats), so ``x < t`` routes every training
+    (:func:`opttrees.data.prepared.split_between`, exact for neighbouring floats), so ``x < t`` routes every training
     row as sklearn's ``rank <= t`` did: the cut lies in (the node's largest left value, its smallest right
     value] (a midpoint of neighbouring floats rounds onto the upper one, which must still go right)."""
     _, _, values = data.ranks

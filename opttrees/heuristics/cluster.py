@@ -14,7 +14,7 @@ import numpy as np
 
 from ..cluster import PARTS_PER_THREAD, chunks, check_client, check_parts, deadline_of, gather, time_left, \
     worker_threads
-from ..data import PreparedData
+from ..data.prepared import PreparedData
 from ..errors import InputError
 from ..interrupt import Budget
 from ..tree import Tree

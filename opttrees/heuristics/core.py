@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import objectives as obj
-from ..data import PreparedData, ShapeOf, TargetScaling, split_between, standardize_target
+from ..data.prepared import PreparedData, ShapeOf, TargetScaling, split_between, standardize_target
 from ..params import check_alpha  # noqa: F401 (re-exported)
 from ..params import check_depth as _check_depth
 from ..errors import InputError
@@ -148,7 +148,7 @@ class Standardized(NamedTuple):
 
 
 def standardized(data: PreparedData) -> tuple[PreparedData, Standardized | None]:
-    """Regression data on a standardised target (:func:`opttrees.data.standardize_target`) and what a caller
+    """Regression data on a standardised target (:func:`opttrees.data.prepared.standardize_target`) and what a caller
     needs to map the trees it returns back (:func:`to_user`); None when there is nothing to undo (classification,
     or data an estimator already standardised, whose trees it maps back itself).
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..data import PreparedData
+from ..data.prepared import PreparedData
 from ..errors import InputError
 from ..interrupt import Budget
 from ..jit import ABANDONED, announce_compile, is_cold, run_threads, warn_still_compiling

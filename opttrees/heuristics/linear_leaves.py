@@ -32,7 +32,7 @@ import numpy as np
 from numba import njit
 
 from .. import objectives as obj
-from ..data import PreparedData
+from ..data.prepared import PreparedData
 from ..errors import InputError
 from ..interrupt import STOP, Budget
 from ..params import check_alpha, check_nonnegative

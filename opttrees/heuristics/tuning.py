@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..data import PreparedData
+from ..data.prepared import PreparedData
 from ..errors import InputError
 from .core import MAX_DEPTH, check_depth, make_problem
 from .local_search import _seeds, local_search

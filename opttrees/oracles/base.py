@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..data import owned
+from ..data.prepared import owned
 from ..errors import InputError
 
 

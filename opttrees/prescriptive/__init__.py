@@ -7,7 +7,7 @@ MIO on SCIP; imported on use, it needs Pyomo), :mod:`.synthetic` (the thesis's e
 dynamic program is :mod:`opttrees.prescriptive.dp`; the estimators are in
 :mod:`opttrees.estimators.prescriptive`.
 """
-from .data import PrescriptiveData, prepare_prescriptive
+from ..data.prescriptive import PrescriptiveData, prepare_prescriptive
 from .objective import (KIND_LINEAR, KIND_OPT, KIND_POLICY, PrescriptiveProblem, fill_payload, leaf_costs,
                         make_problem, outcomes, tree_objective)
 from .search import SearchResult, greedy_prescriptive, improve_tree, local_search_prescriptive

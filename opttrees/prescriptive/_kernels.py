@@ -196,16 +196,15 @@ def subtree_leaves(ntype, root, out):
 
 @njit(cache=True, nogil=True)
 def clear_subtree(ntype, root):
+    """Mark every heap position of the subtree at ``root`` absent: one contiguous range per level (a superset of
+    the nodes a walk from ``root`` reaches; the positions below a leaf are absent already)."""
     T = ntype.shape[0]
-    stack, top = subtree_stack(root)
-    while top > 0:
-        top -= 1
-        u = stack[top]
-        if u >= T or ntype[u] == ABSENT:
-            continue
-        if ntype[u] == SPLIT:
-            top = push_children(stack, top, u)
-        ntype[u] = ABSENT
+    lo = root
+    width = 1
+    while lo < T:
+        ntype[lo:min(lo + width, T)] = ABSENT
+        lo = 2 * lo + 1
+        width *= 2
 
 
 @njit(cache=True, nogil=True)
@@ -252,9 +251,7 @@ def tree_cost(ntype, feat, thr, X, Z, kind, ip, fp, pen, beta, C, ST):
     """Raw objective of the heap tree: leaf costs from scratch plus pen per split (inf when infeasible)."""
     T = ntype.shape[0]
     S = Z.shape[1]
-    for u in range(T):
-        for s in range(S):
-            ST[u, s] = 0.0
+    ST[:T, :S] = 0.0
     for i in range(X.shape[0]):
         L = route_parallel(X, ntype, feat, thr, np.int64(0), i)
         for s in range(S):
@@ -606,9 +603,7 @@ def prune_bottom_up(ntype, feat, thr, X, Z, kind, ip, fp, pen, beta, C, ST):
     splits' penalty (children before parents, so the result is the best pruning of the tree)."""
     T = ntype.shape[0]
     S = Z.shape[1]
-    for u in range(T):
-        for s in range(S):
-            ST[u, s] = 0.0
+    ST[:T, :S] = 0.0
     for i in range(X.shape[0]):
         u = 0
         while True:

@@ -29,7 +29,7 @@ import time
 
 import numpy as np
 
-from ..encoding import Binarizer
+from ..data.binarizers import Binarizer
 from ..progress import ProgressLine
 from ..errors import InputError, VerificationError
 from ..interrupt import STOP, Budget, stop_on_sigint

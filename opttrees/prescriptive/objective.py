@@ -40,7 +40,7 @@ import numpy as np
 
 from ..errors import InputError
 from . import _kernels
-from .data import PrescriptiveData
+from ..data.prescriptive import PrescriptiveData
 
 KIND_OPT, KIND_POLICY, KIND_LINEAR = _kernels.KIND_OPT, _kernels.KIND_POLICY, _kernels.KIND_LINEAR
 KIND_NAMES = {KIND_OPT: "opt", KIND_POLICY: "policy", KIND_LINEAR: "opt-linear"}
@@ -308,7 +308,7 @@ def outcomes(tree, X) -> np.ndarray:
     coef = tree.extras.get("outcome_coef")
     if coef is None:
         return tree.value[leaf]
-    from ..data import check_X
+    from ..data.prepared import check_X
     Xa = check_X(X, tree.n_features)
     c = coef[leaf]                                   # (n, m, p + 1)
     return c[:, :, 0] + np.einsum("nmp,np->nm", c[:, :, 1:], Xa)

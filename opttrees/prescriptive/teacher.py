@@ -24,7 +24,7 @@ from sklearn.ensemble import RandomForestRegressor
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import KFold
 
-from ..data import owned
+from ..data.prepared import owned
 from ..errors import InputError
 
 TEACHERS = ("dm", "ipw", "dr")

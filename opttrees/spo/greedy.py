@@ -17,14 +17,9 @@ import math
 import numpy as np
 from scipy import sparse
 
-from ..data import check_sample_weight
+from ..data.costs import check_costs_fit
 from ..errors import InputError
 from ..tree import LEAF, Tree
-
-
-def _as_X(X) -> np.ndarray:
-    from ..data import _as_2d_float
-    return _as_2d_float(X)[0]
 
 
 def candidate_thresholds(x: np.ndarray, quantile_step: float | None) -> np.ndarray:
@@ -163,15 +158,6 @@ class _Builder:
                     feature_names=feature_names, n_features=self.X.shape[1],
                     extras={"decision": np.array(self.decision), "weight": np.array(self.weight),
                             "train_loss": np.array(self.loss), "train_spo": np.array(self.spo)})
-
-
-def check_costs_fit(problem, X, C, sample_weight):
-    X = _as_X(X)
-    C = problem.check_costs(C)
-    if C.shape[0] != X.shape[0]:
-        raise InputError(f"X has {X.shape[0]} rows but C has {C.shape[0]}: lengths must match")
-    w = check_sample_weight(sample_weight, X.shape[0])
-    return X, C, w
 
 
 def grow_spo_tree(problem, X, C, sample_weight=None, max_depth: int | None = None, min_samples_leaf: float = 1,

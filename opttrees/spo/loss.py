@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..data import check_sample_weight
+from ..data.prepared import check_sample_weight
 from ..errors import InputError
 from .objective import spot_norm
 

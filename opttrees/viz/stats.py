@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..data import check_X
+from ..data.prepared import check_X
 from ..errors import InputError
 from ..tree import LEAF, Tree
 

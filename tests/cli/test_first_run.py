@@ -152,7 +152,7 @@ def test_inputs_reach_the_kernels_writeable_c_ordered_float64():
     import numpy as np
     import pandas as pd
 
-    from opttrees.data import check_sample_weight, prepare
+    from opttrees.data.prepared import check_sample_weight, prepare
 
     rng = np.random.default_rng(0)
     frame = pd.DataFrame(rng.normal(size=(30, 3)), columns=["a", "b", "c"])

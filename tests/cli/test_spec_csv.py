@@ -14,7 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from opttrees.cli import main
-from opttrees.data import TableEncoding, continuous_target, prepare
+from opttrees.data.table import TableEncoding
+from opttrees.data.prepared import continuous_target, prepare
 from opttrees.errors import InputError, SpecError
 from opttrees.tree import LEAF, Tree
 

@@ -13,8 +13,8 @@ from click.testing import CliRunner
 from opttrees.cli import main, summary_lines, timing_line
 from opttrees.errors import SpecError
 from opttrees.experiments.datasets import read_table, sniff_delimiter
-from opttrees.spec import (build_manifest, load_spec, parse_spec, prepare_spec_data, quick_catalog, run_spec,
-                           spec_words)
+from opttrees.spec_data import prepare_spec_data
+from opttrees.spec import build_manifest, load_spec, parse_spec, quick_catalog, run_spec, spec_words
 
 ROOT = Path(__file__).resolve().parents[2]
 HEAVY = ("sklearn", "pyomo", "pandas", "scipy", "highspy", "pyscipopt", "numba")

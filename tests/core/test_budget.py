@@ -20,6 +20,49 @@ def test_a_budget_handed_on_shares_the_clock_and_a_share_is_a_fraction_of_what_i
     assert seconds(None) is None and seconds(3.0) == 3.0 and seconds(Budget(None)) is None
 
 
+def test_stages_leave_the_epilogue_its_time_per_row_capped_at_a_tenth_of_the_limit():
+    """A stage that may use everything left ends EPILOGUE_SECONDS_PER_ROW per row early (at 100,000 rows a DP
+    stopped by a 5 s limit left 0.27 s of verification after it: the fit returned at 5.32 s), never more than a
+    tenth of the limit; the fit's own clock is unchanged, and no limit stays none."""
+    from opttrees.estimators import fitcontrol
+    from opttrees.estimators.fitcontrol import FitControl
+
+    ctl = FitControl(5.0)
+    ctl.reserve_epilogue(100_000)
+    assert ctl.reserve == pytest.approx(100_000 * fitcontrol.EPILOGUE_SECONDS_PER_ROW)
+    stage = ctl.time()
+    assert stage.t0 == ctl.budget.t0 and stage.time_limit == pytest.approx(5.0 - ctl.reserve)
+    assert ctl.budget.time_limit == 5.0
+    assert ctl.time(0.5).remaining() == pytest.approx(0.5 * stage.remaining(), abs=0.02)
+    big = FitControl(5.0)
+    big.reserve_epilogue(10 ** 8)
+    assert big.reserve == pytest.approx(0.5)
+    free = FitControl(None)
+    free.reserve_epilogue(10 ** 6)
+    assert free.reserve == 0.0 and free.time().time_limit is None
+
+
+def test_an_epilogue_reserve_is_what_a_time_limited_dp_fit_is_handed(monkeypatch):
+    """The template fit reserves the epilogue's time before any method runs: the DP stage sees the limit minus it."""
+    import opttrees.dp as dp_pkg
+    from opttrees import OptimalTreeClassifier
+
+    seen = []
+    solve = dp_pkg.solve_dp
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs.get("time_limit"))
+        return solve(*args, **kwargs)
+
+    monkeypatch.setattr(dp_pkg, "solve_dp", spy)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    y = (X[:, 0] > 0).astype(int)
+    OptimalTreeClassifier(max_depth=2, method="dp", time_limit=2.0).fit(X, y)
+    assert seen and isinstance(seen[0], Budget)
+    assert seen[0].time_limit == pytest.approx(2.0 - 300 * 3e-6)
+
+
 def test_an_expired_budget_stops_the_dp_at_once_and_says_so():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(400, 6))
@@ -35,7 +78,7 @@ def test_an_expired_budget_stops_the_dp_at_once_and_says_so():
 
 
 def test_solve_takes_a_budget():
-    from opttrees.data import prepare
+    from opttrees.data.prepared import prepare
     from opttrees.formulations.oct import OCT
     from opttrees.solvers import solve
 
@@ -50,7 +93,7 @@ def test_solve_takes_a_budget():
 def test_every_heuristic_takes_time_limit_as_seconds_or_a_budget():
     """One name for the time argument across the layers: the heuristics take ``time_limit=`` like the DP and
     ``solve``; a spent Budget stops them at once with a valid tree (at least one restart always runs)."""
-    from opttrees.data import prepare
+    from opttrees.data.prepared import prepare
     from opttrees.heuristics import greedy_tree, local_search
     from opttrees.heuristics.local_search import improve_tree
     from opttrees.heuristics.tuning import tune

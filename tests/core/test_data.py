@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from opttrees.data import LabelCodec, check_X, feature_epsilon, prepare
+from opttrees.data.prepared import LabelCodec, check_X, feature_epsilon, prepare
 from opttrees.errors import InputError
 
 
@@ -110,7 +110,7 @@ def test_sparse_X_is_named():
 def test_duplicate_column_names_are_an_error_naming_them():
     """Before: an AttributeError from deep inside the estimators (``X[c]`` is a DataFrame for a repeated name)."""
     from opttrees import OptimalTreeClassifier
-    from opttrees.data import _as_2d_float
+    from opttrees.data.prepared import _as_2d_float
     X = pd.DataFrame(np.random.default_rng(0).random((40, 4)), columns=["a", "a", "b", 1])
     X2 = X.set_axis(["a", "b", 1, "1"], axis=1)          # 1 and "1" are one name once stored as text
     y = (X.iloc[:, 0] > 0.5).astype(int)

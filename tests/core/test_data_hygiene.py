@@ -8,7 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from opttrees.data import TableEncoding, date_days, id_like, prepare
+from opttrees.data.table import TableEncoding, date_days
+from opttrees.data.prepared import id_like, prepare
 from opttrees.datasets import read_table
 from opttrees.errors import InputError, NonNumericInputError
 
@@ -89,7 +90,7 @@ def _spec(tmp_path, csv_text: str, extra: str = ""):
 
 
 def test_a_constant_column_is_dropped_with_a_note(tmp_path):
-    from opttrees.spec import prepare_spec_data
+    from opttrees.spec_data import prepare_spec_data
     rows = "\n".join(f"{i % 7},3,{'ab'[i % 2]}" for i in range(30))
     spec = _spec(tmp_path, "a,k,y\n" + rows + "\n")
     sd, msgs = _warnings(lambda: prepare_spec_data(spec))
@@ -99,7 +100,7 @@ def test_a_constant_column_is_dropped_with_a_note(tmp_path):
 
 def test_missing_values_are_counted_in_the_whole_file_by_line(tmp_path):
     from opttrees.errors import SpecError
-    from opttrees.spec import prepare_spec_data
+    from opttrees.spec_data import prepare_spec_data
     lines = [f"{'' if i in (2, 9, 30) else i},{'' if i == 5 else i % 3},{'ab'[i % 2]}" for i in range(40)]
     spec = _spec(tmp_path, "a,b,y\n" + "\n".join(lines) + "\n", ", test_size: 0.25")
     with pytest.raises(SpecError) as err:

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from hypothesis.extra.numpy import arrays
 
-from opttrees.encoding import Binarizer, IntegerEncoder, OneHotGroups
+from opttrees.data.binarizers import Binarizer, IntegerEncoder, OneHotGroups
 from opttrees.errors import InputError
 from opttrees.experiments import datasets_robust
 

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from opttrees.data import prepare
+from opttrees.data.prepared import prepare
 from opttrees.errors import InputError
 from opttrees.pruning import (optimal_pruning, optimal_subtree, pruning_objective, pruning_path,
                               split_costs)

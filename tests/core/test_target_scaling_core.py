@@ -5,7 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from opttrees import objectives as obj
-from opttrees.data import TargetScaling, is_constant_target, prepare, standardize_target
+from opttrees.data.prepared import TargetScaling, is_constant_target, prepare, standardize_target
 from opttrees.tree import LEAF, Tree
 
 

@@ -2,7 +2,7 @@
 on a 50,000-row OCT) would only delay the return."""
 import numpy as np
 
-from opttrees.data import prepare
+from opttrees.data.prepared import prepare
 from opttrees.dp import bound as bound_module
 from opttrees.formulations import OCT
 from opttrees.interrupt import STOP, stop_on_sigint

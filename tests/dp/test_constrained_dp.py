@@ -1,4 +1,4 @@
-"""The constrained DP (opttrees.constrained_dp): feature budgets by maximal feature sets, group fairness by the
+"""The constrained DP (opttrees.constraints.dp_routes): feature budgets by maximal feature sets, group fairness by the
 Pareto DP, and both together; DP = brute force = MIO, the DP's start and exact bound inside MIO fits."""
 import itertools
 import warnings
@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from opttrees import OptimalTreeClassifier
-from opttrees import constrained_dp
+from opttrees.constraints import dp_routes
 from opttrees import constraints
-from opttrees.data import prepare
+from opttrees.data.prepared import prepare
 from opttrees.errors import InputError
 from opttrees.estimators import FlowOCTClassifier
 
@@ -120,7 +120,7 @@ def test_feature_sets_are_the_maximal_feasible_sets(p, depth, k, costs, budget, 
     if forbid:
         cons.append(constraints.ForbidFeatures(forbid))
     cons = bound_to(cons, X, y)
-    sets = [set(S) for S in constrained_dp.feature_sets(cons, p, depth)]
+    sets = [set(S) for S in dp_routes.feature_sets(cons, p, depth)]
     cap = 2 ** depth - 1
 
     def feasible(U):

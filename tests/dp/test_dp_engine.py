@@ -129,7 +129,7 @@ def test_all_midpoints_equals_oct_brute_force(seed, depth):
 
 @pytest.mark.parametrize("seed,depth", [(0, 1), (1, 2), (2, 2)])
 def test_equals_flowoct_highs(seed, depth):
-    from opttrees.binarized import BinarizedData
+    from opttrees.data.binarized import BinarizedData
     from opttrees.formulations.flow import FlowOCT
     from opttrees.solvers import solve
     rng = np.random.default_rng(seed)
@@ -147,7 +147,7 @@ def test_equals_pystreed(depth):
     pystreed = pytest.importorskip("pystreed")
     from sklearn.datasets import load_wine
 
-    from opttrees.encoding import Binarizer
+    from opttrees.data.binarizers import Binarizer
     X, y = load_wine(return_X_y=True)
     Xb = Binarizer(n_thresholds=4).fit_transform(X).astype(int)
     ref = pystreed.STreeDClassifier(max_depth=depth, time_limit=60).fit(Xb, y)
@@ -248,7 +248,7 @@ def test_regression_equals_pystreed(depth):
     pystreed = pytest.importorskip("pystreed")
     from sklearn.datasets import load_diabetes
 
-    from opttrees.encoding import Binarizer
+    from opttrees.data.binarizers import Binarizer
     X, y = load_diabetes(return_X_y=True)
     Xb = Binarizer(n_thresholds=3).fit_transform(X).astype(int)
     ref = pystreed.STreeDRegressor(optimization_task="regression", max_depth=depth, time_limit=120).fit(Xb, y)
@@ -262,7 +262,7 @@ def test_cost_matrix_equals_pystreed(depth):
     pystreed = pytest.importorskip("pystreed")
     from sklearn.datasets import load_wine
 
-    from opttrees.encoding import Binarizer
+    from opttrees.data.binarizers import Binarizer
     X, y = load_wine(return_X_y=True)
     Xb = Binarizer(n_thresholds=3).fit_transform(X).astype(int)
     M = np.random.default_rng(0).integers(1, 10, (3, 3)).astype(float)

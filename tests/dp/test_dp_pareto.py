@@ -1,8 +1,8 @@
-"""Pareto-front dynamic program (opttrees.dp.pareto): F1 and demographic parity == brute force over all trees."""
+"""Pareto-front dynamic program (opttrees.constraints.pareto): F1 and demographic parity == brute force over all trees."""
 import numpy as np
 import pytest
 
-from opttrees.dp.pareto import DemographicParityTask, F1Task, nondominated, solve_dp_pareto
+from opttrees.constraints.pareto import DemographicParityTask, F1Task, nondominated, solve_dp_pareto
 from opttrees.errors import InputError
 
 
@@ -76,7 +76,7 @@ def test_pareto_bad_input():
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from opttrees.dp.fairness import GroupFairnessTask  # noqa: E402
+from opttrees.constraints.fairness_dp import GroupFairnessTask  # noqa: E402
 
 
 def all_values_ml(Z, task, depth, ml):
@@ -159,7 +159,7 @@ def test_ctrl_c_inside_the_search_stops_it_with_the_best_tree_so_far(monkeypatch
     import os
     import signal
 
-    from opttrees.dp import pareto
+    from opttrees.constraints import pareto
     from opttrees.interrupt import STOP
     rng = np.random.default_rng(0)
     Z = rng.integers(0, 2, (300, 12))

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from opttrees.dp import stats_kernels
 from opttrees.prescriptive.dp import solve_dp_prescriptive
 from opttrees.interrupt import STOP
-from opttrees.prescriptive.data import prepare_prescriptive
+from opttrees.data.prescriptive import prepare_prescriptive
 from opttrees.prescriptive.objective import KIND_OPT, KIND_POLICY, leaf_costs, make_problem, tree_objective
 from oracles.prescriptive import brute_force
 

@@ -19,8 +19,8 @@ from oracles.bruteforce import best_subtree, brute_force_cost, brute_force_objec
 from oracles.flow import brute_force as flow_brute_force
 from oracles.spo import brute_objective as spo_brute_objective
 from oracles.spo import tiny as spo_tiny
-from opttrees.binarized import BinarizedData
-from opttrees.data import prepare
+from opttrees.data.binarized import BinarizedData
+from opttrees.data.prepared import prepare
 from opttrees.dp.bound import dp_bound, dp_for_formulation
 from opttrees.errors import InputError
 from opttrees.estimators.flow import BendersOCTClassifier, FlowOCTClassifier
@@ -30,7 +30,8 @@ from opttrees.formulations.benders import BendersOCT
 from opttrees.formulations.flow import FlowOCT
 from opttrees.formulations.oct import OCT
 from opttrees.formulations.octh import OCTH
-from opttrees.formulations.spot import SPOTFormulation, prepare_costs
+from opttrees.data.costs import prepare_costs
+from opttrees.formulations.spot import SPOTFormulation
 from opttrees.objectives import misclassification_baseline
 from opttrees.solvers import solve
 from opttrees.solvers.result import ObjectiveBound, finish, settle_with_bound

@@ -5,7 +5,7 @@ import pytest
 from sklearn.datasets import load_iris, make_classification
 
 from opttrees import OptimalTreeClassifier
-from opttrees.data import prepare
+from opttrees.data.prepared import prepare
 from opttrees.dp import solve_dp
 from opttrees.dp import api as dp_api
 from opttrees.dp.memory import check_limit, default_limit, physical_memory

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from opttrees import OptimalTreeRegressor
-from opttrees.data import TargetScaling, is_constant_target, prepare, standardize_target
+from opttrees.data.prepared import TargetScaling, is_constant_target, prepare, standardize_target
 from opttrees.dp import RegressionTask, solve_dp
 from opttrees.heuristics.greedy import greedy_tree
 from opttrees.heuristics.local_search import local_search

@@ -19,7 +19,7 @@ import pytest
 from oracles.bruteforce import best_constrained_classifier
 from opttrees import BendersOCTClassifier, FlowOCTClassifier, OptimalTreeClassifier
 from opttrees import constraints
-from opttrees.data import prepare
+from opttrees.data.prepared import prepare
 
 X_ISSUE = np.array([[0, 0], [1, 0], [2, 0], [3, 0], [0, 1], [1, 1], [2, 1], [3, 1]], float)
 Y_ISSUE = np.array([0, 0, 0, 0, 1, 1, 1, 1])

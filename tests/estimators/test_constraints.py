@@ -15,7 +15,7 @@ from oracles.bruteforce import best_constrained_classifier, best_constrained_reg
 from oracles.cases import tiny_classification, tiny_regression
 from opttrees import BendersOCTClassifier, FlowOCTClassifier, OptimalTreeClassifier, OptimalTreeRegressor
 from opttrees import constraints
-from opttrees.data import prepare
+from opttrees.data.prepared import prepare
 from opttrees.errors import InputError, SolverError, SpecError, VerificationWarning
 from opttrees.formulations.oct import OCT
 
@@ -195,6 +195,7 @@ def test_infeasible_constraints_give_a_clear_error(est):
 # ------------------------------------------------------------------------------------------------- starts
 def test_repair_prunes_to_the_best_feasible_tree():
     from opttrees.heuristics.cart import cart_classifier_tree
+    from opttrees.constraints.start_repair import _prunings
     from opttrees.heuristics.core import make_problem, objective, refit_leaves
 
     X, y = tiny_classification(6, n=30)
@@ -209,7 +210,7 @@ def test_repair_prunes_to_the_best_feasible_tree():
     assert "pruned" in note
     # the best of every pruning
     best = min(objective(refit_leaves(cart.prune(sorted(cut)), prob), prob, 0.0)
-               for cut in constraints._prunings(cart) if cut
+               for cut in _prunings(cart) if cut
                and cons[0].satisfied(refit_leaves(cart.prune(sorted(cut)), prob), data.X, y))
     assert objective(fixed, prob, 0.0) == pytest.approx(best)
     impossible = [constraints.MinLeafWeight(len(y) + 0.5)]
@@ -280,7 +281,7 @@ def test_dp_bound_is_kept_as_a_relaxation():
 
 
 def test_violation_is_a_warning_and_unverified():
-    from opttrees.estimators.constrained import ConstraintContext, verify
+    from opttrees.constraints.binding import ConstraintContext, verify
     from opttrees.heuristics.cart import cart_classifier_tree
     from opttrees.solvers.result import finish
 

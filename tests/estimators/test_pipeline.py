@@ -4,7 +4,7 @@ from functools import partial
 import numpy as np
 import pytest
 
-from opttrees.data import prepare
+from opttrees.data.prepared import prepare
 from opttrees.errors import SolverError
 from opttrees.estimators.fitcontrol import FitControl
 from opttrees.estimators.pipeline import MIO, DPUse, Start, run_mio

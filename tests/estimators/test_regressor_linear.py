@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from opttrees import OptimalTreeRegressor
-from opttrees.data import prepare
+from opttrees.data.prepared import prepare
 from opttrees.errors import InputError
 from opttrees.heuristics.linear_leaves import linear_local_search, linear_tree_objective
 from oracles.linear_leaves import lad_lasso_depth1 as brute_force_depth1

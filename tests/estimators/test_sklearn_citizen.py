@@ -14,7 +14,7 @@ from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor, export_g
 
 from opttrees import (FlowOCTClassifier, OptimalPrescriptiveTree, OptimalTreeClassifier, OptimalTreeCV,
                       OptimalTreeRegressor, PolicyTree, RobustTreeClassifier, SPOForest, SPOTree)
-from opttrees.data import cut_of_le, prepare
+from opttrees.data.prepared import cut_of_le, prepare
 from opttrees.errors import InputError
 from opttrees.heuristics.cart import tree_from_sklearn
 from opttrees.sklearn_export import feature_importances, set_node_statistics, sklearn_threshold, to_sklearn

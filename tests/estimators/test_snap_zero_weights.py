@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import opttrees.tree as tree_module
 from opttrees import BendersOCTClassifier, FlowOCTClassifier, OptimalTreeClassifier, OptimalTreeRegressor
-from opttrees.data import prepare
+from opttrees.data.prepared import prepare
 
 
 def _no_snap(t, left_max, right_min):

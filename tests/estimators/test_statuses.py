@@ -23,8 +23,8 @@ from hypothesis import strategies as st
 from sklearn.datasets import load_breast_cancer, load_iris
 
 from opttrees import BendersOCTClassifier, FlowOCTClassifier, OptimalTreeRegressor, RobustTreeClassifier
-from opttrees.binarized import BinarizedData
-from opttrees.data import prepare
+from opttrees.data.binarized import BinarizedData
+from opttrees.data.prepared import prepare
 from opttrees.errors import SolverError
 from opttrees.estimators.fitcontrol import FitControl
 from opttrees.formulations import OCT

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import opttrees.solvers.api as api
-from opttrees.data import prepare
+from opttrees.data.prepared import prepare
 from opttrees.estimators import FlowOCTClassifier, OptimalTreeClassifier
 from opttrees.estimators.fitcontrol import FitControl
 from opttrees.estimators.pipeline import MIO, DPUse, Start, run_mio

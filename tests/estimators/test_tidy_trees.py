@@ -128,7 +128,7 @@ def test_tidy_merges_same_class_leaves_and_sums_counts():
     rng = np.random.default_rng(3)
     X = rng.uniform(0, 1, (30, 1))
     y = (X[:, 0] > 0.5).astype(int)
-    from opttrees.data import prepare
+    from opttrees.data.prepared import prepare
     data = prepare(X, y)
     prob = make_problem(data)
     # split at 0.25 (both sides "0" below 0.5 on the left... ) then 0.5: the left split's leaves are both class 0
@@ -200,7 +200,7 @@ def test_no_returned_tree_has_void_splits_or_is_worse_than_the_leaf(seed, n, k, 
 
 
 def _prep(X, y):
-    from opttrees.data import prepare
+    from opttrees.data.prepared import prepare
     return prepare(X, y)
 
 
@@ -219,7 +219,7 @@ def test_regression_trees_have_no_equal_leaf_pairs(seed, method):
 
 
 def _prep_reg(X, y):
-    from opttrees.data import prepare
+    from opttrees.data.prepared import prepare
     return prepare(X, y, task="regression")
 
 

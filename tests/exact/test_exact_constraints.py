@@ -20,7 +20,7 @@ MIO_KINDS = ("forbid", "forbid_at", "maxf", "cost", "minw")
 
 def constraint(kind, c, seed):
     """(constraints, oracle restriction) of one kind for case ``c``."""
-    from opttrees.constraints import FeatureCost, ForbidFeatures, MaxFeatures, MinLeafWeight
+    from opttrees.constraints.declarations import FeatureCost, ForbidFeatures, MaxFeatures, MinLeafWeight
 
     rng = np.random.default_rng([seed, 4099, len(kind)])
     p = c["inst"]["X"].shape[1]

@@ -77,7 +77,7 @@ def test_item2_min_leaf_on_values_one_float_apart(route):
 @pytest.mark.parametrize("solver", ["highs", "scip"])
 @pytest.mark.parametrize("dp_bound", [pytest.param("auto", marks=_xfail(3)), pytest.param(False, marks=_xfail(3))])
 def test_item3_forbid_features_at_a_depth(solver, dp_bound):
-    from opttrees.constraints import ForbidFeatures
+    from opttrees.constraints.declarations import ForbidFeatures
 
     X = np.array([[0, 0], [1, 0], [2, 0], [3, 0], [0, 1], [1, 1], [2, 1], [3, 1]], float)
     y = np.array([0, 0, 0, 0, 1, 1, 1, 1])

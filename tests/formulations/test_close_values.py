@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from oracles.bruteforce import brute_force_objective
 from opttrees import OptimalTreeClassifier, OptimalTreeRegressor
-from opttrees.data import prepare, rank_scale, split_between
+from opttrees.data.prepared import prepare, rank_scale, split_between
 from opttrees.errors import VerificationError, VerificationWarning
 from opttrees.formulations import OCT
 from opttrees.solvers import solve
@@ -169,7 +169,7 @@ def test_make_classification_1500_depth2_returns_verified_tree(solver):
 def test_binarizer_midpoints_separate_neighbouring_floats(values, data):
     """Every binarised threshold lies in (a, b] for its adjacent distinct values a < b, also for floats one step
     apart (their midpoint rounds onto a) and near the overflow limit."""
-    from opttrees.encoding import midpoints
+    from opttrees.data.binarizers import midpoints
     v = np.asarray(values)
     k = data.draw(st.integers(0, len(v) - 1))
     v = np.append(v, np.nextafter(v[k], np.inf))          # a neighbouring float of one value
@@ -209,7 +209,7 @@ def test_values_one_float_apart_are_split_and_an_optimum_is_one(vals, make):
 def test_a_split_is_matched_to_the_nearest_binarised_threshold():
     """Thresholds of values 1e-9 apart are all within np.isclose of each other: a split maps to its own column
     (the one routing the rows as it does), not the first close one."""
-    from opttrees.encoding import Binarizer
+    from opttrees.data.binarizers import Binarizer
     x = 1 + np.arange(4) * 1e-9
     X = np.c_[np.repeat(x, 3)]
     b = Binarizer(strategy="midpoints").fit(X)

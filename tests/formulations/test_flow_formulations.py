@@ -5,7 +5,7 @@ from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV
 
 from oracles.cutloop_reference import solve_loop_reference
-from opttrees.binarized import BinarizedData
+from opttrees.data.binarized import BinarizedData
 from opttrees.errors import InputError
 from opttrees.estimators.flow import BendersOCTClassifier, FlowOCTClassifier
 from opttrees.formulations.benders import BendersOCT

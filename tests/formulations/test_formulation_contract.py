@@ -6,9 +6,9 @@ import pytest
 import opttrees.formulations as formulations
 from oracles.bruteforce import brute_force_objective
 from oracles.cutloop_reference import solve_loop_reference
-from opttrees.binarized import BinarizedData, ThermometerData
-from opttrees.data import prepare
-from opttrees.encoding import Binarizer, IntegerEncoder
+from opttrees.data.binarized import BinarizedData, ThermometerData
+from opttrees.data.prepared import prepare
+from opttrees.data.binarizers import Binarizer, IntegerEncoder
 from opttrees.errors import InputError
 from opttrees.experiments.spo_data import shortest_path_data
 from opttrees.robust import ShiftSet

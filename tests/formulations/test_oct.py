@@ -5,7 +5,7 @@ import pytest
 from sklearn.datasets import load_iris
 
 from oracles.bruteforce import brute_force_objective
-from opttrees.data import prepare
+from opttrees.data.prepared import prepare
 from opttrees.errors import VerificationWarning, InputError, VerificationError
 from opttrees.formulations import OCT
 from opttrees.heuristics.cart import cart_classifier_tree

@@ -19,7 +19,7 @@ import pyomo.environ as pyo
 import pytest
 
 from opttrees import OptimalTreeClassifier
-from opttrees.data import prepare
+from opttrees.data.prepared import prepare
 from opttrees.errors import InputError
 from opttrees.formulations import OCT
 from opttrees.formulations.octh import OCTH

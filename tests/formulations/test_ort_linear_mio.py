@@ -6,7 +6,7 @@ import pyomo.environ as pyo
 import pytest
 
 from opttrees import objectives as obj
-from opttrees.data import prepare
+from opttrees.data.prepared import prepare
 from opttrees.errors import InputError, SolverError
 from opttrees.formulations.ort_linear import ORTLinear
 from opttrees.heuristics.linear_leaves import linear_local_search, linear_tree_objective

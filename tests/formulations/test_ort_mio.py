@@ -14,7 +14,7 @@ import pyomo.environ as pyo
 import pytest
 
 from opttrees import OptimalTreeRegressor
-from opttrees.data import prepare
+from opttrees.data.prepared import prepare
 from opttrees.errors import InputError, SolverError
 from opttrees.formulations.ort import ORT
 from opttrees.heuristics import greedy_tree, local_search

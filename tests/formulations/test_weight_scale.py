@@ -6,7 +6,7 @@ import pytest
 
 from oracles.bruteforce import brute_force_objective
 from opttrees import OptimalTreeClassifier
-from opttrees.data import prepare
+from opttrees.data.prepared import prepare
 from opttrees.formulations.oct import OCT
 
 

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from sklearn.tree import DecisionTreeClassifier
 
 from opttrees import OptimalTreeClassifier
-from opttrees.data import cut_of_le, prepare
-from opttrees.encoding import Binarizer
+from opttrees.data.prepared import cut_of_le, prepare
+from opttrees.data.binarizers import Binarizer
 from opttrees.heuristics.cart import (cart_classifier_tree, enforce_min_leaf, rank_indices, tree_from_ranks,
                                       tree_from_sklearn)
 from opttrees.tree import LEAF, Tree

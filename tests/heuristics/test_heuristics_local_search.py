@@ -5,7 +5,7 @@ from hypothesis import example, HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from opttrees import objectives as obj
-from opttrees.data import prepare
+from opttrees.data.prepared import prepare
 from opttrees.errors import InputError
 from opttrees.heuristics import greedy_tree, improve_tree, local_search
 from opttrees.heuristics.core import make_problem, objective

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from opttrees import objectives as obj
-from opttrees.data import prepare
+from opttrees.data.prepared import prepare
 from opttrees.heuristics import local_search
 
 

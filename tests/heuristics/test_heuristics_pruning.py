@@ -7,7 +7,7 @@ from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV
 
 from opttrees import objectives as obj
-from opttrees.data import prepare
+from opttrees.data.prepared import prepare
 from opttrees.errors import InputError
 from opttrees.estimators import OptimalTreeCV, OptimalTreeRegressor
 from opttrees.heuristics import batch_tune_cp, collapse, greedy_tree, local_search, prune_path, prune_to_alpha, tune_cp

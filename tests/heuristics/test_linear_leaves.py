@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from sklearn.linear_model import Lasso
 
 from opttrees import objectives as obj
-from opttrees.data import prepare
+from opttrees.data.prepared import prepare
 from opttrees.errors import InputError
 from opttrees.heuristics.linear_leaves import (fit_leaf, glm_penalty, linear_leaf_tree, linear_local_search,
                                                linear_tree_objective, to_original_units, to_scaled_units)

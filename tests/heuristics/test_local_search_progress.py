@@ -6,7 +6,7 @@ import numpy as np
 from sklearn.datasets import load_breast_cancer
 
 from opttrees import jit
-from opttrees.data import prepare
+from opttrees.data.prepared import prepare
 from opttrees.heuristics.kernels import restarts
 from opttrees.heuristics.local_search import local_search
 from opttrees.interrupt import Budget

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from opttrees.data import prepare
+from opttrees.data.prepared import prepare
 from opttrees.heuristics.kernels import losses, movecache, orders, restarts, scans, search, splits, structs
 from opttrees.heuristics import local_search
 from opttrees.heuristics.core import make_problem, objective

@@ -184,7 +184,7 @@ def _monotone_values(X, y, tree, constraint, w):
     """Least absolute loss leaf values of ``tree`` subject to the monotone constraint (an LP)."""
     from scipy.optimize import linprog
 
-    from opttrees.constraints import _leaves_under, _split_features
+    from opttrees.constraints.declarations import _leaves_under, _split_features
 
     leaves = [int(t) for t in tree.leaves]
     pos = {t: k for k, t in enumerate(leaves)}
@@ -213,7 +213,7 @@ def _monotone_values(X, y, tree, constraint, w):
 def best_constrained_regressor(X, y, depth, constraints, names=None):
     """Least absolute loss over every tree of depth <= ``depth`` satisfying every constraint: leaf medians, or
     the LP's leaf values under a Monotone constraint; (loss, tree) or (inf, None)."""
-    from opttrees.constraints import Monotone
+    from opttrees.constraints.declarations import Monotone
 
     w = np.ones(len(y))
     mono = [c for c in constraints if isinstance(c, Monotone)]

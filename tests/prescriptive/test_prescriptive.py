@@ -15,7 +15,7 @@ from opttrees.prescriptive.dp import solve_dp_prescriptive
 from opttrees.errors import InputError
 from opttrees.estimators.prescriptive import OptimalPrescriptiveTree, PolicyTree
 from opttrees.prescriptive import teacher as tch
-from opttrees.prescriptive.data import prepare_prescriptive
+from opttrees.data.prescriptive import prepare_prescriptive
 from opttrees.prescriptive.objective import (KIND_LINEAR, KIND_OPT, KIND_POLICY, make_problem, outcomes,
                                              tree_objective)
 from opttrees.prescriptive.search import greedy_prescriptive, local_search_prescriptive

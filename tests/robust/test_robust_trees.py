@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from opttrees.binarized import BinarizedData, ThermometerData
+from opttrees.data.binarized import BinarizedData, ThermometerData
 from opttrees.errors import InputError
 from opttrees.estimators.robust import RobustTreeClassifier
 from opttrees.formulations.flow import FlowOCT

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import opttrees.solvers as solvers_pkg
-from opttrees.binarized import BinarizedData
+from opttrees.data.binarized import BinarizedData
 from opttrees.datasets import load_dataset
 from opttrees.estimators.flow import BendersOCTClassifier
 from opttrees.estimators.robust import RobustTreeClassifier

@@ -169,7 +169,7 @@ def test_verbose_prints_live_progress(solver, capsys):
 def test_time_limit_is_reported_honestly():
     from sklearn.datasets import load_breast_cancer
 
-    from opttrees.data import prepare
+    from opttrees.data.prepared import prepare
     from opttrees.formulations import OCT
 
     X, y = load_breast_cancer(return_X_y=True)
@@ -259,7 +259,7 @@ def test_reaching_mip_gap_is_gap_limit_not_proven_optimal(solver):
 def test_default_gap_small_oct_is_still_proven_optimal(solver):
     from sklearn.datasets import load_iris
 
-    from opttrees.data import prepare
+    from opttrees.data.prepared import prepare
     from opttrees.formulations import OCT
 
     X, y = load_iris(return_X_y=True)
@@ -288,7 +288,7 @@ def test_trace_keeps_only_strict_improvements():
 def test_runtime_covers_start_and_presolve(solver, capsys):
     from sklearn.datasets import load_iris
 
-    from opttrees.data import prepare
+    from opttrees.data.prepared import prepare
     from opttrees.formulations import OCT
     from opttrees.heuristics.cart import cart_classifier_tree
 
@@ -341,7 +341,7 @@ def test_trace_holds_the_bound_history_and_plots(solver):
     matplotlib.use("Agg")
     from sklearn.datasets import load_iris
 
-    from opttrees.data import prepare
+    from opttrees.data.prepared import prepare
     from opttrees.formulations import OCT
 
     X, y = load_iris(return_X_y=True)
@@ -362,7 +362,7 @@ def test_progress_lines_arrive_at_least_every_two_seconds(solver, capsys):
 
     from sklearn.datasets import load_iris
 
-    from opttrees.data import prepare
+    from opttrees.data.prepared import prepare
     from opttrees.formulations import OCT
 
     X, y = load_iris(return_X_y=True)

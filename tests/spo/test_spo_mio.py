@@ -5,7 +5,8 @@ import pytest
 from opttrees.estimators.spo import SPOTree
 from opttrees.experiments.spo_data import shortest_path_data
 from opttrees.estimators.spot_mio import fit_spot_mio
-from opttrees.formulations.spot import SPOTFormulation, prepare_costs
+from opttrees.data.costs import prepare_costs
+from opttrees.formulations.spot import SPOTFormulation
 from opttrees.oracles import NewsRecommendation
 from opttrees.spo import grow_spo_tree
 from oracles.spo import brute_objective, leaf_loss, tiny

@@ -2,7 +2,7 @@
 (maximal feature sets), alone or together.
 
 Why two mechanisms: a fairness gap is a sum over leaves, so it enters the DP as value components (the Pareto DP,
-:mod:`opttrees.dp.fairness`). A feature budget is not (a feature used in both subtrees is paid once), but it
+:mod:`opttrees.constraints.fairness_dp`). A feature budget is not (a feature used in both subtrees is paid once), but it
 only restricts *which features* the tree may use: a tree meets ``MaxFeatures`` / ``FeatureCost`` /
 ``ForbidFeatures`` (at every depth) iff the features it splits on lie in a feasible set, and every feasible set
 lies in a *maximal* one. So the constrained optimum is the best of the DP optima restricted to each maximal
@@ -15,10 +15,11 @@ import time
 
 import numpy as np
 
-from .constraints import FAIRNESS, FeatureCost, ForbidFeatures, MaxFeatures
-from .errors import InputError
-from .interrupt import STOP, Budget
-from .solvers.result import Incumbent, finish
+from ..errors import InputError
+from ..interrupt import STOP, Budget
+from ..solvers.result import Incumbent, finish
+from .declarations import FeatureCost, ForbidFeatures, MaxFeatures
+from .fairness import FAIRNESS
 
 #: constraint types on the features a tree uses, solved by enumerating maximal feature sets
 FEATURE_SET_TYPES = (MaxFeatures, FeatureCost, ForbidFeatures)
@@ -130,9 +131,9 @@ def solve_dp_constrained(constraints, X, y, max_depth: int, min_samples_leaf: in
     "exact" or "auto" (every midpoint; feature sets without fairness use :func:`opttrees.dp.solve_dp`'s fastest
     exact engine) or "quantile" (``n_thresholds`` per feature).
     """
-    from .dp.api import solve_dp, solve_dp_columns
-    from .dp.tasks import ClassificationTask, RegressionTask
-    from .encoding import Binarizer
+    from ..data.binarizers import Binarizer
+    from ..dp.api import solve_dp, solve_dp_columns
+    from ..dp.tasks import ClassificationTask, RegressionTask
 
     if not dp_solvable(constraints):
         raise InputError("the dynamic program solves group fairness (statistical_parity, "
@@ -224,8 +225,8 @@ def _columns_or_leaf(Z, keep, binarizer, n):
 def _fair_on_columns(fair, X, y, Z, keep, binarizer, max_depth, min_samples_leaf, alpha, sample_weight,
                      time_limit):
     """The Pareto DP over the columns ``keep`` of ``Z`` under the fairness constraints ``fair``."""
-    from .dp.fairness import GroupFairnessTask
-    from .dp.pareto import solve_dp_pareto
+    from .fairness_dp import GroupFairnessTask
+    from .pareto import solve_dp_pareto
 
     info = fair[0]._bound_info
     pairs = [pr for c in fair for pr in c.dp_pairs()]

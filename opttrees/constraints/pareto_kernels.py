@@ -1,4 +1,4 @@
-"""Numba kernels of the Pareto-front DP (:mod:`opttrees.dp.pareto`): dominance filtering and front merging.
+"""Numba kernels of the Pareto-front DP (:mod:`opttrees.constraints.pareto`): dominance filtering and front merging.
 
 Why compiled: a front of a depth-two subtree holds hundreds to thousands of value vectors, and a merge of two
 fronts scores every pair. In Python with numpy the dominance filter was a loop over candidates and the root

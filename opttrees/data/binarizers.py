@@ -29,8 +29,8 @@ import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from .data import _as_2d_float, check_X, cut_of_le, split_between
-from .errors import InputError, NonNumericInputError
+from .prepared import _as_2d_float, check_X, cut_of_le, split_between
+from ..errors import InputError, NonNumericInputError
 
 
 def _set_feature_names_in(est, X, n_features: int) -> None:
@@ -193,7 +193,7 @@ class Binarizer(_CodeTransformer):
     def add_thresholds(self, X, features, thresholds) -> "Binarizer":
         """Add columns for scikit-learn's splits ``x_j <= t`` (a fitted ``DecisionTreeClassifier``'s
         ``tree_.feature`` and ``tree_.threshold``, trained on ``X``): each becomes the midpoint ``x_j < b`` of the
-        training data ``X`` that routes every training row as scikit-learn did (:func:`opttrees.data.cut_of_le`
+        training data ``X`` that routes every training row as scikit-learn did (:func:`opttrees.data.prepared.cut_of_le`
         on float32 values, as scikit-learn compares; b is one of :func:`midpoints`); a split that sends every
         row one way adds nothing; columns already present are kept once.
         """

@@ -11,7 +11,7 @@ Value vectors are minimised component-wise; leaf vectors are per-row contributio
 the scalar DPs share (:class:`opttrees.dp.recursion.SubsetSearch`: partition by split column under the leaf
 minimum, cache by row set and depth, time limit and Ctrl-C, iterative deepening); stumps are
 scored for every column at once with numpy, and dominance filtering and front merges are numba kernels
-(:mod:`opttrees.dp.pareto_kernels`).
+(:mod:`opttrees.constraints.pareto_kernels`).
 
 **Pruning** (tasks whose objective is an additive cost, e.g. weighted errors plus ``alpha`` per leaf): the
 optimum at depth d - 1 is a depth-d tree, so at depth d only vectors of cost <= that incumbent matter. Each
@@ -32,14 +32,14 @@ import time
 
 import numpy as np
 
-from ..data import LabelCodec, _as_1d, check_sample_weight
+from ..data.prepared import LabelCodec, _as_1d, check_sample_weight
+from ..dp.api import check_binary_matrix, heap_to_tree
+from ..dp.common import _check_int
+from ..dp.recursion import SubsetSearch
 from ..errors import InputError
 from ..interrupt import Budget
 from ..solvers.result import Incumbent, finish
-from .api import check_binary_matrix, heap_to_tree
-from .common import _check_int
 from .pareto_kernels import best_pair, merge_pairs, nondominated_grouped, nondominated_sorted, right_sums
-from .recursion import SubsetSearch
 
 PARETO_MAX_DEPTH = 4
 #: slack on the component limits (value vectors are sums of floats)

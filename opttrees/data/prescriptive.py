@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..data import MinMaxScaling, RankedFeatures, _as_2d_float, check_vector, feature_epsilon, frame_column
+from .prepared import MinMaxScaling, RankedFeatures, _as_2d_float, check_vector, feature_epsilon, frame_column
 from ..errors import InputError
 
 SENSES = ("min", "max")

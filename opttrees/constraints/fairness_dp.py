@@ -1,4 +1,4 @@
-r"""Group-fairness constraints for the Pareto dynamic program (:mod:`opttrees.dp.pareto`): the five notions of
+r"""Group-fairness constraints for the Pareto dynamic program (:mod:`opttrees.constraints.pareto`): the five notions of
 :mod:`opttrees.constraints` (statistical parity, conditional statistical parity, predictive equality, equal
 opportunity, equalized odds) as one separable task.
 

@@ -5,7 +5,7 @@ original units and a warm-start tree must go the other way. The column matrix, t
 original X and both maps (column -> original-units split, split -> column) travel together here, so a
 formulation takes one argument and no caller writes the maps as lambdas.
 
-Column convention (as in :class:`~opttrees.encoding.Binarizer`): ``Z[i, c] = 1`` means row i goes
+Column convention (as in :class:`~opttrees.data.binarizers.Binarizer`): ``Z[i, c] = 1`` means row i goes
 **right** on column c, and column c decodes to the split ``x_j < t`` (left iff true).
 
 - :class:`BinarizedData` — any 0/1 columns: from a fitted Binarizer (:meth:`BinarizedData.from_prepared`)
@@ -19,9 +19,9 @@ from functools import partial
 
 import numpy as np
 
-from .data import PreparedData, ShapeOf, check_sample_weight
-from .encoding import Binarizer, IntegerEncoder
-from .errors import InputError
+from .prepared import PreparedData, ShapeOf, check_sample_weight
+from .binarizers import Binarizer, IntegerEncoder
+from ..errors import InputError
 
 #: decoded thresholds closer than this (relative) count as the same split
 SPLIT_RTOL = 1e-9
@@ -91,7 +91,7 @@ class BinarizedData:
 
     @classmethod
     def from_prepared(cls, data: PreparedData, binarizer: Binarizer) -> "BinarizedData":
-        """The training data of an estimator through a fitted :class:`~opttrees.encoding.Binarizer`."""
+        """The training data of an estimator through a fitted :class:`~opttrees.data.binarizers.Binarizer`."""
         if data.codec is None:
             raise InputError("binarised data needs classification labels (prepare(X, y, task='classification'))")
         return cls(binarizer.transform(data.X), data.y, data.n_classes, data.sample_weight, X=data.X,
@@ -158,7 +158,7 @@ class ThermometerData(BinarizedData):
 
     @classmethod
     def from_prepared(cls, data: PreparedData, encoder: IntegerEncoder) -> "ThermometerData":
-        """The training data of an estimator through a fitted :class:`~opttrees.encoding.IntegerEncoder`."""
+        """The training data of an estimator through a fitted :class:`~opttrees.data.binarizers.IntegerEncoder`."""
         if data.codec is None:
             raise InputError("thermometer data needs classification labels (prepare(X, y, task='classification'))")
         X_int = encoder.transform(data.X).astype(np.float64)
