@@ -357,8 +357,13 @@ def _root_orders(X):
 
 
 def search(X, ed, max_depth, max_num_nodes, min_samples_leaf, alpha, budget, n_jobs=1, memory_limit=None,
-           verbose=False):
-    """Run the continuous search on checked data: (nested tree, cost, bound, termination, counters, trace)."""
+           verbose=False, root_features=None):
+    """Run the continuous search on checked data: (nested tree, cost, bound, termination, counters, trace).
+
+    ``root_features`` (checked feature indices, default all): only root splits on these features are searched;
+    the first incumbents (CART's tree, the best tree of depth D - 1) stay, so the answer is the best of those
+    and the trees rooted on these features, and the bound bounds exactly that set (every tree has a root, so
+    the best over a partition of the features, and the least of its bounds, are the whole search's)."""
     t0 = time.perf_counter()
     n, p = X.shape
     D = int(max_depth)
@@ -406,7 +411,7 @@ def search(X, ed, max_depth, max_num_nodes, min_samples_leaf, alpha, budget, n_j
             state.update(bound=min(lb, best), phase="done" if not stop[0] else "grid")
             return
         state["phase"] = "grid"
-        feats = list(range(p))
+        feats = list(range(p)) if root_features is None else list(root_features)
         Bd = min(B, 3)
         if D <= 2 and prob.exhaustive:     # every root threshold scored exactly, one feature per thread
             def one(f):
@@ -466,7 +471,7 @@ def search(X, ed, max_depth, max_num_nodes, min_samples_leaf, alpha, budget, n_j
                 outs = _map(coarse, feats, n_jobs)
                 if stop[0]:
                     return
-                for f, (c, t, _, st) in enumerate(outs):
+                for f, (c, t, _, st) in zip(feats, outs):
                     states[f] = st
                     if c < inc:
                         inc, inc_tree = c, t
@@ -475,7 +480,7 @@ def search(X, ed, max_depth, max_num_nodes, min_samples_leaf, alpha, budget, n_j
             state["phase"] = "refine"
         if stop[0]:
             return
-        lows = {f: outs[f][2] for f in feats}
+        lows = {f: o[2] for f, o in zip(feats, outs)}
 
         def refine(f):
             if D <= 2:
@@ -548,20 +553,61 @@ def _map(fn, items, n_jobs):
 
 def solve_dp_continuous(X, y, task=None, max_depth: int = 3, max_num_nodes: int | None = None,
                         min_samples_leaf: int = 1, alpha: float = 0.0, sample_weight=None,
-                        time_limit: float | None = None, n_jobs: int = 1, memory_limit=None, verbose=False):
+                        time_limit: float | None = None, n_jobs: int = 1, memory_limit=None, verbose=False,
+                        root_features=None):
     """Optimal tree over every midpoint of raw ``X``, found on sorted orders: (Tree in original units, SolveResult).
 
     Same objective, tasks and settings as :func:`opttrees.dp.solve_dp` (misclassification with weights or a
     cost matrix, squared error, ``alpha``, ``max_num_nodes``, ``min_samples_leaf``); feature costs need the
     binarised search. ``n_jobs`` threads share the root's features (the result does not depend on it).
     ``memory_limit`` (bytes or "4GB"; default half the physical memory): refused up front when the estimate
-    is over it, stopped like a time limit when the process grows past it.
+    is over it, stopped like a time limit when the process grows past it. ``root_features`` (feature indices,
+    default all): search only root splits on these features, besides the CART and depth-(D-1) starts (see
+    :func:`search`; :func:`opttrees.dp.cluster.solve_dp_continuous_cluster` runs such parts on a Dask cluster).
     """
     t0 = time.perf_counter()
     budget = Budget(time_limit)
     D, nn, ml, a = _common_checks(max_depth, max_num_nodes, min_samples_leaf, alpha, time_limit)
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs < 1:
         raise InputError(f"n_jobs must be an integer >= 1; got {n_jobs!r}")
+    Xa, names, y, w, task, ed = _checked_data(X, y, task, sample_weight, ml)
+    roots = check_root_features(root_features, Xa.shape[1])
+    nested, cost, bnd, termination, counters, trace, runtime = search(
+        Xa, ed, D, nn, ml, a, budget, n_jobs=int(n_jobs), memory_limit=memory_limit, verbose=verbose,
+        root_features=roots)
+    tree, objective = verified_tree(nested, cost, Xa, names, task, ed, a)
+    bound = min(bnd / ed.baseline, objective)
+    timings = {"search": runtime, "total": time.perf_counter() - t0, **counters}
+    result = finish("dp", "opttrees-dp-continuous", termination, objective, bound, time.perf_counter() - t0,
+                    counters["subproblems"], trace, timings=timings)
+    result.dp_baseline = ed.baseline * ed.extra.get("loss_scale", 1.0)   # L-hat in y's units
+    result.problem = solved_problem(D, nn, ml, a, w, "every midpoint")
+    if counters.get("memory_limit"):
+        result.message = (f"stopped at memory_limit={fmt_bytes(check_limit(memory_limit))}; the best tree so far "
+                          "and a valid lower bound are returned")
+        warnings.warn(f"continuous dynamic program: {result.message}; raise memory_limit or lower max_depth",
+                      stacklevel=2)
+    return tree, result
+
+
+def check_root_features(root_features, p: int) -> list[int] | None:
+    """``root_features`` checked against ``p`` features: None (all), else distinct indices in increasing order."""
+    if root_features is None:
+        return None
+    if isinstance(root_features, (str, bytes)) or not hasattr(root_features, "__iter__"):
+        raise InputError(f"root_features must be a list of feature indices; got {root_features!r}")
+    feats = list(root_features)
+    if not feats:
+        raise InputError("root_features is empty: give at least one feature index (or None for every feature)")
+    bad = [f for f in feats if isinstance(f, bool) or not isinstance(f, (int, np.integer)) or not 0 <= f < p]
+    if bad:
+        raise InputError(f"root_features: {bad[0]!r} is not a feature index of X, which has {p} features "
+                         f"(0 .. {p - 1})")
+    return sorted({int(f) for f in feats})
+
+
+def _checked_data(X, y, task, sample_weight, ml):
+    """X, y and the weights checked (rows of weight 0 dropped) and the task prepared: (Xa, names, y, w, task, ed)."""
     task = _check_task(task)
     if getattr(task, "feature_costs", None) is not None:
         raise InputError("feature costs depend on the path, which the continuous search does not track: use "
@@ -579,25 +625,17 @@ def solve_dp_continuous(X, y, task=None, max_depth: int = 3, max_num_nodes: int 
     if n < ml:
         raise InputError(f"X has {n} rows of positive weight, fewer than min_samples_leaf={ml}: no tree is feasible")
     ed = task.prepare(y, n, w)
-    nested, cost, bnd, termination, counters, trace, runtime = search(
-        Xa, ed, D, nn, ml, a, budget, n_jobs=int(n_jobs), memory_limit=memory_limit, verbose=verbose)
+    return Xa, names, y, w, task, ed
+
+
+def verified_tree(nested, cost, Xa, names, task, ed, alpha):
+    """The search's nested tree as a Tree with its leaves filled, re-scored on the data: (Tree, objective / L-hat);
+    a VerificationError when its score is not the search's ``cost`` (None: no figure to check)."""
     tree = nested_to_tree(nested, Xa.shape[1], task.tree_task, ed.classes,
                           list(names) if names is not None else None)
     leaf = _fill_payload(tree, task, ed, Xa)
-    raw = _raw_cost(tree, task, ed, leaf, None) + a * ed.baseline * tree.n_splits
-    if abs(raw - cost) > 1e-7 * max(1.0, abs(raw)):
+    raw = _raw_cost(tree, task, ed, leaf, None) + alpha * ed.baseline * tree.n_splits
+    if cost is not None and abs(raw - cost) > 1e-7 * max(1.0, abs(raw)):
         raise VerificationError(f"continuous dynamic program: the returned tree scores {raw:.12g} but the search "
                                 f"reported {cost:.12g}")
-    objective = raw / ed.baseline
-    bound = min(bnd / ed.baseline, objective)
-    timings = {"search": runtime, "total": time.perf_counter() - t0, **counters}
-    result = finish("dp", "opttrees-dp-continuous", termination, objective, bound, time.perf_counter() - t0,
-                    counters["subproblems"], trace, timings=timings)
-    result.dp_baseline = ed.baseline * ed.extra.get("loss_scale", 1.0)   # L-hat in y's units
-    result.problem = solved_problem(D, nn, ml, a, w, "every midpoint")
-    if counters.get("memory_limit"):
-        result.message = (f"stopped at memory_limit={fmt_bytes(check_limit(memory_limit))}; the best tree so far "
-                          "and a valid lower bound are returned")
-        warnings.warn(f"continuous dynamic program: {result.message}; raise memory_limit or lower max_depth",
-                      stacklevel=2)
-    return tree, result
+    return tree, raw / ed.baseline

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..cluster import distributed
 from ..errors import InputError
 from .grid import Cell, Grid, as_cells, package_version
 from .records import first_incumbent_time, route_of
@@ -438,10 +439,8 @@ def pending(cells, store: ResultStore, retry_failed: bool = False) -> list[Cell]
 
 
 def _dask_client(scheduler: str | None, jobs: int):
-    try:
-        from distributed import Client, LocalCluster
-    except ImportError:
-        raise InputError("backend='dask' / scheduler needs Dask distributed: pip install 'opttrees[dask]'") from None
+    dd = distributed("backend='dask' / scheduler")
+    Client, LocalCluster = dd.Client, dd.LocalCluster
     if scheduler:
         return Client(scheduler), None
     import dask

@@ -63,6 +63,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..data.prepared import PreparedData
+from ..errors import InputError
 from ..params import check_param, n_workers
 from ..interrupt import Budget
 from ..jit import ABANDONED, announce_compile, is_cold, run_threads, warn_still_compiling
@@ -251,8 +252,13 @@ class _Restarts:
 def local_search(data: PreparedData, max_depth: int, alpha: float = 0.0, min_samples_leaf: int = 1,
                  n_restarts: int = 100, split_type: str = "parallel", random_state=None, n_jobs: int | None = 1,
                  n_hyperplane_restarts: int = 5, loss: str | None = None, return_all: bool = False,
-                 max_moves: int | None = None, random_starts: float = 0.25, time_limit=None, verbose=False):
+                 max_moves: int | None = None, random_starts: float = 0.25, time_limit=None, verbose=False,
+                 restart_seeds=None):
     """Best tree over ``n_restarts`` local searches (a Tree, or a LocalSearchResult with ``return_all``).
+
+    restart_seeds: the restarts' own seeds, instead of the ``n_restarts`` seeds drawn from ``random_state``
+    (:func:`seeds_for`); a restart's tree depends only on its seed, so a slice of them runs the same
+    restarts as the whole run does (:func:`opttrees.heuristics.cluster.local_search_cluster`).
 
     random_starts: fraction of restarts that start from a fully random tree (random feature and random
     feasible cut per split) instead of the thesis's RF-style tree. RF-style starts have almost no diversity
@@ -273,16 +279,29 @@ def local_search(data: PreparedData, max_depth: int, alpha: float = 0.0, min_sam
     data, back = standardized(data)
     return to_user(_local_search(data, max_depth, alpha, min_samples_leaf, n_restarts, split_type, random_state,
                                  n_jobs, n_hyperplane_restarts, loss, return_all, max_moves, random_starts,
-                                 time_limit, verbose), back, loss)
+                                 time_limit, verbose, restart_seeds), back, loss)
+
+
+def seeds_for(random_state, n_restarts: int) -> np.ndarray:
+    """The seeds of the ``n_restarts`` restarts that :func:`local_search` runs for ``random_state`` (an int, None,
+    or a RandomState, which this advances as the search would)."""
+    check_param("n_restarts", n_restarts)
+    return _seeds(random_state, int(n_restarts))
 
 
 def _local_search(data, max_depth, alpha, min_samples_leaf, n_restarts, split_type, random_state, n_jobs,
-                  n_hyperplane_restarts, loss, return_all, max_moves, random_starts, time_limit, verbose):
+                  n_hyperplane_restarts, loss, return_all, max_moves, random_starts, time_limit, verbose,
+                  seeds=None):
     D = check_depth(max_depth)
     alpha = check_alpha(alpha)
     _check_common(min_samples_leaf, split_type, n_restarts, n_hyperplane_restarts)
     budget = Budget(time_limit)
-    seeds = _seeds(random_state, int(n_restarts))
+    if seeds is None:
+        seeds = _seeds(random_state, int(n_restarts))
+    else:
+        seeds = np.asarray(seeds, dtype=np.int64).ravel()
+        if len(seeds) == 0:
+            raise InputError("restart_seeds is empty: give at least one seed")
     T = 2 ** (D + 1) - 1
     jobs = min(n_workers(n_jobs), len(seeds))
     stop = np.zeros(1, np.int64)
