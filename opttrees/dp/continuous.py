@@ -484,18 +484,21 @@ def search(X, ed, max_depth, max_num_nodes, min_samples_leaf, alpha, budget, n_j
 
         def refine(f):
             if D <= 2:
-                return by_intervals(f, inc, False)
+                r = by_intervals(f, inc, False)
+                lows[f] = r[2]       # the kernel's bound holds when it was stopped too
+                return r
             r = offer(searchers[f].search_feature(so, xs, n, D, B, f, inc, levels=DEEP_LEVELS, state=states[f]))
             if not stop[0]:      # a finished feature's bound replaces its coarse one: the bound rises
                 lows[f] = r[2]
                 state["bound"] = min([inc] + list(lows.values()))
             return r
         outs2 = _map(refine, feats, n_jobs)
-        fin, fin_tree, low = inc, inc_tree, inc
-        for c, t, lb_f, _ in outs2:
-            low = min(low, lb_f)
+        fin, fin_tree = inc, inc_tree
+        for c, t, _, _ in outs2:
             if c < fin:
                 fin, fin_tree = c, t
+        # a feature stopped mid-refinement keeps the bound of its last finished level (the search it left returns 0)
+        low = min([inc] + list(lows.values()))
         if D <= 2:
             fin_tree = _d2_root(prob, so, xs, n, fin_tree, Bd)
         state.update(best=fin, tree=fin_tree, bound=min(low, fin), phase="done")

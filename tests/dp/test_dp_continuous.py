@@ -204,6 +204,39 @@ def test_a_deep_search_stopped_after_its_first_level_has_a_bound_above_zero(monk
     assert res.objective >= full.objective - 1e-12
 
 
+@pytest.mark.parametrize("after", [1, 3])
+def test_a_deep_search_stopped_while_refining_keeps_the_bound_of_its_coarse_levels(monkeypatch, after):
+    """A stop during the refinement (after the three coarse levels, 7 evaluations per feature) returns the bound the
+    coarse levels proved, not 0: a feature left mid-search keeps the bound of its last finished level (before, its
+    search returned 0 at the stop and that 0 became the answer's bound whenever the kernels outran the poll)."""
+    import opttrees.dp.continuous as C
+    from opttrees.interrupt import STOP
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(250, 4)).round(2)
+    y = np.digitize(X[:, 0] + X[:, 1] * X[:, 2], [-0.5, 0.5]) ^ (rng.random(250) < 0.15)
+    _, full = solve_dp_continuous(X, y, max_depth=3)
+    evaluate = C._Searcher.evaluate
+    seen = []
+
+    def counted(self, so, xs, m, d, *args):
+        if m == len(y) and d == 3:            # a root threshold
+            seen.append(1)
+            if len(seen) == 7 * X.shape[1] + after:
+                STOP.set()
+                self.prob.stop[0] = 1         # at once, not at the next poll
+        return evaluate(self, so, xs, m, d, *args)
+
+    monkeypatch.setattr(C._Searcher, "evaluate", counted)
+    try:
+        tree, res = solve_dp_continuous(X, y, max_depth=3)
+    finally:
+        STOP.clear()
+    assert len(seen) > 7 * X.shape[1]
+    assert res.status == "interrupted"
+    assert 0.0 < res.bound <= full.objective + 1e-12
+    assert res.objective >= full.objective - 1e-12
+
+
 def test_bad_input():
     X = np.zeros((4, 2))
     y = np.array([0, 1, 0, 1])
