@@ -44,6 +44,18 @@ def check_client(client, why: str):
     return client
 
 
+def current_client(who: str):
+    """The Dask Client of this process (``distributed.get_client()``) for an estimator's ``cluster="dask"``, or an
+    InputError saying how to start one (a Client is not a parameter: an estimator must stay clonable)."""
+    dd = distributed(f"{who}(cluster='dask')")
+    try:
+        client = dd.get_client()
+    except ValueError:
+        raise InputError(f"{who}(cluster='dask') needs a running dask.distributed Client in this process: "
+                         "Client(LocalCluster(n_workers=2)) or Client('tcp://scheduler:8786') before fit") from None
+    return check_client(client, who)
+
+
 def worker_threads(client) -> int:
     """Worker threads of the cluster (at least 1; 1 when no worker has joined yet)."""
     return max(1, sum(int(v) for v in client.nthreads().values()))

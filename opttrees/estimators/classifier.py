@@ -37,7 +37,7 @@ NO_DP_BOUND = Needs("dp_bound", (FALSE, Options("auto")), "dp_bound=True needs m
 #: the parameters the local search and the MIO use, and when (shared with the regressor; the spec reads them:
 #: :func:`opttrees.params.applies_table`)
 _HYPERPLANE = ("hyperplane",)
-LOCAL_SEARCH_USES = (uses("n_restarts"), uses("n_jobs"), uses("split_type"),
+LOCAL_SEARCH_USES = (uses("n_restarts"), uses("n_jobs"), uses("cluster"), uses("split_type"),
                      uses("n_hyperplane_restarts", split_type=_HYPERPLANE))
 MIO_USES = (uses("warm_start"), uses("n_restarts", warm_start=("local-search",)),
             uses("n_jobs", warm_start=("local-search",)), uses("split_type"),
@@ -113,6 +113,11 @@ class OptimalTreeClassifier(ConstrainedMixin, FittedTreeMixin, ClassifierMixin, 
         safer but exclude more splits (``method="mio"``, ``split_type="hyperplane"`` only).
     n_jobs : int or None, default=1
         Threads for the local-search restarts and the continuous DP's root features (-1: all cores).
+    cluster : {None, "dask"}, default=None
+        "dask": run ``method="local-search"``'s restarts, or ``method="dp"``'s continuous search (its root
+        features), on the Dask cluster of this process's ``dask.distributed`` Client (start one before ``fit``:
+        ``Client(LocalCluster(n_workers=2))`` or ``Client("tcp://scheduler:8786")``; the ``dask`` extra). The
+        same tree as one process; ``method="dp"`` then needs ``binarization`` "auto" or "exact".
     binarization : {"auto", "exact", "quantile", "midpoints"}, default="auto"
         Candidate splits of the dynamic program (``method="dp"`` or ``warm_start="dp"``): "exact" every
         midpoint, searched on the features' sorted orders (:mod:`opttrees.dp.continuous`: no binary matrix,
@@ -198,7 +203,7 @@ class OptimalTreeClassifier(ConstrainedMixin, FittedTreeMixin, ClassifierMixin, 
                  warm_start="auto", mip_gap=1e-6, threads=1, n_restarts=100, split_type="parallel",
                  n_hyperplane_restarts=5, hyperplane_margin=0.005, n_jobs=1, binarization="auto", dp_bound="auto",
                  routing="aggregated", loss_rows="tight",
-                 n_thresholds=10, max_num_nodes=None, random_state=0, verbose=False, constraints=None):
+                 n_thresholds=10, max_num_nodes=None, random_state=0, verbose=False, constraints=None, cluster=None):
         store_params(self, locals())
 
     # ------------------------------------------------------------------ the fit's hooks (estimators.skeleton)

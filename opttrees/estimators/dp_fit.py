@@ -15,13 +15,14 @@ from .fitcontrol import warn_time_limit
 
 #: the settings of the dynamic program (``method="dp"``, ``warm_start="dp"``), one rule each
 DP_RULES = {
+    "cluster": [NONE, Options("dask")],
     "binarization": [Options("auto", "exact", "quantile", "midpoints")],
     "n_thresholds": [Interval("int", 1)],
     "max_num_nodes": [Interval("int", 0), NONE],
 }
 
 #: where the DP's settings apply (the spec reads them: :func:`opttrees.params.applies_table`)
-DP_USES = (uses("binarization"), uses("n_thresholds"), uses("max_num_nodes"))
+DP_USES = (uses("binarization"), uses("n_thresholds"), uses("max_num_nodes"), uses("cluster"))
 
 
 def fit_dp_tree(est, data, ctl, max_num_nodes=None, share: float = 1.0, stage: str = "dp", binarization=None):
@@ -34,19 +35,38 @@ def fit_dp_tree(est, data, ctl, max_num_nodes=None, share: float = 1.0, stage: s
     from ..dp import ClassificationTask, RegressionTask, solve_dp
 
     task = ClassificationTask() if data.task == "classification" else RegressionTask()
+    binarization = binarization or est.binarization
     with ctl.stage(stage):
-        # prepare() dropped the rows of weight 0 (one min-leaf rule for every method): every row here counts
-        tree, res = solve_dp(data.X, data.y, task=task, max_depth=int(est.max_depth), max_num_nodes=max_num_nodes,
-                             min_samples_leaf=int(est.min_samples_leaf), alpha=float(est.alpha),
-                             sample_weight=data.sample_weight, binarization=binarization or est.binarization,
-                             n_thresholds=int(est.n_thresholds), n_jobs=n_workers(getattr(est, "n_jobs", 1)),
-                             time_limit=ctl.time(share), verbose=bool(est.verbose))
+        if getattr(est, "cluster", None) == "dask" and stage == "dp":
+            tree, res = _dp_on_cluster(est, data, ctl, task, max_num_nodes, binarization)
+        else:
+            # prepare() dropped the rows of weight 0 (one min-leaf rule for every method): every row here counts
+            tree, res = solve_dp(data.X, data.y, task=task, max_depth=int(est.max_depth),
+                                 max_num_nodes=max_num_nodes, min_samples_leaf=int(est.min_samples_leaf),
+                                 alpha=float(est.alpha), sample_weight=data.sample_weight, binarization=binarization,
+                                 n_thresholds=int(est.n_thresholds), n_jobs=n_workers(getattr(est, "n_jobs", 1)),
+                                 time_limit=ctl.time(share), verbose=bool(est.verbose))
     if res.status != "optimal" and share == 1.0:    # the fit's own answer was cut short (a start is only a start)
         ctl.mark_cut_short(stage)
     tree.feature_names = data.feature_names
     if data.codec is not None:      # the DP saw the label codes 0..K-1: give the tree the user's labels
         tree.classes = list(data.codec.classes)
     return tree, res
+
+
+def _dp_on_cluster(est, data, ctl, task, max_num_nodes, binarization):
+    """``method="dp"`` with ``cluster="dask"``: the continuous search's root features shared out over the
+    process's Dask Client (:func:`opttrees.dp.cluster.solve_dp_continuous_cluster`; the same optimum as one process)."""
+    from ..cluster import current_client
+    from ..dp.cluster import solve_dp_continuous_cluster
+
+    if binarization not in ("auto", "exact"):
+        raise InputError(f"cluster='dask' runs the continuous search over every midpoint: binarization must be "
+                         f"'auto' or 'exact', not {binarization!r}")
+    return solve_dp_continuous_cluster(current_client(type(est).__name__), data.X, data.y, task=task,
+                                       max_depth=int(est.max_depth), max_num_nodes=max_num_nodes,
+                                       min_samples_leaf=int(est.min_samples_leaf), alpha=float(est.alpha),
+                                       sample_weight=data.sample_weight, time_limit=ctl.time())
 
 
 def fit_dp(est, fit, constrained_warning: str | None = None):

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from ..data.prepared import TargetScaling
+from ..errors import InputError
 from ..dp.planner import START_SHARE
 from ..formulations.ort import ORT
 from ..formulations.ort_linear import ORTLinear
@@ -120,6 +121,9 @@ class LinearLeaves(ConstantLeaves):
 
     def local_search(self, fit, share: float = 1.0):
         est = self.est
+        if est.cluster == "dask":
+            raise InputError("cluster='dask' runs the constant-leaf local search and the DP; the linear-leaf local "
+                             "search (leaf_model='linear') runs in this process: leave cluster=None")
         return fit.ctl.search("local_search", linear_local_search, fit.data, est.max_depth, est.alpha,
                               self.penalty(fit.data), est.min_samples_leaf, est.n_restarts, est.random_state,
                               split_type=est.split_type, n_hyperplane_restarts=est.n_hyperplane_restarts,

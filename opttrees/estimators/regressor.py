@@ -129,6 +129,10 @@ class OptimalTreeRegressor(ConstrainedMixin, TreeAttributesMixin, RegressorMixin
         Seeds the local search and the solver.
     n_jobs : int or None, default=1
         Threads for the restarts (-1: all cores).
+    cluster : {None, "dask"}, default=None
+        "dask": run the constant-leaf local search's restarts, or ``method="dp"``'s continuous search, on the
+        Dask cluster of this process's ``dask.distributed`` Client (started before ``fit``; the ``dask`` extra).
+        The same tree as one process; not for ``leaf_model="linear"``.
     verbose : bool or int, default=False
         Print the objective and tree size after fitting (and show live solver progress).
     time_limit : float or None, default=None
@@ -201,7 +205,7 @@ class OptimalTreeRegressor(ConstrainedMixin, TreeAttributesMixin, RegressorMixin
                  solver="auto", warm_start="local-search", mip_gap=1e-6, threads=1, random_state=0, n_jobs=1,
                  verbose=False, time_limit=None, binarization="auto", n_thresholds=10, max_num_nodes=None,
                  leaf_model="constant", leaf_penalty=0.01, leaf_penalty_type="l1", coef_bound=None, max_thresholds=32,
-                 constraints=None):
+                 constraints=None, cluster=None):
         store_params(self, locals())
 
     def _auto_solver(self) -> tuple[str, str]:

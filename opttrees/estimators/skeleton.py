@@ -217,9 +217,17 @@ class TableMethods:
     _constrained_dp_warning: str | None = None
 
     def _local_search(self, fit: Fit, share: float = 1.0):
+        est: Any = self
+        if getattr(est, "cluster", None) == "dask":    # the restarts on the process's Dask Client: the same tree
+            from ..cluster import current_client
+            from ..heuristics.cluster import local_search_cluster
+
+            return fit.ctl.search("local_search", local_search_cluster, current_client(type(est).__name__), fit.data,
+                                  est.max_depth, float(est.alpha), est.min_samples_leaf, est.n_restarts,
+                                  est.split_type, est.random_state, est.n_hyperplane_restarts,
+                                  getattr(est, "loss", None), share=share, mark="local search")
         from ..heuristics import local_search
 
-        est: Any = self
         return fit.ctl.search("local_search", local_search, fit.data, est.max_depth, float(est.alpha),
                               est.min_samples_leaf, est.n_restarts, est.split_type, est.random_state, est.n_jobs,
                               est.n_hyperplane_restarts, getattr(est, "loss", None), share=share, mark="local search",
