@@ -594,6 +594,21 @@ def solve_d2(so, xs, m, Z, lab, wt, ties, worst, kind, K, M, pen, minl, depth, B
         exhaustive = kind != 2 and minl <= 1 and K <= EXHAUSTIVE_MAX_CLASSES
         pos = np.empty(side.shape[0], np.int64) if exhaustive else np.empty(0, np.int64)
         labg, wtg = _gathered(so, m, lab, wt, kind, exhaustive)
+        if not exhaustive and one[2] >= 0:
+            # the first incumbent of the interval search: the best depth-two tree whose root is the best depth-one
+            # split (a 50,000-row subproblem below a depth-3 root: 2,638 evaluations in 26 s from the depth-one
+            # incumbent alone; the whole table's depth-two search, started from the CART tree, needed 162)
+            g = int(one[2])
+            seed = np.zeros(6)
+            _fill_root(so, xs, m, g, _position(xs, m, g, one[4]), Z, labg, wtg, ties, kind, K, M, pen, minl, B, side,
+                       tot, cum, res, split, seed)
+            v = combine(res, B, pen)
+            counters[1] += 1
+            if v < inc:
+                inc = v
+                best = v
+                for k in range(6):
+                    tree[k] = seed[k]
         for f in range(p):
             if stop[0]:             # the features not searched bound nothing
                 lbr = 0.0
@@ -626,6 +641,20 @@ def solve_d2(so, xs, m, Z, lab, wt, ties, worst, kind, K, M, pen, minl, depth, B
     if best < ub:
         return best, min(lb, best)
     return INF, lb
+
+
+@njit(cache=True, nogil=True)
+def _position(xs, m, g, hi):
+    """The boundary of g's order before the first value >= hi (the rows left of a split between lo and hi)."""
+    a = 0
+    b = m
+    while a < b:
+        mid = (a + b) // 2
+        if xs[g, mid] < hi:
+            a = mid + 1
+        else:
+            b = mid
+    return a
 
 
 @njit(cache=True, nogil=True)
