@@ -29,8 +29,10 @@ _HEURISTICS = _full(*(f"heuristics.kernels.{m}" for m in
 UNITS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
     (_HEURISTICS, ()),                                                   # they call each other: one unit
     (_full("heuristics.linear_leaves"), ()),
-    (_full("dp.engine"), ("heuristics/kernels/losses.py",)),
-    (_full("dp.continuous_kernels"), ("dp/engine.py", "heuristics/kernels/losses.py")),
+    (_full("dp.engine_base"), ("heuristics/kernels/losses.py",)),
+    (_full("dp.depth_two"), ("dp/engine_base.py", "heuristics/kernels/losses.py")),
+    (_full("dp.engine"), ("dp/depth_two.py", "dp/engine_base.py", "heuristics/kernels/losses.py")),
+    (_full("dp.continuous_kernels"), ("dp/engine_base.py", "heuristics/kernels/losses.py")),
     (_full("constraints.pareto_kernels"), ()),
     (_full("dp.stats_kernels"), ()),
     (_full("prescriptive._kernels"), ("heuristics/kernels/*.py", "dp/stats_kernels.py")),

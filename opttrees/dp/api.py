@@ -31,6 +31,10 @@ from ..solvers.result import Incumbent, finish, relative_gap
 from ..tree import LEAF, Tree, heap_topology
 from . import chooser
 from . import engine as E
+from .engine_base import (N_BOUND_PRUNES, N_CACHE_HITS, N_COUNTERS, N_D2_CALLS, N_D2_INCREMENTAL, N_OPTS,
+                          N_SIM_PRUNES, N_SUBPROBLEMS, O_HAS_COUNT, O_HAS_FCOST, O_K, O_KIND, O_MINLEAF, O_ONEHOT,
+                          O_S, O_USE_BRANCH, O_USE_D2, O_USE_DATASET, O_USE_LB, O_USE_SIM, O_USE_UB, _norm,
+                          cache_entries, leaf_cost, new_cache)
 from .memory import check_estimate, check_limit, counts_bytes, fmt_bytes, resident_bytes
 from .seed import cart_seed
 from .common import MAX_DEPTH, _check_task, _common_checks, _fill_payload, _raw_cost, nested_to_tree, solved_problem
@@ -98,7 +102,7 @@ def _rebuild(root, size, d, nn, *engine) -> np.ndarray:
     """The heap of the tree the search's root entry describes, from the caches."""
     heap = np.full(size, -2, np.int64)
     entry = (float(root[0]), float(root[0]), int(root[1]), int(root[2]), int(root[4]), int(root[5]), int(root[6]))
-    dn = E._norm(d, nn)
+    dn = _norm(d, nn)
     n, hb0, data, ws, hashes, opt, dset, br = engine
     if not E.rebuild(n, dn[0], dn[1], entry, hb0, data, ws, hashes, opt, dset, br, heap):
         raise VerificationError("dynamic program: a cache entry of the optimal tree is missing")
@@ -117,21 +121,49 @@ def _workspace(n, m, SA, D, n_slots, n_sim, use_depth_two, use_sim, worst) -> tu
     return ws
 
 
-def run_engine(Xb: np.ndarray, ed: EngineData, max_depth: int, max_num_nodes: int | None, min_samples_leaf: int,
-               alpha: float, budget: Budget, column_costs=None, use_dataset_cache: bool = True,
-               use_branch_cache: bool = False, use_depth_two: bool = True, use_upper_bound: bool = True,
-               use_lower_bound: bool = True, use_similarity_bound: bool = True, iterative_deepening: bool = True,
-               seed: int = 0, memory_limit=None, verbose=False) -> EngineResult:
-    """Run the numba search on a checked uint8 matrix; returns the heap tree over ``Xb``'s columns.
+@dataclass
+class _EngineArgs:
+    """The arrays one run of the numba search reads and writes (made by :func:`_engine_args`)."""
+    n: int
+    m: int
+    cap: int                    # memory limit (bytes)
+    cols: np.ndarray            # useful column -> column of Xb
+    leaf: float                 # raw cost of the root leaf
+    hb0: np.ndarray
+    hd0: np.ndarray
+    blk: np.ndarray
+    grp: np.ndarray
+    data: tuple
+    task: tuple
+    ws: tuple
+    hashes: tuple
+    opt: np.ndarray
+    dset: object
+    br: object
+    stats: np.ndarray
+    stop: np.ndarray
+    root: np.ndarray
 
-    ``memory_limit`` (bytes or "4GB"; default half the physical memory, :mod:`opttrees.dp.memory`): a run
-    whose fixed arrays exceed it is refused; a run whose caches reach it stops like a time limit (termination
-    "limit", ``counters["memory_limit"]`` set) with its best tree and a valid bound. ``verbose``: a live line
-    (depth searched, subproblems, best tree's objective, lower bound, seconds left) refreshed every 1-2 s."""
-    t0 = time.perf_counter()
+    def search(self, d, nn, ub):
+        E.search(self.n, d, nn, ub, self.hb0, self.hd0, self.blk, self.grp, self.data, self.task, self.ws,
+                 self.hashes, self.opt, self.dset, self.br, self.stats, self.stop, self.root)
+
+    def root_lower_bound(self, D, nmax, first, best):
+        z = np.uint64(0)
+        return E.root_lower_bound(self.n, D, nmax, z, z, first, self.data, self.task, self.ws, self.hashes, self.opt,
+                                  self.dset, self.br, best)
+
+    def rebuild(self, size, d, nn):
+        return _rebuild(self.root, size, d, nn, self.n, self.hb0, self.data, self.ws, self.hashes, self.opt,
+                        self.dset, self.br)
+
+
+def _engine_args(Xb, ed, D, min_samples_leaf, alpha, column_costs, use_dataset_cache, use_branch_cache,
+                 use_depth_two, use_upper_bound, use_lower_bound, use_similarity_bound, seed,
+                 memory_limit) -> _EngineArgs:
+    """The engine's arrays for ``Xb``; an InputError when they would not fit in ``memory_limit`` or no tree is
+    feasible."""
     n, p = Xb.shape
-    D = max_depth
-    nmax = (1 << D) - 1 if max_num_nodes is None else min(int(max_num_nodes), (1 << D) - 1)
     has_fc = column_costs is not None
     cols = _useful_columns(Xb, dedupe=not has_fc)
     XT = np.ascontiguousarray(Xb[:, cols].T)
@@ -163,32 +195,68 @@ def run_engine(Xb: np.ndarray, ed: EngineData, max_depth: int, max_num_nodes: in
     else:
         worst = ed.weights.astype(np.float64).copy()
     ws = _workspace(n, m, SA, D, n_slots, n_sim, use_depth_two, use_sim, worst)
-    opt = np.zeros(E.N_OPTS, np.int64)
-    for slot, value in ((E.O_USE_DATASET, use_dataset_cache and not has_fc),   # path costs: no dataset cache
-                        (E.O_USE_BRANCH, use_branch_cache or (use_dataset_cache and has_fc)),
-                        (E.O_USE_D2, use_depth_two), (E.O_USE_UB, use_upper_bound), (E.O_USE_LB, use_lower_bound),
-                        (E.O_USE_SIM, use_sim), (E.O_MINLEAF, min_samples_leaf), (E.O_KIND, ed.kind), (E.O_K, ed.K),
-                        (E.O_HAS_FCOST, has_fc), (E.O_HAS_COUNT, has_count), (E.O_ONEHOT, ed.onehot), (E.O_S, S)):
+    opt = np.zeros(N_OPTS, np.int64)
+    for slot, value in ((O_USE_DATASET, use_dataset_cache and not has_fc),   # path costs: no dataset cache
+                        (O_USE_BRANCH, use_branch_cache or (use_dataset_cache and has_fc)),
+                        (O_USE_D2, use_depth_two), (O_USE_UB, use_upper_bound), (O_USE_LB, use_lower_bound),
+                        (O_USE_SIM, use_sim), (O_MINLEAF, min_samples_leaf), (O_KIND, ed.kind), (O_K, ed.K),
+                        (O_HAS_FCOST, has_fc), (O_HAS_COUNT, has_count), (O_ONEHOT, ed.onehot), (O_S, S)):
         opt[slot] = int(value)
-    dset, br = E.new_cache(), E.new_cache()   # built in numba (a typed Dict made from Python costs ~1.5 ms)
-    stats = np.zeros(E.N_COUNTERS, np.int64)
-    stop = np.zeros(1, np.int64)
-    root = np.zeros(8)
-    blk = np.zeros(int(fb.max()) + 1, np.int64)
-    grp = np.zeros(max(int(fg.max()) + 1, 1), np.int64)
+    dset, br = new_cache(), new_cache()   # built in numba (a typed Dict made from Python costs ~1.5 ms)
     hd1 = np.uint64(hashes[0].sum(dtype=np.uint64))
     hd2 = np.uint64(hashes[1].sum(dtype=np.uint64))
-    z = np.uint64(0)
-    hb0 = np.zeros(2, np.uint64)
-    hd0 = np.array([hd1, hd2], np.uint64)
+    tot = ed.Z.sum(axis=0)
+    leaf = leaf_cost(np.concatenate([tot, [n]]) if has_count else tot, ed.kind, ed.K, ed.M)
+    if n < min_samples_leaf:
+        raise InputError(f"min_samples_leaf={min_samples_leaf} exceeds the number of rows ({n}): no tree is feasible")
+    return _EngineArgs(n=n, m=m, cap=cap, cols=cols, leaf=leaf, hb0=np.zeros(2, np.uint64), hd0=np.array([hd1, hd2], np.uint64),
+                       blk=np.zeros(int(fb.max()) + 1, np.int64), grp=np.zeros(max(int(fg.max()) + 1, 1), np.int64),
+                       data=data, task=task, ws=ws, hashes=hashes, opt=opt, dset=dset, br=br,
+                       stats=np.zeros(N_COUNTERS, np.int64), stop=np.zeros(1, np.int64), root=np.zeros(8))
+
+
+def _run_depth(args: _EngineArgs, d: int, nn: int, ub: float, budget: Budget, cold: bool, line):
+    """The search at depth ``d`` (at most ``nn`` branching nodes, cost < ``ub``) in a worker thread while this one
+    polls the time limit, Ctrl-C and the memory cap: (run_threads' answer, whether the memory cap stopped it)."""
+    if budget.stop():   # no depth starts past the time limit (the kernel returns at once, with its bound)
+        args.stop[0] = 1
+    over = [False]
+
+    def grown() -> bool:
+        over[0] = resident_bytes() > args.cap
+        return over[0]
+
+    try:
+        ran = run_threads([lambda: args.search(d, nn, ub)], 1, args.stop, budget,
+                          compiling=(lambda: is_cold(E.search)) if cold else None,
+                          on_poll=lambda: line.update(subproblems=int(args.stats[0])), over_memory=grown)
+    except KeyboardInterrupt:
+        line.close()
+        raise
+    return ran, over[0]
+
+
+def run_engine(Xb: np.ndarray, ed: EngineData, max_depth: int, max_num_nodes: int | None, min_samples_leaf: int,
+               alpha: float, budget: Budget, column_costs=None, use_dataset_cache: bool = True,
+               use_branch_cache: bool = False, use_depth_two: bool = True, use_upper_bound: bool = True,
+               use_lower_bound: bool = True, use_similarity_bound: bool = True, iterative_deepening: bool = True,
+               seed: int = 0, memory_limit=None, verbose=False) -> EngineResult:
+    """Run the numba search on a checked uint8 matrix; returns the heap tree over ``Xb``'s columns.
+
+    ``memory_limit`` (bytes or "4GB"; default half the physical memory, :mod:`opttrees.dp.memory`): a run
+    whose fixed arrays exceed it is refused; a run whose caches reach it stops like a time limit (termination
+    "limit", ``counters["memory_limit"]`` set) with its best tree and a valid bound. ``verbose``: a live line
+    (depth searched, subproblems, best tree's objective, lower bound, seconds left) refreshed every 1-2 s."""
+    t0 = time.perf_counter()
+    D = max_depth
+    nmax = (1 << D) - 1 if max_num_nodes is None else min(int(max_num_nodes), (1 << D) - 1)
+    args = _engine_args(Xb, ed, D, min_samples_leaf, alpha, column_costs, use_dataset_cache, use_branch_cache,
+                        use_depth_two, use_upper_bound, use_lower_bound, use_similarity_bound, seed, memory_limit)
+    m, stats = args.m, args.stats
     size = 2 ** (D + 1) - 1
     best_heap = np.full(size, -2, np.int64)
     best_heap[0] = -1
-    tot = ed.Z.sum(axis=0)
-    leaf = E.leaf_cost(np.concatenate([tot, [n]]) if has_count else tot, ed.kind, ed.K, ed.M)
-    if n < min_samples_leaf:
-        raise InputError(f"min_samples_leaf={min_samples_leaf} exceeds the number of rows ({n}): no tree is feasible")
-    best = leaf
+    best = args.leaf
     trace = [Incumbent(time.perf_counter() - t0, best / ed.baseline, 0.0, relative_gap(best, 0.0), 0)]
     termination = "optimal"
     bound = best if (D == 0 or nmax == 0 or m == 0) else 0.0
@@ -200,32 +268,14 @@ def run_engine(Xb: np.ndarray, ed: EngineData, max_depth: int, max_num_nodes: in
     depths = range(1, D + 1) if iterative_deepening else [D]
     if D == 0 or nmax == 0 or m == 0:
         depths = []
-    left = budget.remaining()
-    line = ProgressLine("dynamic program", enabled=bool(verbose), time_limit=left)
+    line = ProgressLine("dynamic program", enabled=bool(verbose), time_limit=budget.remaining())
     line.update(depth=0, subproblems=0, best=best / ed.baseline, bound=bound / ed.baseline)
     for d in depths:
         nn = min(nmax, (1 << d) - 1)
         ub = best * (1 + 1e-12) + 1e-12 if use_upper_bound else np.inf
         line.update(depth=f"{d}/{D}")
-        def work(d=d, nn=nn, ub=ub):
-            E.search(n, d, nn, ub, hb0, hd0, blk, grp, data, task, ws, hashes, opt, dset, br,
-                                stats, stop, root)
-
-        if budget.stop():   # no depth starts past the time limit (the kernel returns at once, with its bound)
-            stop[0] = 1
-        over = [False]
-
-        def grown(over=over) -> bool:
-            over[0] = resident_bytes() > cap
-            return over[0]
-
-        try:
-            ran = run_threads([work], 1, stop, budget, compiling=(lambda: is_cold(E.search)) if cold else None,
-                              on_poll=lambda: line.update(subproblems=int(stats[0])), over_memory=grown)
-        except KeyboardInterrupt:
-            line.close()
-            raise
-        over_memory = over_memory or over[0]
+        ran, over = _run_depth(args, d, nn, ub, budget, cold, line)
+        over_memory = over_memory or over
         # still compiling at a stop (the kernel reads stop only once it runs): the compile finishes in the
         # background (daemon thread, cached for the next run); return the best tree so far
         abandoned = ran is ABANDONED
@@ -236,17 +286,17 @@ def run_engine(Xb: np.ndarray, ed: EngineData, max_depth: int, max_num_nodes: in
             warn_still_compiling("dynamic-program", "the best tree so far (the root leaf if none) with lower bound "
                                  f"{bound / ed.baseline:g}", stacklevel=4)
             break
-        stopped = bool(stop[0])
+        stopped = bool(args.stop[0])
+        root = args.root
         rc = root[0]
         if root[1] >= 0 and rc < best * (1 - 1e-12) - 1e-12 or (not use_upper_bound and rc < best - 1e-12):
-            best_heap = _rebuild(root, size, d, nn, n, hb0, data, ws, hashes, opt, dset, br)
+            best_heap = args.rebuild(size, d, nn)
             best = rc
         elif rc < best and root[1] < 0:
             best = rc
         if stopped:
             termination = "interrupted" if STOP.is_set() else "limit" if over_memory else "time_limit"
-            first = int(root[3]) if d == D else 0
-            lb = E.root_lower_bound(n, D, nmax, z, z, first, data, task, ws, hashes, opt, dset, br, best)
+            lb = args.root_lower_bound(D, nmax, int(root[3]) if d == D else 0, best)
             bound = min(lb, best)
             trace.append(Incumbent(time.perf_counter() - t0, best / ed.baseline, bound / ed.baseline,
                                    relative_gap(best, bound), int(stats[0])))
@@ -262,8 +312,8 @@ def run_engine(Xb: np.ndarray, ed: EngineData, max_depth: int, max_num_nodes: in
     # heap over useful columns -> heap over Xb's columns
     heap = best_heap.copy()
     split = heap >= 0
-    heap[split] = cols[heap[split]]
-    counters = _counters(stats, 0 if abandoned else None, dset, br, m, over_memory)
+    heap[split] = args.cols[heap[split]]
+    counters = _counters(stats, 0 if abandoned else None, args.dset, args.br, m, over_memory)
     return EngineResult(heap, float(best), float(bound), termination, counters, trace, time.perf_counter() - t0)
 
 
@@ -271,10 +321,10 @@ def _counters(stats, entries, dset, br, m, over_memory) -> dict:
     """The engine's counters; ``entries`` None: count the caches (with a cached kernel: len() of a typed Dict
     compiles in every process; it would wait for a compile left running in the background, so an abandoned run
     passes 0)."""
-    return {"subproblems": int(stats[E.N_SUBPROBLEMS]), "cache_hits": int(stats[E.N_CACHE_HITS]),
-            "depth_two_calls": int(stats[E.N_D2_CALLS]), "bound_prunes": int(stats[E.N_BOUND_PRUNES]),
-            "depth_two_incremental": int(stats[E.N_D2_INCREMENTAL]), "similarity_prunes": int(stats[E.N_SIM_PRUNES]),
-            "cache_entries": int(E.cache_entries(dset, br)) if entries is None else entries, "binary_columns": int(m),
+    return {"subproblems": int(stats[N_SUBPROBLEMS]), "cache_hits": int(stats[N_CACHE_HITS]),
+            "depth_two_calls": int(stats[N_D2_CALLS]), "bound_prunes": int(stats[N_BOUND_PRUNES]),
+            "depth_two_incremental": int(stats[N_D2_INCREMENTAL]), "similarity_prunes": int(stats[N_SIM_PRUNES]),
+            "cache_entries": int(cache_entries(dset, br)) if entries is None else entries, "binary_columns": int(m),
             "memory_limit": bool(over_memory)}
 
 

@@ -237,109 +237,136 @@ class _Searcher:
         until none is. The ends of the range are virtual positions -1 and nb (an empty side costs 0), so a
         first bound exists after one evaluation; ``state`` carries the evaluations between calls (a search
         of the root that raises ``levels`` one at a time over every feature, then refines)."""
-        P = self.prob
-        bp = K.boundaries(xs, m, f, P.minl)
-        nb = len(bp)
-        if nb == 0:
+        bp = K.boundaries(xs, m, f, self.prob.minl)
+        if len(bp) == 0:
             return INF, None, INF, None
-        wp = np.concatenate([[0.0], np.cumsum(P.worst[so[f, :m]])])
-        cb = _cap(d - 1)
-        budgets = [(nl, B - 1 - nl) for nl in range(0, B) if nl <= cb and B - 1 - nl <= cb]
+        fs = _FeatureSearch(self, so, xs, m, d, B, f, bp, ub, state)
+        if not fs.coarse(levels):
+            return fs.result(0.0)
+        done = sorted(fs.vals)
+        stack = [(a, b) for a, b in zip(done, done[1:]) if b > a + 1]
+        if not refine:
+            for a, b in stack:
+                fs.low = min(fs.low, fs.bound(a, b))
+            return fs.result(fs.low)
+        fs.refine(stack)
+        return fs.result(fs.low)
+
+
+class _FeatureSearch:
+    """One call of :meth:`_Searcher.search_feature`: the interval search of root feature ``f`` at depth ``d`` over
+    its boundary positions ``bp``, with the incumbent (``best``, ``best_tree``) and the least bound of the intervals
+    closed so far (``low``)."""
+
+    def __init__(self, searcher: _Searcher, so, xs, m, d, B, f, bp, ub, state):
+        P = self.prob = searcher.prob
+        self.searcher = searcher
+        self.so, self.xs, self.m, self.d, self.B, self.f, self.bp, self.ub = so, xs, m, d, B, f, bp, ub
+        nb = self.nb = len(bp)
+        self.wp = np.concatenate([[0.0], np.cumsum(P.worst[so[f, :m]])])
+        cb = self.cb = _cap(d - 1)
+        self.budgets = [(nl, B - 1 - nl) for nl in range(0, B) if nl <= cb and B - 1 - nl <= cb]
         # vals[j]: the sides' lower bounds per node budget at evaluated position j; rel[j]: the same without the
         # minimum leaf size (only with one; see relaxed_sides). The virtual ends: left side empty at -1, right
         # side empty at nb, the other side bounded by 0.
         if state is None:
             zero = (np.zeros(cb + 1), np.zeros(cb + 1))
-            vals, rel = {-1: zero, nb: zero}, {-1: zero, nb: zero}
+            self.vals, self.rel = {-1: zero, nb: zero}, {-1: zero, nb: zero}
         else:
-            vals, rel = state
-        best, best_tree, low = ub, None, INF
+            self.vals, self.rel = state
+        self.best, self.best_tree, self.low = ub, None, INF
 
-        def rows_left(j):
-            return 0 if j < 0 else m if j >= nb else int(bp[j])
+    def result(self, low):
+        """(cost, tree, lb, state) as :meth:`_Searcher.search_feature` returns them."""
+        return (self.best if self.best < self.ub else INF), self.best_tree, low, (self.vals, self.rel)
 
-        def relaxed_sides(j):
-            """Lower bounds of the two sides at position j with no minimum leaf size, per node budget. Solved
-            with the cut ``best - pen``: a side at or above it already closes every interval it bounds, and
-            ``best`` only falls, so a value once computed stays good enough."""
-            got = rel.get(j)
-            if got is None:
-                R = self.relaxed
-                left, xl, right, xr = K.split_orders(so, xs, m, f, int(bp[j]), R.mark)
-                i = int(bp[j])
-                cut = best - P.pen
-                uL, uR = np.zeros(cb + 1), np.zeros(cb + 1)
-                for nl, nr in budgets:
-                    c, lb_, _ = R.solve(left, xl, i, d - 1, nl, cut)
-                    uL[nl] = c if c < INF else lb_
-                    c, lb_, _ = R.solve(right, xr, m - i, d - 1, nr, cut)
-                    uR[nr] = c if c < INF else lb_
-                got = rel[j] = (uL, uR)
-            return got
+    def rows_left(self, j):
+        return 0 if j < 0 else self.m if j >= self.nb else int(self.bp[j])
 
-        def bound(a, b):
-            """Lower bound on every root threshold strictly between evaluated positions a < b (docs/dp.md)."""
-            va, vb = vals[a], vals[b]
-            w = wp[rows_left(b)] - wp[rows_left(a)]
-            per = {}
-            for nl, nr in budgets:
-                v = va[0][nl] + vb[1][nr] if P.monotone else 0.0     # the left side grows, the right side shrinks
-                if P.moving:                                          # rows of weight w move between the sides
-                    v = max(v, vb[0][nl] + va[1][nr] - w)
-                per[nl, nr] = v
-            if not P.monotone and P.pen + min(per.values()) < best and not P.stop[0]:
-                ua, ub_ = relaxed_sides(a), relaxed_sides(b)
-                for nl, nr in budgets:
-                    per[nl, nr] = max(per[nl, nr], ua[0][nl] + ub_[1][nr])
-            return P.pen + min(per.values())
+    def relaxed_sides(self, j):
+        """Lower bounds of the two sides at position j with no minimum leaf size, per node budget. Solved
+        with the cut ``best - pen``: a side at or above it already closes every interval it bounds, and
+        ``best`` only falls, so a value once computed stays good enough."""
+        got = self.rel.get(j)
+        if got is None:
+            R = self.searcher.relaxed
+            so, xs, m, d, cb = self.so, self.xs, self.m, self.d, self.cb
+            left, xl, right, xr = K.split_orders(so, xs, m, self.f, int(self.bp[j]), R.mark)
+            i = int(self.bp[j])
+            cut = self.best - self.prob.pen
+            uL, uR = np.zeros(cb + 1), np.zeros(cb + 1)
+            for nl, nr in self.budgets:
+                c, lb_, _ = R.solve(left, xl, i, d - 1, nl, cut)
+                uL[nl] = c if c < INF else lb_
+                c, lb_, _ = R.solve(right, xr, m - i, d - 1, nr, cut)
+                uR[nr] = c if c < INF else lb_
+            got = self.rel[j] = (uL, uR)
+        return got
 
-        def right_lb_of(b):
-            """Lower bounds of the right side at j < b from the right side at b, which holds a subset of its rows:
-            monotonicity, so the relaxed values when there is a minimum leaf size (and only those already made)."""
-            if b is None or b >= nb or b not in vals:
-                return {}
-            if P.monotone:
-                return {nr: vals[b][1][nr] for _, nr in budgets}
-            return {nr: rel[b][1][nr] for _, nr in budgets} if b in rel else {}
+    def bound(self, a, b):
+        """Lower bound on every root threshold strictly between evaluated positions a < b (docs/dp.md)."""
+        P = self.prob
+        va, vb = self.vals[a], self.vals[b]
+        w = self.wp[self.rows_left(b)] - self.wp[self.rows_left(a)]
+        per = {}
+        for nl, nr in self.budgets:
+            v = va[0][nl] + vb[1][nr] if P.monotone else 0.0     # the left side grows, the right side shrinks
+            if P.moving:                                          # rows of weight w move between the sides
+                v = max(v, vb[0][nl] + va[1][nr] - w)
+            per[nl, nr] = v
+        if not P.monotone and P.pen + min(per.values()) < self.best and not P.stop[0]:
+            ua, ub_ = self.relaxed_sides(a), self.relaxed_sides(b)
+            for nl, nr in self.budgets:
+                per[nl, nr] = max(per[nl, nr], ua[0][nl] + ub_[1][nr])
+        return P.pen + min(per.values())
 
-        def run(j, b_right):
-            nonlocal best, best_tree, low
-            c, lo, t, vl, vr = self.evaluate(so, xs, m, d, B, f, int(bp[j]), best, right_lb_of(b_right))
-            vals[j] = (vl, vr)
-            self.prob.evaluations += 1
-            low = min(low, lo if c == INF else c)
-            if c < best:
-                best, best_tree = c, t
+    def right_lb_of(self, b):
+        """Lower bounds of the right side at j < b from the right side at b, which holds a subset of its rows:
+        monotonicity, so the relaxed values when there is a minimum leaf size (and only those already made)."""
+        if b is None or b >= self.nb or b not in self.vals:
+            return {}
+        if self.prob.monotone:
+            return {nr: self.vals[b][1][nr] for _, nr in self.budgets}
+        return {nr: self.rel[b][1][nr] for _, nr in self.budgets} if b in self.rel else {}
 
-        # the coarse levels: position (q (nb + 1)) / 2**levels - 1 for q = 1 .. 2**levels - 1, right to left (each
-        # evaluation passes its right side's bound to the next one on its left)
+    def run(self, j, b_right):
+        c, lo, t, vl, vr = self.searcher.evaluate(self.so, self.xs, self.m, self.d, self.B, self.f, int(self.bp[j]),
+                                                  self.best, self.right_lb_of(b_right))
+        self.vals[j] = (vl, vr)
+        self.prob.evaluations += 1
+        self.low = min(self.low, lo if c == INF else c)
+        if c < self.best:
+            self.best, self.best_tree = c, t
+
+    def coarse(self, levels) -> bool:
+        """The coarse levels: position (q (nb + 1)) / 2**levels - 1 for q = 1 .. 2**levels - 1, right to left (each
+        evaluation passes its right side's bound to the next one on its left). False when stopped."""
+        nb, vals = self.nb, self.vals
         parts = 1 << levels
         coarse = sorted({(q * (nb + 1)) // parts - 1 for q in range(1, parts)} - {-1, nb})
         for j in reversed(coarse):
             if j not in vals:
                 right = [k for k in vals if j < k < nb]
-                run(j, min(right) if right else None)
-            if P.stop[0]:
-                return (best if best < ub else INF), best_tree, 0.0, (vals, rel)
-        done = sorted(vals)
-        stack = [(a, b) for a, b in zip(done, done[1:]) if b > a + 1]
-        if not refine:
-            for a, b in stack:
-                low = min(low, bound(a, b))
-            return (best if best < ub else INF), best_tree, low, (vals, rel)
+                self.run(j, min(right) if right else None)
+            if self.prob.stop[0]:
+                return False
+        return True
+
+    def refine(self, stack):
+        """Split every interval of ``stack`` whose bound is below the incumbent until none is (of two halves, the
+        one of the smaller bound first)."""
         while stack:
             a, b = stack.pop()
-            lb = bound(a, b)
-            if P.stop[0] or lb >= best:
-                low = min(low, lb)
+            lb = self.bound(a, b)
+            if self.prob.stop[0] or lb >= self.best:
+                self.low = min(self.low, lb)
                 continue
             mid = (a + b) // 2
-            run(mid, b)
+            self.run(mid, b)
             parts_ab = [(a, mid), (mid, b)]
             parts_ab = [(x, y) for x, y in parts_ab if y > x + 1]
-            parts_ab.sort(key=lambda ab: -bound(*ab))
+            parts_ab.sort(key=lambda ab: -self.bound(*ab))
             stack.extend(parts_ab)
-        return (best if best < ub else INF), best_tree, low, (vals, rel)
 
 
 def _d2_root(prob, so, xs, n, t, B):
@@ -356,18 +383,162 @@ def _root_orders(X):
     return np.ascontiguousarray(np.argsort(X, axis=0, kind="stable").T.astype(np.int32))
 
 
-def search(X, ed, max_depth, max_num_nodes, min_samples_leaf, alpha, budget, n_jobs=1, memory_limit=None,
-           verbose=False, root_features=None):
-    """Run the continuous search on checked data: (nested tree, cost, bound, termination, counters, trace).
+class _RootSearch:
+    """One search of the root, the body of :func:`search`'s worker thread: one method per phase (the first
+    incumbent; depth-two roots, exhaustive or by intervals; the coarse levels at depth >= 3; the refinement).
+    ``state`` is what the progress line and :func:`search` read (the answer so far, its bound and the phase)."""
 
-    ``root_features`` (checked feature indices, default all): only root splits on these features are searched;
-    the first incumbents (CART's tree, the best tree of depth D - 1) stay, so the answer is the best of those
-    and the trees rooted on these features, and the bound bounds exactly that set (every tree has a root, so
-    the best over a partition of the features, and the least of its bounds, are the whole search's)."""
-    t0 = time.perf_counter()
+    def __init__(self, prob: _Problem, so, xs, D, B, best, best_tree, n_jobs, root_features):
+        self.prob, self.so, self.xs = prob, so, xs
+        self.D, self.B, self.Bd = D, B, min(B, 3)
+        self.best, self.best_tree = best, best_tree
+        self.n_jobs = n_jobs
+        self.root_features = root_features
+        self.state = {"best": best, "tree": best_tree, "bound": 0.0, "phase": "start"}
+        self.lock = threading.Lock()
+        self.searchers: list = []
+        self.states: list = [None] * prob.p      # each root feature's evaluations (depth >= 3)
+        self.lows: dict = {}                      # each root feature's bound (a finished refinement replaces it)
+
+    def run(self):
+        P, D, state, stop = self.prob, self.D, self.state, self.prob.stop
+        if D == 0 or self.B == 0 or P.n < 2 * max(P.minl, 1):
+            state.update(bound=self.best, phase="done")
+            return
+        if not self.first_incumbent():
+            return
+        state["phase"] = "grid"
+        feats = list(range(P.p)) if self.root_features is None else list(self.root_features)
+        if D <= 2 and P.exhaustive:     # every root threshold scored exactly, one feature per thread
+            self.exhaustive(feats)
+            return
+        if D <= 2:
+            inc, inc_tree, outs = self.depth_two_grid(feats)
+        else:
+            got = self.coarse_levels(feats)
+            if got is None:
+                return
+            inc, inc_tree, outs = got
+            state["phase"] = "refine"
+        if stop[0]:
+            return
+        self.lows = {f: o[2] for f, o in zip(feats, outs)}
+        self.refine(feats, inc, inc_tree)
+
+    def first_incumbent(self) -> bool:
+        """The best tree of depth one (depth <= 2) or of depth D - 1 as the incumbent: whether the search goes on."""
+        P, D, B, state, stop = self.prob, self.D, self.B, self.state, self.prob.stop
+        self.searchers = [_Searcher(P) for _ in range(P.p)]
+        c, lb, t = self.searchers[0].solve(self.so, self.xs, P.n, 1 if D <= 2 else D - 1, B, self.best)
+        if c < self.best:
+            self.best, self.best_tree = c, t
+            state.update(best=self.best, tree=t)
+        if (D <= 2 and B <= 1) or stop[0]:
+            state.update(bound=min(lb, self.best), phase="done" if not stop[0] else "grid")
+            return False
+        return True
+
+    def exhaustive(self, feats):
+        """Depth two, every root threshold of every feature scored exactly (one feature per thread)."""
+        P, so, xs, n, stop = self.prob, self.so, self.xs, self.prob.n, self.prob.stop
+
+        def one(f):
+            o = np.zeros(4)
+            K.best_root_all(so, xs, n, f, P.lab, P.wt, P.K, P.M, P.pen, self.Bd, np.empty(n, np.int64), o, stop)
+            P.evaluations += 1
+            return o[0], int(o[1]), stop[0] == 0
+        outs = _map(one, feats, self.n_jobs)
+        fin, fin_tree = self.best, self.best_tree
+        for f, (c, i, _) in zip(feats, outs):
+            if i >= 0 and c < fin:
+                fin, fin_tree = c, (f, i)
+        complete = all(done for _, _, done in outs)
+        self.state.update(best=fin, tree=_d2_root(P, so, xs, n, fin_tree, self.Bd),
+                          bound=fin if complete else 0.0, phase="done" if complete else "grid")
+
+    def offer(self, r):
+        """A feature's result, its tree kept at once as the answer so far (a stop between features keeps it)."""
+        c, t = r[0], r[1]
+        if self.D > 2 and t is not None:
+            with self.lock:
+                if c < self.state["best"]:
+                    self.state.update(best=c, tree=t)
+        return r
+
+    def by_intervals(self, f, ub, grid_only):
+        """The depth-two interval search of root feature f (squared error or a minimum leaf size)."""
+        P, so = self.prob, self.so
+        o = np.zeros(4)
+        K.root_feature(so, self.xs, P.n, f, P.Z, *P.gathered(so), P.ties, P.worst, P.kind, P.K, P.M, P.pen, P.minl,
+                       self.Bd, ub, P.moving, grid_only, P.stop, self.searchers[f].side, o)
+        P.evaluations += int(o[3])
+        return o[0], (f, int(o[1])) if o[1] >= 0 else None, o[2], None
+
+    def depth_two_grid(self, feats):
+        """Depth two by intervals, the grid of every feature: (incumbent, its tree, the features' results)."""
+        outs = _map(lambda f: self.by_intervals(f, self.best, True), feats, self.n_jobs)
+        inc, inc_tree = self.best, self.best_tree
+        for c, t, _, _ in outs:
+            if c < inc:
+                inc, inc_tree = c, t
+        self.state.update(best=inc, tree=_d2_root(self.prob, self.so, self.xs, self.prob.n, inc_tree, self.Bd),
+                          bound=min([inc] + [o[2] for o in outs]), phase="refine")
+        return inc, inc_tree, outs
+
+    def coarse_levels(self, feats):
+        """Depth >= 3, coarse to fine over every root feature: one level (a halving of each feature's thresholds)
+        at a time, so the lower bound (the smallest interval bound of any feature) rises from the first level.
+        (incumbent, its tree, the last level's results), None when stopped."""
+        P, D, B, so, xs, states = self.prob, self.D, self.B, self.so, self.xs, self.states
+        inc, inc_tree = self.best, self.best_tree
+        for level in range(1, DEEP_LEVELS + 1):
+            ub_level = inc
+
+            def coarse(f, level=level, ub_level=ub_level):
+                return self.offer(self.searchers[f].search_feature(so, xs, P.n, D, B, f, ub_level, levels=level,
+                                                                   refine=False, state=states[f]))
+            outs = _map(coarse, feats, self.n_jobs)
+            if P.stop[0]:
+                return None
+            for f, (c, t, _, st) in zip(feats, outs):
+                states[f] = st
+                if c < inc:
+                    inc, inc_tree = c, t
+            self.state.update(best=inc, tree=inc_tree, bound=min([inc] + [o[2] for o in outs]),
+                              phase=f"level {level}/{DEEP_LEVELS}")
+        return inc, inc_tree, outs
+
+    def refine(self, feats, inc, inc_tree):
+        """Every feature's search to its end under the incumbent ``inc``; the answer and its bound to ``state``."""
+        P, D, B, lows, state = self.prob, self.D, self.B, self.lows, self.state
+
+        def one(f):
+            if D <= 2:
+                r = self.by_intervals(f, inc, False)
+                lows[f] = r[2]       # the kernel's bound holds when it was stopped too
+                return r
+            r = self.offer(self.searchers[f].search_feature(self.so, self.xs, P.n, D, B, f, inc, levels=DEEP_LEVELS,
+                                                            state=self.states[f]))
+            if not P.stop[0]:      # a finished feature's bound replaces its coarse one: the bound rises
+                lows[f] = r[2]
+                state["bound"] = min([inc] + list(lows.values()))
+            return r
+        outs2 = _map(one, feats, self.n_jobs)
+        fin, fin_tree = inc, inc_tree
+        for c, t, _, _ in outs2:
+            if c < fin:
+                fin, fin_tree = c, t
+        # a feature stopped mid-refinement keeps the bound of its last finished level (the search it left returns 0)
+        low = min([inc] + list(lows.values()))
+        if D <= 2:
+            fin_tree = _d2_root(P, self.so, self.xs, P.n, fin_tree, self.Bd)
+        state.update(best=fin, tree=fin_tree, bound=min(low, fin), phase="done")
+
+
+def _root_problem(X, ed, D, min_samples_leaf, alpha, n_jobs, memory_limit):
+    """(the search's problem, its features' sorted orders and sorted values, the memory cap); an InputError when
+    the search's memory estimate is over the cap."""
     n, p = X.shape
-    D = int(max_depth)
-    B = _cap(D) if max_num_nodes is None else min(int(max_num_nodes), _cap(D))
     cap = check_limit(memory_limit)
     need = _memory_estimate(n, p, D, n_jobs)
     if need > cap:
@@ -380,129 +551,13 @@ def search(X, ed, max_depth, max_num_nodes, min_samples_leaf, alpha, budget, n_j
     xs = np.ascontiguousarray(np.take_along_axis(prob.X, so.T.astype(np.int64), axis=0).T)
     prob.ties = (np.diff(xs, axis=1) == 0).any(axis=1) if n > 1 else np.zeros(p, bool)
     prob.gathered(so)
-    leaf_tot = prob.Z.sum(axis=0)
-    from .engine import leaf_cost
-    leaf = float(leaf_cost(leaf_tot, prob.kind, prob.K, prob.M))
-    # the first incumbent: CART's tree of this shape when it beats the single leaf, so that no anytime answer is
-    # worse than the greedy tree (opttrees.dp.seed)
-    seed, seed_cost = cart_seed(prob.X, ed, D, B, min_samples_leaf, prob.pen)
-    start, start_tree = (seed_cost, seed) if seed_cost < leaf else (leaf, None)
-    best, best_tree = start, start_tree
-    bound = 0.0
-    trace = [Incumbent(time.perf_counter() - t0, best / ed.baseline, 0.0, relative_gap(best, 0.0), 0)]
-    termination = "optimal"
-    # the same label as the binary engine's line (one "dynamic program" whatever the search); engine=continuous
-    line = ProgressLine("dynamic program", enabled=bool(verbose), time_limit=budget.remaining())
-    line.update(engine="continuous", depth=f"{D}/{D}")
-    state = {"best": best, "tree": best_tree, "bound": 0.0, "phase": "start"}
+    return prob, so, xs, cap
 
-    def work():
-        nonlocal best, best_tree
-        if D == 0 or B == 0 or n < 2 * max(min_samples_leaf, 1):
-            state.update(bound=best, phase="done")
-            return
-        searchers = [_Searcher(prob) for _ in range(p)]
-        # the first incumbent: the best tree of depth one (depth <= 2) or of depth D - 1
-        c, lb, t = searchers[0].solve(so, xs, n, 1 if D <= 2 else D - 1, B, best)
-        if c < best:
-            best, best_tree = c, t
-            state.update(best=best, tree=t)
-        if (D <= 2 and B <= 1) or stop[0]:
-            state.update(bound=min(lb, best), phase="done" if not stop[0] else "grid")
-            return
-        state["phase"] = "grid"
-        feats = list(range(p)) if root_features is None else list(root_features)
-        Bd = min(B, 3)
-        if D <= 2 and prob.exhaustive:     # every root threshold scored exactly, one feature per thread
-            def one(f):
-                o = np.zeros(4)
-                K.best_root_all(so, xs, n, f, prob.lab, prob.wt, prob.K, prob.M, prob.pen, Bd,
-                                np.empty(n, np.int64), o, stop)
-                prob.evaluations += 1
-                return o[0], int(o[1]), stop[0] == 0
-            outs = _map(one, feats, n_jobs)
-            fin, fin_tree = best, best_tree
-            for f, (c, i, _) in zip(feats, outs):
-                if i >= 0 and c < fin:
-                    fin, fin_tree = c, (f, i)
-            complete = all(done for _, _, done in outs)
-            state.update(best=fin, tree=_d2_root(prob, so, xs, n, fin_tree, Bd),
-                         bound=fin if complete else 0.0, phase="done" if complete else "grid")
-            return
 
-        lock = threading.Lock()
-
-        def offer(r):
-            """A feature's result, its tree kept at once as the answer so far (a stop between features keeps it)."""
-            c, t = r[0], r[1]
-            if D > 2 and t is not None:
-                with lock:
-                    if c < state["best"]:
-                        state.update(best=c, tree=t)
-            return r
-
-        def by_intervals(f, ub, grid_only):
-            """The depth-two interval search of root feature f (squared error or a minimum leaf size)."""
-            o = np.zeros(4)
-            K.root_feature(so, xs, n, f, prob.Z, *prob.gathered(so), prob.ties, prob.worst, prob.kind, prob.K,
-                           prob.M, prob.pen, prob.minl, Bd, ub, prob.moving, grid_only, stop, searchers[f].side, o)
-            prob.evaluations += int(o[3])
-            return o[0], (f, int(o[1])) if o[1] >= 0 else None, o[2], None
-
-        if D <= 2:
-            outs = _map(lambda f: by_intervals(f, best, True), feats, n_jobs)
-            inc, inc_tree = best, best_tree
-            for c, t, _, _ in outs:
-                if c < inc:
-                    inc, inc_tree = c, t
-            state.update(best=inc, tree=_d2_root(prob, so, xs, n, inc_tree, Bd),
-                         bound=min([inc] + [o[2] for o in outs]), phase="refine")
-        else:
-            # coarse to fine over every root feature: one level (a halving of each feature's thresholds) at a
-            # time, so the lower bound (the smallest interval bound of any feature) rises from the first level
-            states: list = [None] * p
-            inc, inc_tree = best, best_tree
-            for level in range(1, DEEP_LEVELS + 1):
-                ub_level = inc
-
-                def coarse(f, level=level, ub_level=ub_level):
-                    return offer(searchers[f].search_feature(so, xs, n, D, B, f, ub_level, levels=level,
-                                                             refine=False, state=states[f]))
-                outs = _map(coarse, feats, n_jobs)
-                if stop[0]:
-                    return
-                for f, (c, t, _, st) in zip(feats, outs):
-                    states[f] = st
-                    if c < inc:
-                        inc, inc_tree = c, t
-                state.update(best=inc, tree=inc_tree, bound=min([inc] + [o[2] for o in outs]),
-                             phase=f"level {level}/{DEEP_LEVELS}")
-            state["phase"] = "refine"
-        if stop[0]:
-            return
-        lows = {f: o[2] for f, o in zip(feats, outs)}
-
-        def refine(f):
-            if D <= 2:
-                r = by_intervals(f, inc, False)
-                lows[f] = r[2]       # the kernel's bound holds when it was stopped too
-                return r
-            r = offer(searchers[f].search_feature(so, xs, n, D, B, f, inc, levels=DEEP_LEVELS, state=states[f]))
-            if not stop[0]:      # a finished feature's bound replaces its coarse one: the bound rises
-                lows[f] = r[2]
-                state["bound"] = min([inc] + list(lows.values()))
-            return r
-        outs2 = _map(refine, feats, n_jobs)
-        fin, fin_tree = inc, inc_tree
-        for c, t, _, _ in outs2:
-            if c < fin:
-                fin, fin_tree = c, t
-        # a feature stopped mid-refinement keeps the bound of its last finished level (the search it left returns 0)
-        low = min([inc] + list(lows.values()))
-        if D <= 2:
-            fin_tree = _d2_root(prob, so, xs, n, fin_tree, Bd)
-        state.update(best=fin, tree=fin_tree, bound=min(low, fin), phase="done")
-
+def _run_root(root: _RootSearch, budget, cap, line, baseline):
+    """``root.run`` in a worker thread while this one polls the time limit, Ctrl-C and the memory cap and refreshes
+    ``line``: (run_threads' answer, whether Ctrl-C stopped it, whether the memory cap did)."""
+    prob, state = root.prob, root.state
     cold = is_cold(K.solve_d2)
     if cold:
         announce_compile("continuous dynamic program", K.solve_d2, "about a minute on 2 cores; counted in the time "
@@ -514,19 +569,50 @@ def search(X, ed, max_depth, max_num_nodes, min_samples_leaf, alpha, budget, n_j
         return over[0]
 
     def tick():
-        line.update(phase=state["phase"], subproblems=prob.evaluations, best=state["best"] / ed.baseline,
-                    bound=state["bound"] / ed.baseline)
+        line.update(phase=state["phase"], subproblems=prob.evaluations, best=state["best"] / baseline,
+                    bound=state["bound"] / baseline)
 
     with stop_on_sigint():
         try:
-            ran = run_threads([work], 1, stop, budget, compiling=(lambda: is_cold(K.solve_d2)) if cold else None,
-                              on_poll=tick, over_memory=grown)
+            ran = run_threads([root.run], 1, prob.stop, budget,
+                              compiling=(lambda: is_cold(K.solve_d2)) if cold else None, on_poll=tick,
+                              over_memory=grown)
         except BaseException:
             line.close()
             raise
         ctrl_c = STOP.is_set()      # read inside the block: leaving the outermost one clears the flag
-    abandoned, over_memory = ran is ABANDONED, over[0]
-    if abandoned:
+    return ran, ctrl_c, over[0]
+
+
+def search(X, ed, max_depth, max_num_nodes, min_samples_leaf, alpha, budget, n_jobs=1, memory_limit=None,
+           verbose=False, root_features=None):
+    """Run the continuous search on checked data: (nested tree, cost, bound, termination, counters, trace).
+
+    ``root_features`` (checked feature indices, default all): only root splits on these features are searched;
+    the first incumbents (CART's tree, the best tree of depth D - 1) stay, so the answer is the best of those
+    and the trees rooted on these features, and the bound bounds exactly that set (every tree has a root, so
+    the best over a partition of the features, and the least of its bounds, are the whole search's)."""
+    t0 = time.perf_counter()
+    D = int(max_depth)
+    B = _cap(D) if max_num_nodes is None else min(int(max_num_nodes), _cap(D))
+    prob, so, xs, cap = _root_problem(X, ed, D, min_samples_leaf, alpha, n_jobs, memory_limit)
+    stop = prob.stop
+    leaf_tot = prob.Z.sum(axis=0)
+    from .engine_base import leaf_cost
+    leaf = float(leaf_cost(leaf_tot, prob.kind, prob.K, prob.M))
+    # the first incumbent: CART's tree of this shape when it beats the single leaf, so that no anytime answer is
+    # worse than the greedy tree (opttrees.dp.seed)
+    seed, seed_cost = cart_seed(prob.X, ed, D, B, min_samples_leaf, prob.pen)
+    start, start_tree = (seed_cost, seed) if seed_cost < leaf else (leaf, None)
+    trace = [Incumbent(time.perf_counter() - t0, start / ed.baseline, 0.0, relative_gap(start, 0.0), 0)]
+    termination = "optimal"
+    # the same label as the binary engine's line (one "dynamic program" whatever the search); engine=continuous
+    line = ProgressLine("dynamic program", enabled=bool(verbose), time_limit=budget.remaining())
+    line.update(engine="continuous", depth=f"{D}/{D}")
+    root = _RootSearch(prob, so, xs, D, B, start, start_tree, n_jobs, root_features)
+    ran, ctrl_c, over_memory = _run_root(root, budget, cap, line, ed.baseline)
+    state = root.state
+    if ran is ABANDONED:
         warn_still_compiling("continuous dynamic program", "the CART start (or the root leaf) with lower bound 0",
                              stacklevel=4)
         best, best_tree, bnd = start, start_tree, 0.0

@@ -28,7 +28,7 @@ import numpy as np
 from numba import njit
 
 from ..heuristics.kernels.losses import sq_loss3
-from .engine import leaf_cost
+from .engine_base import leaf_cost
 
 INF = np.inf
 #: positions per feature evaluated before the interval search: the ends and the middle. A finer first grid costs

@@ -17,7 +17,7 @@ import warnings
 import numpy as np
 
 from ..data.prepared import cut_of_le
-from .engine import leaf_cost
+from .engine_base import leaf_cost
 from .tasks import KIND_SQUARED, EngineData
 
 #: a nested tree: None (a leaf) or (feature, threshold, left, right)
