@@ -30,7 +30,7 @@ from ..progress import ProgressLine
 from ..solvers.result import Incumbent, finish, relative_gap
 from ..tree import LEAF, Tree, heap_topology
 from . import chooser
-from . import engine as E
+from . import engine
 from .engine_base import (N_BOUND_PRUNES, N_CACHE_HITS, N_COUNTERS, N_D2_CALLS, N_D2_INCREMENTAL, N_OPTS,
                           N_SIM_PRUNES, N_SUBPROBLEMS, O_HAS_COUNT, O_HAS_FCOST, O_K, O_KIND, O_MINLEAF, O_ONEHOT,
                           O_S, O_USE_BRANCH, O_USE_D2, O_USE_DATASET, O_USE_LB, O_USE_SIM, O_USE_UB, _norm,
@@ -98,13 +98,13 @@ def _column_costs(column_costs, cols, m: int) -> tuple:
     return fc.astype(np.float64), fd.astype(np.float64), fg.astype(np.int64), fb.astype(np.int64)
 
 
-def _rebuild(root, size, d, nn, *engine) -> np.ndarray:
+def _rebuild(root, size, d, nn, *state) -> np.ndarray:
     """The heap of the tree the search's root entry describes, from the caches."""
     heap = np.full(size, -2, np.int64)
     entry = (float(root[0]), float(root[0]), int(root[1]), int(root[2]), int(root[4]), int(root[5]), int(root[6]))
     dn = _norm(d, nn)
-    n, hb0, data, ws, hashes, opt, dset, br = engine
-    if not E.rebuild(n, dn[0], dn[1], entry, hb0, data, ws, hashes, opt, dset, br, heap):
+    n, hb0, data, ws, hashes, opt, dset, br = state
+    if not engine.rebuild(n, dn[0], dn[1], entry, hb0, data, ws, hashes, opt, dset, br, heap):
         raise VerificationError("dynamic program: a cache entry of the optimal tree is missing")
     return heap
 
@@ -145,12 +145,12 @@ class _EngineArgs:
     root: np.ndarray
 
     def search(self, d, nn, ub):
-        E.search(self.n, d, nn, ub, self.hb0, self.hd0, self.blk, self.grp, self.data, self.task, self.ws,
+        engine.search(self.n, d, nn, ub, self.hb0, self.hd0, self.blk, self.grp, self.data, self.task, self.ws,
                  self.hashes, self.opt, self.dset, self.br, self.stats, self.stop, self.root)
 
     def root_lower_bound(self, D, nmax, first, best):
         z = np.uint64(0)
-        return E.root_lower_bound(self.n, D, nmax, z, z, first, self.data, self.task, self.ws, self.hashes, self.opt,
+        return engine.root_lower_bound(self.n, D, nmax, z, z, first, self.data, self.task, self.ws, self.hashes, self.opt,
                                   self.dset, self.br, best)
 
     def rebuild(self, size, d, nn):
@@ -228,7 +228,7 @@ def _run_depth(args: _EngineArgs, d: int, nn: int, ub: float, budget: Budget, co
 
     try:
         ran = run_threads([lambda: args.search(d, nn, ub)], 1, args.stop, budget,
-                          compiling=(lambda: is_cold(E.search)) if cold else None,
+                          compiling=(lambda: is_cold(engine.search)) if cold else None,
                           on_poll=lambda: line.update(subproblems=int(args.stats[0])), over_memory=grown)
     except KeyboardInterrupt:
         line.close()
@@ -261,10 +261,10 @@ def run_engine(Xb: np.ndarray, ed: EngineData, max_depth: int, max_num_nodes: in
     termination = "optimal"
     bound = best if (D == 0 or nmax == 0 or m == 0) else 0.0
     over_memory = False
-    cold = is_cold(E.search)
+    cold = is_cold(engine.search)
     abandoned = False
     if cold:   # said at once; the compile runs in the search's worker thread, inside the time limit
-        announce_compile("dynamic-program", E.search, "about a minute on 2 cores; counted in the time limit")
+        announce_compile("dynamic-program", engine.search, "about a minute on 2 cores; counted in the time limit")
     depths = range(1, D + 1) if iterative_deepening else [D]
     if D == 0 or nmax == 0 or m == 0:
         depths = []

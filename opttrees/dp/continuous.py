@@ -36,7 +36,7 @@ from ..interrupt import STOP, Budget, stop_on_sigint
 from ..jit import ABANDONED, announce_compile, is_cold, run_threads, warn_still_compiling
 from ..progress import ProgressLine
 from ..solvers.result import Incumbent, finish, relative_gap
-from . import continuous_kernels as K
+from . import continuous_kernels as kernels
 from .common import _check_task, _common_checks, _fill_payload, _raw_cost, nested_to_tree, solved_problem
 from .memory import check_limit, fmt_bytes, resident_bytes
 from .seed import cart_seed
@@ -103,17 +103,17 @@ class _Problem:
     def _scores_every_root(self) -> bool:
         """Whether depth two scores every root threshold exactly (:func:`continuous_kernels.best_root_all`; the
         rule ``solve_d2`` applies below the root too)."""
-        return self.kind != KIND_SQUARED and self.minl <= 1 and self.K <= K.EXHAUSTIVE_MAX_CLASSES
+        return self.kind != KIND_SQUARED and self.minl <= 1 and self.K <= kernels.EXHAUSTIVE_MAX_CLASSES
 
     def gathered(self, so):
         """Labels and weights in each feature's order of the whole table (made once, read by every root thread)."""
         if self._gathered is None:
-            self._gathered = K._gathered(so, so.shape[1], self.lab, self.wt, self.kind, False)
+            self._gathered = kernels._gathered(so, so.shape[1], self.lab, self.wt, self.kind, False)
         return self._gathered
 
     def d2(self, so, xs, m, depth, B, ub, side, counters):
         tree = np.zeros(6)
-        cost, lb = K.solve_d2(so, xs, m, self.Z, self.lab, self.wt, self.ties, self.worst, self.kind, self.K,
+        cost, lb = kernels.solve_d2(so, xs, m, self.Z, self.lab, self.wt, self.ties, self.worst, self.kind, self.K,
                               self.M, self.pen, self.minl, depth, B, ub, self.moving, self.stop, side, counters, tree)
         return cost, lb, _small_tree(tree)
 
@@ -153,7 +153,7 @@ class _Searcher:
         valid lower bound on the optimum of (subset, depth <= d, <= B branching nodes)."""
         P = self.prob
         B = min(B, _cap(d))
-        h = K.subset_hash(so, m, P.h1, P.h2)
+        h = kernels.subset_hash(so, m, P.h1, P.h2)
         key = (int(h[0]), int(h[1]), d, B)
         hit = self.cache.get(key)
         if hit is not None:
@@ -202,7 +202,7 @@ class _Searcher:
         """One root threshold (f, i) at depth d: (cost, lb, tree, valsL, valsR) where vals* hold the sides'
         lower bounds per node budget (for the interval bounds)."""
         P = self.prob
-        left, xl, right, xr = K.split_orders(so, xs, m, f, i, self.mark)
+        left, xl, right, xr = kernels.split_orders(so, xs, m, f, i, self.mark)
         ml, mr = i, m - i
         cb = _cap(d - 1)
         budgets = [(nl, B - 1 - nl) for nl in range(0, B) if nl <= cb and B - 1 - nl <= cb]
@@ -211,7 +211,7 @@ class _Searcher:
         for nr in range(cb + 1):
             valsR[nr] = right_lb.get(nr, 0.0)
         best, best_tree, low = INF, None, INF
-        thr = K.between(xs[f, i - 1], xs[f, i])
+        thr = kernels.between(xs[f, i - 1], xs[f, i])
         for nl, nr in budgets:
             ubl = inc - P.pen - valsR[nr]
             cl, lbl, tl = self.solve(left, xl, ml, d - 1, nl, ubl) if ubl > 0 else (INF, 0.0, None)
@@ -237,7 +237,7 @@ class _Searcher:
         until none is. The ends of the range are virtual positions -1 and nb (an empty side costs 0), so a
         first bound exists after one evaluation; ``state`` carries the evaluations between calls (a search
         of the root that raises ``levels`` one at a time over every feature, then refines)."""
-        bp = K.boundaries(xs, m, f, self.prob.minl)
+        bp = kernels.boundaries(xs, m, f, self.prob.minl)
         if len(bp) == 0:
             return INF, None, INF, None
         fs = _FeatureSearch(self, so, xs, m, d, B, f, bp, ub, state)
@@ -291,7 +291,7 @@ class _FeatureSearch:
         if got is None:
             R = self.searcher.relaxed
             so, xs, m, d, cb = self.so, self.xs, self.m, self.d, self.cb
-            left, xl, right, xr = K.split_orders(so, xs, m, self.f, int(self.bp[j]), R.mark)
+            left, xl, right, xr = kernels.split_orders(so, xs, m, self.f, int(self.bp[j]), R.mark)
             i = int(self.bp[j])
             cut = self.best - self.prob.pen
             uL, uR = np.zeros(cb + 1), np.zeros(cb + 1)
@@ -345,12 +345,12 @@ class _FeatureSearch:
         parts = 1 << levels
         coarse = sorted({(q * (nb + 1)) // parts - 1 for q in range(1, parts)} - {-1, nb})
         for j in reversed(coarse):
+            if self.prob.stop[0]:      # checked before each evaluation: a stopped search starts none (at 100,000
+                return False           # rows each costs 20-40 ms even when its subproblems stop at once)
             if j not in vals:
                 right = [k for k in vals if j < k < nb]
                 self.run(j, min(right) if right else None)
-            if self.prob.stop[0]:
-                return False
-        return True
+        return not self.prob.stop[0]
 
     def refine(self, stack):
         """Split every interval of ``stack`` whose bound is below the incumbent until none is (of two halves, the
@@ -374,7 +374,7 @@ def _d2_root(prob, so, xs, n, t, B):
     if not (isinstance(t, tuple) and len(t) == 2):
         return t
     arr = np.zeros(6)
-    K.root_tree(so, xs, n, t[0], t[1], prob.Z, *prob.gathered(so), prob.ties, prob.kind, prob.K, prob.M, prob.pen,
+    kernels.root_tree(so, xs, n, t[0], t[1], prob.Z, *prob.gathered(so), prob.ties, prob.kind, prob.K, prob.M, prob.pen,
                 prob.minl, B, np.zeros(n, np.int32), arr)
     return _small_tree(arr)
 
@@ -444,7 +444,7 @@ class _RootSearch:
 
         def one(f):
             o = np.zeros(4)
-            K.best_root_all(so, xs, n, f, P.lab, P.wt, P.K, P.M, P.pen, self.Bd, np.empty(n, np.int64), o, stop)
+            kernels.best_root_all(so, xs, n, f, P.lab, P.wt, P.K, P.M, P.pen, self.Bd, np.empty(n, np.int64), o, stop)
             P.evaluations += 1
             return o[0], int(o[1]), stop[0] == 0
         outs = _map(one, feats, self.n_jobs)
@@ -469,7 +469,7 @@ class _RootSearch:
         """The depth-two interval search of root feature f (squared error or a minimum leaf size)."""
         P, so = self.prob, self.so
         o = np.zeros(4)
-        K.root_feature(so, self.xs, P.n, f, P.Z, *P.gathered(so), P.ties, P.worst, P.kind, P.K, P.M, P.pen, P.minl,
+        kernels.root_feature(so, self.xs, P.n, f, P.Z, *P.gathered(so), P.ties, P.worst, P.kind, P.K, P.M, P.pen, P.minl,
                        self.Bd, ub, P.moving, grid_only, P.stop, self.searchers[f].side, o)
         P.evaluations += int(o[3])
         return o[0], (f, int(o[1])) if o[1] >= 0 else None, o[2], None
@@ -558,9 +558,9 @@ def _run_root(root: _RootSearch, budget, cap, line, baseline):
     """``root.run`` in a worker thread while this one polls the time limit, Ctrl-C and the memory cap and refreshes
     ``line``: (run_threads' answer, whether Ctrl-C stopped it, whether the memory cap did)."""
     prob, state = root.prob, root.state
-    cold = is_cold(K.solve_d2)
+    cold = is_cold(kernels.solve_d2)
     if cold:
-        announce_compile("continuous dynamic program", K.solve_d2, "about a minute on 2 cores; counted in the time "
+        announce_compile("continuous dynamic program", kernels.solve_d2, "about a minute on 2 cores; counted in the time "
                          "limit")
     over = [False]
 
@@ -575,7 +575,7 @@ def _run_root(root: _RootSearch, budget, cap, line, baseline):
     with stop_on_sigint():
         try:
             ran = run_threads([root.run], 1, prob.stop, budget,
-                              compiling=(lambda: is_cold(K.solve_d2)) if cold else None, on_poll=tick,
+                              compiling=(lambda: is_cold(kernels.solve_d2)) if cold else None, on_poll=tick,
                               over_memory=grown)
         except BaseException:
             line.close()
