@@ -90,16 +90,6 @@ def test_missing_dask_names_the_extra(monkeypatch):
         solve_dp_continuous_cluster(object(), X, y, max_depth=2)
 
 
-@pytest.fixture(scope="module")
-def client():
-    distributed = pytest.importorskip("distributed")
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0")
-    c = distributed.Client(cluster)
-    yield c
-    c.close()
-    cluster.close()
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("depth, kw", [(2, {}), (3, {}), (3, {"min_samples_leaf": 4}), (2, {"alpha": 0.01})])
 def test_cluster_gives_the_one_process_objective_and_tree(client, depth, kw):

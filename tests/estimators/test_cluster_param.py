@@ -9,15 +9,6 @@ from opttrees.errors import InputError
 distributed = pytest.importorskip("distributed")
 
 
-@pytest.fixture(scope="module")
-def client():
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0")
-    c = distributed.Client(cluster)
-    yield c
-    c.close()
-    cluster.close()
-
-
 def _data(n=300, classes=3, seed=0):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, 5)).round(1)                       # ties

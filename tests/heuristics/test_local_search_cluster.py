@@ -48,16 +48,6 @@ def test_cluster_refuses_what_is_not_a_client_or_data():
         local_search_cluster(None, _data(0, 60), 2)
 
 
-@pytest.fixture(scope="module")
-def client():
-    distributed = pytest.importorskip("distributed")
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0")
-    c = distributed.Client(cluster)
-    yield c
-    c.close()
-    cluster.close()
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_cluster_gives_the_one_process_tree(client, seed):
