@@ -631,7 +631,7 @@ def solve_d2(so, xs, m, Z, lab, wt, ties, worst, kind, K, M, pen, minl, depth, B
             if out[1] >= 0 and out[0] < inc:
                 inc = out[0]
                 best = out[0]
-                if exhaustive:
+                if exhaustive and labg.shape[0] == 0:     # gathered once, at the first root that is kept
                     labg, wtg = _gathered(so, m, lab, wt, kind, False)
                 _fill_root(so, xs, m, f, int(out[1]), Z, labg, wtg, ties, kind, K, M, pen, minl, B, side, tot, cum,
                            res, split, tree)
