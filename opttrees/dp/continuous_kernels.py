@@ -31,20 +31,13 @@ from ..heuristics.kernels.losses import sq_loss3
 from .engine_base import leaf_cost
 
 INF = np.inf
-#: positions per feature evaluated before the interval search: the ends and the middle. A finer first grid costs
-#: more than it prunes (root evaluations at depth 2, 2 -> 16: 2,000 x 19 with 7 classes 163 -> 669, 10,000 x 10
-#: with 4 classes 169 -> 408, regression 10,000 x 8 375 -> 559, min leaf 20 with 2 classes 113 -> 371)
-GRID = 2
-#: the same below the root, where the parent's incumbent already bounds the search
-INNER_GRID = 2
+#: positions per feature evaluated before the interval search (spread evenly; the range's ends are virtual,
+#: :func:`search_feature`, so the middle alone bounds both halves). A finer first grid costs more than it prunes
+#: (root evaluations at depth 2, 1 -> 3 positions: 2,000 x 19 with 7 classes 83 -> 145, 10,000 x 10 with 4 classes
+#: 123 -> 145, 20,000 x 10 with 3 classes 222 -> 247; 17 positions cost 2-4x more than 3)
+GRID = 1
 #: long row loops read the stop flag every POLL_MASK + 1 rows
 POLL_MASK = 4095
-#: every root threshold is scored exactly (:func:`best_root_all`, one min/max segment tree per feature pair) up to
-#: this many classes; with more, the interval search (contiguous sweeps, O(1) per boundary) is faster.
-#: CPU seconds at depth 2 after the contiguous sweeps (:func:`gather_rows`), exhaustive / interval: 2 classes
-#: 20,000 x 10 0.50 / 0.67, 100,000 x 20 13.3 / 18.4, but 5,000 x 30 0.81 / 0.44; 3 classes 20,000 x 10
-#: 1.01 / 0.67, 5,000 x 10 0.19 / 0.10, 100,000 x 20 6.8 with the interval search
-EXHAUSTIVE_MAX_CLASSES = 2
 
 # slots of the per-evaluation result vector ``res``
 L0, L1, L1U, R0, R1, R1U = range(6)
@@ -179,9 +172,9 @@ def rank_rows(so, m, f, rank, rkg):
 
 
 @njit(cache=True, nogil=True)
-def _gathered(so, m, lab, wt, kind, empty):
-    """:func:`gather_rows` into new arrays (empty ones for squared error, which reads ``Z``, or when ``empty``)."""
-    if kind == 2 or empty:
+def _gathered(so, m, lab, wt, kind):
+    """:func:`gather_rows` into new arrays (empty ones for squared error, which reads ``Z``)."""
+    if kind == 2:
         return np.empty((0, 0), np.int64), np.empty((0, 0))
     p = so.shape[0]
     labg = np.empty((p, m), np.int64)
@@ -258,6 +251,15 @@ def _rest_max(tot, s, K):
     return mb, ab
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _two_class_cost(a0, a1, t0, t1):
+    """Misclassified weight of a part holding class weights (a0, a1) and the rest of a side of (t0, t1)."""
+    r0 = t0 - a0
+    r1 = t1 - a1
+    e = (a0 if a0 < a1 else a1) + (r0 if r0 < r1 else r1)
+    return e if e > 0.0 else 0.0
+
+
 @njit(cache=True, nogil=True)
 def _sweep_sides_cls(xg, lg, wg, rg, i, m, g, kind, K, M, pen, minl, tot, cum, nl, nr, res, split, skip):
     """One feature's sweep of both sides of root threshold i (rows with rank < i on the left), classification.
@@ -275,7 +277,37 @@ def _sweep_sides_cls(xg, lg, wg, rg, i, m, g, kind, K, M, pen, minl, tot, cum, n
     c0, c1 = 0, 0
     last0, last1 = -INF, -INF
     p0, p1 = -1, -1
-    if kind == 0:
+    if kind == 0 and K == 2:
+        # two classes: each side's state is its part's weight per class, in scalars (no class loop, no arrays)
+        t00, t01, t10, t11 = tot[0, 0], tot[0, 1], tot[1, 0], tot[1, 1]
+        a00, a01, a10, a11 = 0.0, 0.0, 0.0, 0.0
+        for pos in range(m):
+            x = xg[pos]
+            c = lg[pos]
+            w = wg[pos]
+            if rg[pos] < i:
+                if c0 > 0 and x > last0 and (c != p0 or not skip):
+                    bu0, bb0, lo0, hi0 = _offer(_two_class_cost(a00, a01, t00, t01) + pen, c0, minl, nl, last0, x,
+                                                bu0, bb0, lo0, hi0)
+                if c == 0:
+                    a00 += w
+                else:
+                    a01 += w
+                c0 += 1
+                last0 = x
+                p0 = c
+            else:
+                if c1 > 0 and x > last1 and (c != p1 or not skip):
+                    bu1, bb1, lo1, hi1 = _offer(_two_class_cost(a10, a11, t10, t11) + pen, c1, minl, nr, last1, x,
+                                                bu1, bb1, lo1, hi1)
+                if c == 0:
+                    a10 += w
+                else:
+                    a11 += w
+                c1 += 1
+                last1 = x
+                p1 = c
+    elif kind == 0:
         st0, st1 = 0.0, 0.0
         for k in range(K):
             st0 += tot[0, k]
@@ -428,16 +460,100 @@ def interval_bound(ra, rb, wab, B, pen, moving):
     return pen + (a if a <= b else b)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _rows_at(bp, j, m):
+    """Rows left of position j of ``bp``, with the virtual ends -1 (none) and len(bp) (all m)."""
+    if j < 0:
+        return 0
+    if j >= bp.shape[0]:
+        return m
+    return bp[j]
+
+
+@njit(cache=True, nogil=True)
+def point_bound(monoL, monoR, movL, movR, moving, wp, bp, a, b, m, j, pen):
+    """Lower bound on the cost of root position j strictly between evaluated positions a < b, per node budget k
+    (``monoL[k]``: a bound on the left side's optimum at a, ``movL[k]`` at b; ``monoR[k]`` on the right side at b,
+    ``movR[k]`` at a). The left side at j holds a's left rows and fewer than b's, so it is at least ``monoL`` (the
+    subset's optimum, ``mono*`` values valid for it) and at least ``movL`` less the worst loss of the rows between
+    j and b (moving rows); the right side likewise. Tighter than :func:`interval_bound`, which takes the worst j
+    for each term separately; its minimum over j is the interval's bound."""
+    wj = wp[_rows_at(bp, j, m)]
+    wa = wp[_rows_at(bp, a, m)]
+    wb = wp[_rows_at(bp, b, m)]
+    best = INF
+    for k in range(monoL.shape[0]):
+        left = monoL[k]
+        right = monoR[k]
+        if moving:
+            alt = movL[k] - (wb - wj)
+            if alt > left:
+                left = alt
+            alt = movR[k] - (wj - wa)
+            if alt > right:
+                right = alt
+        if left + right < best:
+            best = left + right
+    return pen + best
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _side_bounds(ra, rb, B, monoL, monoR, movL, movR):
+    """The depth-two search's :func:`point_bound` inputs from the results ``ra``, ``rb`` at positions a < b: one
+    budget (both sides split) when B >= 3, else two (one side a leaf). Returns their number. The ``*U`` values
+    (no minimum leaf size) are monotone in the rows and bound the constrained ones; leaf costs are monotone too."""
+    if B >= 3:
+        monoL[0] = ra[L1U]
+        movL[0] = rb[L1U]
+        monoR[0] = rb[R1U]
+        movR[0] = ra[R1U]
+        return 1
+    monoL[0] = ra[L1U]
+    movL[0] = rb[L1U]
+    monoR[0] = rb[R0]
+    movR[0] = ra[R0]
+    monoL[1] = ra[L0]
+    movL[1] = rb[L0]
+    monoR[1] = rb[R1U]
+    movR[1] = ra[R1U]
+    return 2
+
+
+@njit(cache=True, nogil=True)
+def shrink(monoL, monoR, movL, movR, moving, wp, bp, a, b, m, cut, pen):
+    """The positions strictly between evaluated a < b that :func:`point_bound` cannot close against ``cut``:
+    (lo, hi, low) with lo..hi the first and last open positions (lo > hi: none), and ``low`` the least bound of
+    the positions closed from either end. ConTree's interval shrinking and neighbourhood pruning in one rule."""
+    low = INF
+    lo = a + 1
+    while lo < b:
+        v = point_bound(monoL, monoR, movL, movR, moving, wp, bp, a, b, m, lo, pen)
+        if v < cut:
+            break
+        if v < low:
+            low = v
+        lo += 1
+    hi = b - 1
+    while hi > lo:
+        v = point_bound(monoL, monoR, movL, movR, moving, wp, bp, a, b, m, hi, pen)
+        if v < cut:
+            break
+        if v < low:
+            low = v
+        hi -= 1
+    return lo, hi, low
+
+
 @njit(cache=True, nogil=True)
 def _eval_boundary(j, bp, so, xs, m, f, Z, labg, wtg, rkg, ties, kind, K, M, pen, minl, side, tot, cum, res, split, B,
-                   vals, out, best):
+                   row, out, best):
     """Evaluate the root split at boundary j of f (:func:`eval_root`) for :func:`search_feature`: keep its six
-    results in ``vals[j]``, count it, lower ``out[2]`` (the least cost seen) and, when it beats ``best``, make
+    results in ``row``, count it, lower ``out[2]`` (the least cost seen) and, when it beats ``best``, make
     it ``out[0:2]`` (cost, position). Returns the new best."""
     eval_root(so, xs, m, f, bp[j], Z, labg, wtg, rkg, ties, kind, K, M, pen, minl, side, tot, cum, res, split)
     out[3] += 1
     for k in range(6):
-        vals[j, k] = res[k]
+        row[k] = res[k]
     v = combine(res, B, pen)
     if v < out[2]:
         out[2] = v
@@ -450,11 +566,14 @@ def _eval_boundary(j, bp, so, xs, m, f, Z, labg, wtg, rkg, ties, kind, K, M, pen
 
 @njit(cache=True, nogil=True)
 def search_feature(so, xs, m, f, Z, labg, wtg, ties, worst, kind, K, M, pen, minl, B, ub, moving, grid_only, grid,
-                   stop, side, tot, cum, res, split, out):
+                   ends, stop, side, tot, cum, res, split, out):
     """Best root threshold of feature f with cost < ub (ties: first found); out = [cost, i, lb, evals].
 
-    ``grid_only``: evaluate the coarse grid only (the first pass). ``lb`` is a lower bound on every threshold
-    of f (the best cost found and the bounds of intervals skipped or left open at a stop)."""
+    ``grid`` positions spread over f's boundaries are evaluated first; ``grid_only`` stops there (the first pass
+    at the root). The ends of the range are virtual positions -1 and nb, where one side is empty and the other is
+    the whole subset, whose leaf and depth-one costs are ``ends`` = (leaf, depth one, depth one without the minimum
+    leaf size): exact values, so one evaluation in the middle already bounds both halves. ``lb`` is a lower bound
+    on every threshold of f (the best cost found and the bounds of intervals skipped or left open at a stop)."""
     out[0] = INF
     out[1] = -1.0
     out[2] = INF
@@ -467,62 +586,66 @@ def search_feature(so, xs, m, f, Z, labg, wtg, ties, worst, kind, K, M, pen, min
     wp = np.zeros(m + 1)
     for pos in range(m):
         wp[pos + 1] = wp[pos] + worst[so[f, pos]]
-    vals = np.empty((nb, 6))
-    done = np.zeros(nb, np.uint8)
+    # position j's results are row j + 1 (row 0: the virtual position -1, row nb + 1: nb)
+    vals = np.zeros((nb + 2, 6))
+    done = np.zeros(nb + 2, np.uint8)
+    vals[0, R0] = ends[0]
+    vals[0, R1] = ends[1]
+    vals[0, R1U] = ends[2]
+    vals[nb + 1, L0] = ends[0]
+    vals[nb + 1, L1] = ends[1]
+    vals[nb + 1, L1U] = ends[2]
+    done[0] = 1
+    done[nb + 1] = 1
     rkg = _ranks_for(so, m, f, kind, side)
     best = ub
-    ng = min(nb, grid + 1)
-    for q in range(ng):
+    for q in range(1, grid + 1):
         if stop[0]:                 # the grid is not finished: its gaps bound nothing
             out[2] = 0.0
             return
-        j = (q * (nb - 1)) // (ng - 1) if ng > 1 else 0
-        if done[j]:
+        j = (q * (nb + 1)) // (grid + 1) - 1
+        if j < 0 or done[j + 1]:
             continue
         best = _eval_boundary(j, bp, so, xs, m, f, Z, labg, wtg, rkg, ties, kind, K, M, pen, minl, side, tot, cum,
-                              res, split, B, vals, out, best)
-        done[j] = 1
-    if grid_only:
-        # bound of every unevaluated threshold: intervals between consecutive grid points
-        prev = -1
-        for j in range(nb):
-            if done[j]:
-                if prev >= 0 and j > prev + 1:
-                    lb = interval_bound(vals[prev], vals[j], wp[bp[j]] - wp[bp[prev]], B, pen, moving)
-                    if lb < out[2]:
-                        out[2] = lb
-                prev = j
-        return
-    stack = np.empty((2 * nb + 2, 2), np.int64)
+                              res, split, B, vals[j + 1], out, best)
+        done[j + 1] = 1
+    stack = np.empty((2 * nb + 4, 2), np.int64)
     top = 0
     prev = -1
-    for j in range(nb):
-        if done[j]:
-            if prev >= 0 and j > prev + 1:
+    for j in range(nb + 1):
+        if done[j + 1]:
+            if j > prev + 1:
                 stack[top, 0] = prev
                 stack[top, 1] = j
                 top += 1
             prev = j
+    monoL = np.empty(2)
+    monoR = np.empty(2)
+    movL = np.empty(2)
+    movR = np.empty(2)
     while top > 0:
         top -= 1
         a = stack[top, 0]
         b = stack[top, 1]
-        lb = interval_bound(vals[a], vals[b], wp[bp[b]] - wp[bp[a]], B, pen, moving)
-        if stop[0]:
+        if stop[0] or grid_only:    # the interval's bound, for every position in it
+            lb = interval_bound(vals[a + 1], vals[b + 1], wp[_rows_at(bp, b, m)] - wp[_rows_at(bp, a, m)], B, pen,
+                                moving)
             if lb < out[2]:
                 out[2] = lb
             continue
-        if lb >= best:
-            if lb < out[2]:
-                out[2] = lb
+        nk = _side_bounds(vals[a + 1], vals[b + 1], B, monoL, monoR, movL, movR)
+        lo, hi, low = shrink(monoL[:nk], monoR[:nk], movL[:nk], movR[:nk], moving, wp, bp, a, b, m, best, pen)
+        if lo > hi:             # closed whole; a part closed from its ends is bounded again by the halves below
+            if low < out[2]:
+                out[2] = low
             continue
-        mid = (a + b) // 2
+        mid = (lo + hi) // 2
         best = _eval_boundary(mid, bp, so, xs, m, f, Z, labg, wtg, rkg, ties, kind, K, M, pen, minl, side, tot,
-                              cum, res, split, B, vals, out, best)
+                              cum, res, split, B, vals[mid + 1], out, best)
         # the half with the lower bound is searched first (pushed last)
         if mid > a + 1 and b > mid + 1:
-            la = interval_bound(vals[a], vals[mid], wp[bp[mid]] - wp[bp[a]], B, pen, moving)
-            lb2 = interval_bound(vals[mid], vals[b], wp[bp[b]] - wp[bp[mid]], B, pen, moving)
+            la = interval_bound(vals[a + 1], vals[mid + 1], wp[bp[mid]] - wp[_rows_at(bp, a, m)], B, pen, moving)
+            lb2 = interval_bound(vals[mid + 1], vals[b + 1], wp[_rows_at(bp, b, m)] - wp[bp[mid]], B, pen, moving)
             if la <= lb2:
                 stack[top, 0] = mid
                 stack[top, 1] = b
@@ -591,10 +714,9 @@ def solve_d2(so, xs, m, Z, lab, wt, ties, worst, kind, K, M, pen, minl, depth, B
         out = np.zeros(4)
         inc = best if best < ub else ub
         lbr = INF
-        exhaustive = kind != 2 and minl <= 1 and K <= EXHAUSTIVE_MAX_CLASSES
-        pos = np.empty(side.shape[0], np.int64) if exhaustive else np.empty(0, np.int64)
-        labg, wtg = _gathered(so, m, lab, wt, kind, exhaustive)
-        if not exhaustive and one[2] >= 0:
+        ends = np.array([leaf, one[0], one[1]])
+        labg, wtg = _gathered(so, m, lab, wt, kind)
+        if one[2] >= 0:
             # the first incumbent of the interval search: the best depth-two tree whose root is the best depth-one
             # split (a 50,000-row subproblem below a depth-3 root: 2,638 evaluations in 26 s from the depth-one
             # incumbent alone; the whole table's depth-two search, started from the CART tree, needed 162)
@@ -613,26 +735,14 @@ def solve_d2(so, xs, m, Z, lab, wt, ties, worst, kind, K, M, pen, minl, depth, B
             if stop[0]:             # the features not searched bound nothing
                 lbr = 0.0
                 break
-            if exhaustive:
-                best_root_all(so, xs, m, f, lab, wt, K, M, pen, B, pos, out, stop)
-                if stop[0]:         # f's thresholds were not all scored
-                    lbr = 0.0
-                    break
-                out[2] = out[0]
-                if not out[0] < inc:
-                    out[1] = -1.0
-                counters[2] += 1
-            else:
-                search_feature(so, xs, m, f, Z, labg, wtg, ties, worst, kind, K, M, pen, minl, B, inc, moving, False,
-                               np.int64(GRID if inc == INF else INNER_GRID), stop, side, tot, cum, res, split, out)
-                counters[1] += out[3]
+            search_feature(so, xs, m, f, Z, labg, wtg, ties, worst, kind, K, M, pen, minl, B, inc, moving, False,
+                           np.int64(GRID), ends, stop, side, tot, cum, res, split, out)
+            counters[1] += out[3]
             if out[2] < lbr:
                 lbr = out[2]
             if out[1] >= 0 and out[0] < inc:
                 inc = out[0]
                 best = out[0]
-                if exhaustive and labg.shape[0] == 0:     # gathered once, at the first root that is kept
-                    labg, wtg = _gathered(so, m, lab, wt, kind, False)
                 _fill_root(so, xs, m, f, int(out[1]), Z, labg, wtg, ties, kind, K, M, pen, minl, B, side, tot, cum,
                            res, split, tree)
         # the root-split trees are bounded by lbr; leaf and depth-one trees by lb so far
@@ -678,8 +788,8 @@ def _fill_root(so, xs, m, f, i, Z, labg, wtg, ties, kind, K, M, pen, minl, B, si
 
 
 @njit(cache=True, nogil=True)
-def root_feature(so, xs, m, f, Z, labg, wtg, ties, worst, kind, K, M, pen, minl, B, ub, moving, grid_only, stop, side,
-                 out):
+def root_feature(so, xs, m, f, Z, labg, wtg, ties, worst, kind, K, M, pen, minl, B, ub, moving, grid_only, ends, stop,
+                 side, out):
     """:func:`search_feature` with its own work arrays (one call per thread at the root)."""
     S = Z.shape[1]
     tot = np.zeros((2, S))
@@ -687,7 +797,21 @@ def root_feature(so, xs, m, f, Z, labg, wtg, ties, worst, kind, K, M, pen, minl,
     res = np.zeros(6)
     split = np.zeros((2, 3))
     search_feature(so, xs, m, f, Z, labg, wtg, ties, worst, kind, K, M, pen, minl, B, ub, moving, grid_only,
-                   np.int64(GRID), stop, side, tot, cum, res, split, out)
+                   np.int64(GRID), ends, stop, side, tot, cum, res, split, out)
+
+
+@njit(cache=True, nogil=True)
+def subset_ends(so, xs, m, Z, kind, K, M, pen, minl):
+    """(leaf, depth one, depth one without the minimum leaf size) of the subset: :func:`search_feature`'s ``ends``."""
+    S = Z.shape[1]
+    tot = np.zeros((1, S))
+    for pos in range(m):
+        r = so[0, pos]
+        for k in range(S):
+            tot[0, k] += Z[r, k]
+    one = np.zeros(5)
+    sweep_one(so, xs, m, Z, kind, K, M, pen, minl, tot, np.zeros((1, S)), one)
+    return np.array([leaf_cost(tot[0], kind, K, M), one[0], one[1]])
 
 
 @njit(cache=True, nogil=True)
@@ -736,186 +860,6 @@ def subset_hash(so, m, h1, h2):
         b += h2[r]
     return a, b
 
-
-# ---------------------------------------------------------------------------------------------------------
-# Every root threshold at once (classification without a minimum leaf size)
-#
-# For a set A and a split s of feature g, the best pair of leaf labels (kl, kr) costs
-#     sum_k T_k M[k, kr] + sum_k a_k(s) (M[k, kl] - M[k, kr]),
-# with a_k(s) A's class-k weight left of s and T_k its total: a constant plus V_(kl,kr)(s), a prefix sum of
-# per-row terms. So the best depth-one tree of A on g is min over label pairs of (constant + min_s V(s)).
-# Growing A row by row (the left side of the root split, in f's order) adds a row's term to V(s) for every
-# s after the row: a suffix add. A segment tree with range add and global minimum keeps min_s V(s) in
-# O(log m) per row, so one root feature's every threshold costs O(p m log m) instead of one sweep each.
-# The right side is the whole set minus the left: its trees start from the whole set's V and subtract.
-# ---------------------------------------------------------------------------------------------------------
-
-@njit(cache=True, nogil=True, inline="always")
-def _pull(tr, i, add_l, add_r):
-    """Node i's minimum and maximum of both trees from its children's, plus its pending adds."""
-    for c in (0, 3):
-        a = tr[2 * i, c]
-        b = tr[2 * i + 1, c]
-        tr[i, c] = (a if a < b else b) + (add_l if c == 0 else add_r)
-        a = tr[2 * i, c + 1]
-        b = tr[2 * i + 1, c + 1]
-        tr[i, c + 1] = (a if a > b else b) + (add_l if c == 0 else add_r)
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _suffix_add_lr(tr, size, lo, val):
-    """Add ``val`` to leaves lo..size-1 of the left segment tree and ``-val`` to the right one. ``tr[node]`` holds
-    both trees' node (min, max, pending add of the left; the same of the right) side by side, so one update walks
-    one path of cache lines rather than six arrays' (both minimum and maximum are read at the root)."""
-    l0 = lo + size
-    left = l0
-    right = 2 * size
-    while left < right:
-        if left & 1:
-            tr[left, 0] += val
-            tr[left, 1] += val
-            tr[left, 2] += val
-            tr[left, 3] -= val
-            tr[left, 4] -= val
-            tr[left, 5] -= val
-            left += 1
-        left >>= 1
-        right >>= 1
-    i = l0 >> 1
-    while i >= 1:
-        _pull(tr, i, tr[i, 2], tr[i, 5])
-        i >>= 1
-
-
-@njit(cache=True, nogil=True)
-def _build_lr(tr, size):
-    for i in range(size - 1, 0, -1):
-        tr[i, 2] = 0.0
-        tr[i, 5] = 0.0
-        _pull(tr, i, 0.0, 0.0)
-
-
-@njit(cache=True, nogil=True)
-def _two_class_roots(so, xs, m, f, lab, wt, M, pen, pos, outL, outR, size, tot, stop):
-    """The splits part of :func:`all_roots_cls`: the two label pairs' functions are V and -V (V = sum of
-    a_k(s) (M[k, 0] - M[k, 1])), so one tree keeping min and max of V serves both."""
-    p = so.shape[0]
-    d0 = M[0, 0] - M[0, 1]
-    d1 = M[1, 0] - M[1, 1]
-    tr = np.empty((2 * size, 8))
-    for g in range(p):
-        if stop[0]:
-            return
-        if not xs[g, 0] < xs[g, m - 1]:
-            continue
-        for q in range(m):
-            pos[so[g, q]] = q
-        for s in range(size):
-            tr[size + s, 0] = INF
-            tr[size + s, 1] = -INF
-            tr[size + s, 3] = INF
-            tr[size + s, 4] = -INF
-        v = 0.0
-        for s in range(1, m):
-            r = so[g, s - 1]
-            v += wt[r] * (d0 if lab[r] == 0 else d1)
-            if xs[g, s - 1] < xs[g, s]:
-                tr[size + s, 0] = 0.0
-                tr[size + s, 1] = 0.0
-                tr[size + s, 3] = v
-                tr[size + s, 4] = v
-        _build_lr(tr, size)
-        l0 = 0.0
-        l1 = 0.0
-        for q in range(m - 1):
-            if (q & POLL_MASK) == 0 and stop[0]:
-                return
-            r = so[f, q]
-            w = wt[r]
-            if lab[r] == 0:
-                l0 += w
-                v = w * d0
-            else:
-                l1 += w
-                v = w * d1
-            if v != 0.0:
-                _suffix_add_lr(tr, size, pos[r] + 1, v)
-            i = q + 1
-            if xs[f, q] < xs[f, i]:
-                r0 = tot[0] - l0
-                r1 = tot[1] - l1
-                # pair (kl=0, kr=1): constant sum_k T_k M[k, 1] + min V; pair (1, 0): sum_k T_k M[k, 0] - max V
-                a = l0 * M[0, 1] + l1 * M[1, 1] + tr[1, 0]
-                b = l0 * M[0, 0] + l1 * M[1, 0] - tr[1, 1]
-                bl = (a if a < b else b) + pen
-                a = r0 * M[0, 1] + r1 * M[1, 1] + tr[1, 3]
-                b = r0 * M[0, 0] + r1 * M[1, 0] - tr[1, 4]
-                br = (a if a < b else b) + pen
-                if bl < outL[i]:
-                    outL[i] = bl
-                if br < outR[i]:
-                    outR[i] = br
-
-
-@njit(cache=True, nogil=True)
-def all_roots_cls(so, xs, m, f, lab, wt, K, M, pen, pos, outL, outR, leafL, leafR, stop):
-    """outL[i], outR[i] (i = 1..m-1): the best depth-<=1 cost of the left (first i rows of f's order) and
-    right sides over every feature, split or leaf (the leaf included), for a classification loss with at most two
-    classes (with more, the interval search's sweeps are faster than K (K - 1) / 2 pairs of trees); leafL and
-    leafR the sides' leaf costs. Returns early (values incomplete) once ``stop[0]`` is set: it is read before
-    every second feature and every ``POLL_ROWS`` rows, so a time limit holds on 100,000 rows too."""
-    size = 1
-    while size < m + 1:
-        size *= 2
-    tot = np.zeros(K)
-    for q in range(m):
-        r = so[f, q]
-        tot[lab[r]] += wt[r]
-    # leaf costs of both sides along f's order
-    left = np.zeros(K)
-    for i in range(m + 1):
-        outL[i] = INF
-        outR[i] = INF
-    for q in range(m):
-        r = so[f, q]
-        left[lab[r]] += wt[r]
-        i = q + 1
-        if i < m and xs[f, q] < xs[f, i]:
-            bl, br = _cost_matrix_leaves(left, tot, K, M)
-            outL[i] = bl
-            outR[i] = br
-            leafL[i] = bl
-            leafR[i] = br
-    if K == 2:
-        _two_class_roots(so, xs, m, f, lab, wt, M, pen, pos, outL, outR, size, tot, stop)
-
-
-@njit(cache=True, nogil=True)
-def best_root_all(so, xs, m, f, lab, wt, K, M, pen, B, pos, out, stop):
-    """The best root threshold of feature f for a depth-two tree with <= B (2 or 3) branching nodes, every
-    threshold scored exactly (:func:`all_roots_cls`): out = [cost, i] (i = -1: f has no threshold); nothing
-    when ``stop[0]`` was set on the way (the caller reads the flag)."""
-    outL = np.empty(m + 1)
-    outR = np.empty(m + 1)
-    leafL = np.empty(m + 1)
-    leafR = np.empty(m + 1)
-    out[0] = INF
-    out[1] = -1.0
-    all_roots_cls(so, xs, m, f, lab, wt, K, M, pen, pos, outL, outR, leafL, leafR, stop)
-    if stop[0]:
-        return
-    for i in range(1, m):
-        if outL[i] == INF:
-            continue
-        if B >= 3:
-            v = pen + outL[i] + outR[i]
-        else:
-            a = outL[i] + leafR[i]
-            b = leafL[i] + outR[i]
-            v = pen + (a if a <= b else b)
-        if v < out[0]:
-            out[0] = v
-            out[1] = i
 
 
 def _guard_cache() -> None:

@@ -11,6 +11,8 @@ one wrong "optimal":
   ``right_lb``);
 - ``depth_two``: the lower bound the depth-two routine reports for a subproblem it could not solve under its
   upper bound (``_Problem.d2``'s ``lb``), which the depth-3 cache keeps;
+- ``point``: the per-position bound that closes root thresholds from an interval's ends
+  (``continuous_kernels.shrink`` as the depth-3 refinement calls it);
 
 and, with ``min_samples_leaf`` 2 or 3 (instances where the search is right since issue 38 item 1 was fixed):
 
@@ -20,7 +22,8 @@ and, with ``min_samples_leaf`` 2 or 3 (instances where the search is right since
   interval bounds and the reused right-side bounds under a minimum leaf) made too strong.
 
 Not mutated, because no wrapper reaches them: the bounds inside numba kernels (the depth-two routine's interval
-bounds in ``continuous_kernels``, and every bound of the binary engine ``dp/engine.py``: cached, similarity and
+and per-position bounds in ``continuous_kernels``, tested directly against every position's exact cost in
+``tests/dp/test_continuous_point_bound.py``, and every bound of the binary engine ``dp/engine.py``: cached, similarity and
 upper bounds). The engine's switches (``use_upper_bound``, ``use_lower_bound``, ``use_similarity_bound``, ...)
 only turn a bound off, which keeps the search exact (slower), so they are no mutation either; the binary engine
 is still checked by the DP suite (``binarization="midpoints"``, and "auto" on few distinct values).
@@ -70,9 +73,15 @@ def _mutate(monkeypatch, which: str, eps: float):
     elif which == "right_lb":
         orig = CONT._Searcher.evaluate
 
-        def evaluate(self, so, xs, m, d, B, f, i, inc, right_lb):
-            return orig(self, so, xs, m, d, B, f, i, inc, {k: v + eps for k, v in right_lb.items()})
+        def evaluate(self, so, xs, m, d, B, f, i, inc, right_lb, *rest):
+            return orig(self, so, xs, m, d, B, f, i, inc, {k: v + eps for k, v in right_lb.items()}, *rest)
         monkeypatch.setattr(CONT._Searcher, "evaluate", evaluate)
+    elif which == "point":
+        orig = CONT.kernels.shrink
+
+        def shrink(*args):
+            return orig(*args[:-1], args[-1] + eps)
+        monkeypatch.setattr(CONT.kernels, "shrink", shrink)
     elif which == "monotone":
         orig = CONT._Problem.__init__
 
@@ -116,7 +125,7 @@ def test_the_unmutated_search_is_right_on_these_instances():
 
 # eps: one unit weight (classification costs are weighted error counts, so a bound too strong by less than the
 # smallest weight can still be valid by integrality); for the standardised squared error a tenth of a unit
-@pytest.mark.parametrize("which", ["interval", "right_lb", "depth_two"])
+@pytest.mark.parametrize("which", ["interval", "right_lb", "depth_two", "point"])
 def test_a_too_strong_bound_is_caught(monkeypatch, which):
     _mutate(monkeypatch, which, 1.0)
     caught = _wrong_optimal()
