@@ -1,7 +1,7 @@
 """opttrees' exact DP against the specialised peers, side by side in one run (issue 39): ConTree (``pycontree``, the
 ConTree authors' C++), pystreed (STreeD, on binary tables) and scikit-learn's CART.
 
-Usage: .venv/bin/python benchmarks/bench_peers.py [--depth 2] [--limit 60] [--quick] [--binary]
+Usage: .venv/bin/python benchmarks/bench_peers.py [--depth 2] [--limit 60] [--quick | --names A B ...] [--binary]
 (needs the ``bench`` extra: ``pip install -e ".[bench]"``)
 
 Each (method, data) runs in a fresh Python process that fits twice: "first" is the first fit in the process
@@ -93,6 +93,7 @@ def main():
     ap.add_argument("--limit", type=float, default=60.0)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--binary", action="store_true")
+    ap.add_argument("--names", nargs="+", help="these data sets only (names as data_of reads them)")
     args = ap.parse_args()
     if args.binary:
         import numpy as np
@@ -104,6 +105,8 @@ def main():
                  "mc-10000-10-4", "mc-20000-10-3", "mc-20000-10-8"]
         if args.quick:
             names = names[:5]
+        if args.names:
+            names = args.names
         cases = [(n, args.depth) for n in names]
         methods = ("opttrees", "contree", "cart")
     totals = {m: [0.0, 0.0] for m in methods}
@@ -119,6 +122,8 @@ def main():
             totals[m][0] += r["first"]
             totals[m][1] += r["steady"]
             eng = f" [{r['engine']}]" if r.get("engine") else ""
+            if m == "opttrees" and r.get("status") != "optimal":
+                eng += f" {r.get('status')}"
             cells.append(f"{r['first']:>10.2f}/{r['steady']:<7.2f} ({r['errors']}){eng:>12}")
         ours, peer = res.get("opttrees", {}), res.get("contree", res.get("pystreed", {}))
         flag = ""
