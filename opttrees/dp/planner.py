@@ -70,19 +70,20 @@ def dp_fits(n: int, m: int, depth: int, n_stats: int, left: float | None, what: 
     return True, f"{what} ({m} columns, predicted {seconds:.2g} s) gives the start and the bound"
 
 
-#: seconds per (features^2 x rows x log2 rows) of the continuous DP at depth 2 (classification; CPU seconds measured
-#: at load 1-2 after the contiguous sweeps: two classes 20,000 x 10 0.39 s and 100,000 x 20 9.3 s, three classes
-#: 20,000 x 10 0.67 s and 100,000 x 20 6.8 s, eight classes 20,000 x 10 0.62 s), and the factor per feature for each
-#: level deeper (2,000 x 10 at depth 3: about 20 s)
-CONTINUOUS_SECONDS_PER_CELL = 2.5e-8
-CONTINUOUS_DEPTH_FACTOR = 40.0
+#: seconds per (features^2 x rows x log2 rows) of the continuous DP at depth 2, and the factor per feature for each
+#: level deeper. Steady seconds on a quiet machine after the per-threshold bounds (benchmarks/README.md, session 4):
+#: depth 2 20,000 x 10 0.50-0.57 s, 10,000 x 10 0.20 s, 100,000 x 20 5.8-6.8 s CPU (predicted 0.43, 0.20, 10); depth
+#: 3, actual / this model's base per feature: breast cancer 2.0, 2,000 x 19 with 7 classes 2.0, 1,000 x 10 6.8,
+#: 20,000 x 10 with 8 classes 6.8, 5,000 x 10 10.7, 10,000 x 10 with 4 classes 23.5, digits 0.3 (the factor 10 puts
+#: most within 2x, and the worst 2.4x under)
+CONTINUOUS_SECONDS_PER_CELL = 1.5e-8
+CONTINUOUS_DEPTH_FACTOR = 10.0
 
 
 def continuous_seconds(n: int, p: int, depth: int) -> float:
-    """Predicted seconds of the continuous DP (:mod:`opttrees.dp.continuous`) on n rows x p features. Two classes
-    score every root threshold (one segment tree per feature pair: p^2 n log n); more classes run the interval
-    search, whose evaluations (about p log n of them, each a sweep of p n) cost about the same per cell whatever
-    the number of classes (10,000 x 10 with 4 classes 0.21 s, 20,000 x 10 with 8 classes 0.62 s)."""
+    """Predicted seconds of the continuous DP (:mod:`opttrees.dp.continuous`) on n rows x p features: the interval
+    search's evaluations (about p log n of them, each a sweep of p n) cost about the same per cell whatever the
+    number of classes (10,000 x 10 with 4 classes 0.20 s, 20,000 x 10 with 8 classes 0.50 s)."""
     base = CONTINUOUS_SECONDS_PER_CELL * p * p * n * max(np.log2(max(n, 2)), 1.0)
     return base * (CONTINUOUS_DEPTH_FACTOR * p) ** max(depth - 2, 0)
 

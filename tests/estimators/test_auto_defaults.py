@@ -37,8 +37,9 @@ def test_plan_skips_a_dp_that_does_not_fit_the_time():
     data = prepare(X, y)
     mode, why = dp_plan(data, 2, 10.0)       # ~6,000 midpoints: the continuous DP, predicted well under a second
     assert mode == "midpoints" and "continuous" in why
-    mode, why = dp_plan(data, 3, 1.0)        # depth 3: about a second predicted, over half of the 1 s left
-    assert mode == "quantile" and "predicted" in why
+    mode, why = dp_plan(data, 3, 0.2)        # depth 3: 0.15 s predicted, over half of the 0.2 s left (and the
+    assert mode == "" and "predicted to take" in why      # quantile DP is predicted slower than every midpoint)
+    assert dp_plan(data, 3, 1.0)[0] == "midpoints"
     small = prepare(*load_iris(return_X_y=True))
     assert dp_plan(small, 2, 10.0)[0] == "midpoints"
     assert dp_plan(small, 2, 1e-6)[0] == ""                     # no time at all: the greedy start
@@ -55,14 +56,19 @@ def test_auto_on_a_large_continuous_set_is_proven_by_the_dp_bound():
     assert res.objective == pytest.approx(clf.objective_, abs=1e-9)
 
 
-def test_auto_on_a_tight_budget_uses_a_quantile_start_and_no_bound():
-    # the set-up (predicted 3.7 s) and the quantile DP (3.8 s) fit half of the 10 s, every midpoint (8 s) does not
+def test_auto_at_depth_three_is_proven_by_the_dp_bound_when_it_fits_and_routed_when_nothing_fits():
+    # the set-up (predicted 3.7 s) and every midpoint (1.2 s) fit half of the 10 s: the DP's start and bound prove it
     X, y = make_classification(1500, 8, n_informative=3, n_redundant=0, random_state=1)
     clf = OptimalTreeClassifier(max_depth=3, time_limit=10).fit(X, y)
     res = clf.solve_result_
     assert "route" not in res.plan
-    assert res.plan["bound"] is None and res.plan["dp_binarization"] == "quantile"
-    assert res.plan["start"] in ("dp", "greedy")
+    assert res.plan["bound"] == "dp-bound" and res.plan["dp_binarization"] == "midpoints"
+    assert res.status == "optimal"
+    _, dp = solve_dp(X, y, max_depth=3, binarization="exact")
+    assert res.objective == pytest.approx(dp.objective, abs=1e-12)
+    # with 2 s neither the MIO's set-up nor the DP fits half of the time: the local search, no proof
+    res = OptimalTreeClassifier(max_depth=3, time_limit=2).fit(X, y).solve_result_
+    assert res.plan["route"] == "local-search" and "no proof" in res.plan["why"]
 
 
 def test_hyperplane_auto_uses_the_greedy_start():
