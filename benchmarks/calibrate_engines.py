@@ -1,6 +1,7 @@
 """Calibration grid of the DP chooser (issue 39): both exact engines over every midpoint, timed on the same data.
 
 Usage: .venv/bin/python benchmarks/calibrate_engines.py [--cap 8] [--quick] [--rows 300 2000 8000] [--out CSV]
+                                                        [--binary-from OLD_CSV]
        .venv/bin/python benchmarks/calibrate_engines.py --fit      # fit the chooser's model on the CSV
 
 Each cell is a table shape (rows n, features p, distinct values per feature v — 2 is a binary table, 0 means
@@ -9,7 +10,8 @@ noise. Both engines (``binarization="midpoints"``: the binary engine; ``"exact"`
 in forked processes after the kernels are loaded in the parent, so the times are steady state, each capped at
 ``--cap`` seconds (a capped or refused run is written as its cap, with its status; the binary engine is not run
 when its matrix would exceed ``opttrees.dp.chooser.MAX_BINARY_CELLS``). Rows are appended to the CSV one cell
-at a time. The CSV is what
+at a time. ``--binary-from``: the binary engine's times of each cell taken from an earlier grid (run with the same
+cap) when only the continuous search changed. The CSV is what
 ``opttrees.dp.chooser`` was fitted on and what ``tests/dp/test_dp_chooser.py`` checks the chooser against.
 """
 from __future__ import annotations
@@ -108,6 +110,7 @@ def main():
     ap.add_argument("--out", default="benchmarks/engine_calibration.csv")
     ap.add_argument("--fit", action="store_true", help="fit the chooser on --out and report its choices")
     ap.add_argument("--rows", type=int, nargs="+", default=[300, 2000, 8000])
+    ap.add_argument("--binary-from", help="an earlier grid's CSV: reuse its binary-engine times, time the other only")
     args = ap.parse_args()
     if args.fit:
         from opttrees.dp import chooser
@@ -131,13 +134,18 @@ def main():
     grid = itertools.product(args.rows, [8, 30, 120], [2, 6, 40, 0], [2, 4], [2, 3], [1, 5])
     if args.quick:
         grid = itertools.product([300, 2000], [8, 30], [2, 0], [2, 4], [2, 3], [1])
+    keys = ("n", "p", "values", "classes", "depth", "min_leaf")
+    earlier = {tuple(int(r[k]) for k in keys): r for r in read(args.binary_from)} if args.binary_from else {}
     rows = []
     for n, p, v, K, D, ml in grid:
         if ml > 1 and (v not in (2, 0) or K != 2):     # min leaf on a slice of the grid
             continue
         X, y = table(n, p, v, K)
         mids = int(sum(len(np.unique(c)) - 1 for c in X.T))
-        if n * mids > MAX_BINARY_CELLS:     # the binary matrix alone would take minutes and gigabytes
+        old = earlier.get((n, p, v, K, D, ml))
+        if old is not None:
+            tb, sb = old["t_binary"], old["status_binary"]
+        elif n * mids > MAX_BINARY_CELLS:     # the binary matrix alone would take minutes and gigabytes
             tb, sb = args.cap, "refused"
         else:
             tb, sb = forked(run, X, y, D, ml, "midpoints", args.cap)
