@@ -260,6 +260,18 @@ def _two_class_cost(a0, a1, t0, t1):
     return e if e > 0.0 else 0.0
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _two_class_step(x, c, w, a0, a1, t0, t1, cnt, last, prev, skip, pen, minl, ns, bu, bb, blo, bhi):
+    """:func:`_multi_step` for two classes: the part's class weights (a0, a1) in scalars, no class loop."""
+    if cnt > 0 and x > last and (c != prev or not skip):
+        bu, bb, blo, bhi = _offer(_two_class_cost(a0, a1, t0, t1) + pen, cnt, minl, ns, last, x, bu, bb, blo, bhi)
+    if c == 0:
+        a0 += w
+    else:
+        a1 += w
+    return a0, a1, cnt + 1, x, c, bu, bb, blo, bhi
+
+
 @njit(cache=True, nogil=True)
 def _sweep_sides_cls(xg, lg, wg, rg, i, m, g, kind, K, M, pen, minl, tot, cum, nl, nr, res, split, skip):
     """One feature's sweep of both sides of root threshold i (rows with rank < i on the left), classification.
@@ -286,27 +298,11 @@ def _sweep_sides_cls(xg, lg, wg, rg, i, m, g, kind, K, M, pen, minl, tot, cum, n
             c = lg[pos]
             w = wg[pos]
             if rg[pos] < i:
-                if c0 > 0 and x > last0 and (c != p0 or not skip):
-                    bu0, bb0, lo0, hi0 = _offer(_two_class_cost(a00, a01, t00, t01) + pen, c0, minl, nl, last0, x,
-                                                bu0, bb0, lo0, hi0)
-                if c == 0:
-                    a00 += w
-                else:
-                    a01 += w
-                c0 += 1
-                last0 = x
-                p0 = c
+                a00, a01, c0, last0, p0, bu0, bb0, lo0, hi0 = _two_class_step(
+                    x, c, w, a00, a01, t00, t01, c0, last0, p0, skip, pen, minl, nl, bu0, bb0, lo0, hi0)
             else:
-                if c1 > 0 and x > last1 and (c != p1 or not skip):
-                    bu1, bb1, lo1, hi1 = _offer(_two_class_cost(a10, a11, t10, t11) + pen, c1, minl, nr, last1, x,
-                                                bu1, bb1, lo1, hi1)
-                if c == 0:
-                    a10 += w
-                else:
-                    a11 += w
-                c1 += 1
-                last1 = x
-                p1 = c
+                a10, a11, c1, last1, p1, bu1, bb1, lo1, hi1 = _two_class_step(
+                    x, c, w, a10, a11, t10, t11, c1, last1, p1, skip, pen, minl, nr, bu1, bb1, lo1, hi1)
     elif kind == 0:
         st0, st1 = 0.0, 0.0
         for k in range(K):
