@@ -13,6 +13,7 @@ SIGNATURES: dict[str, list[list[str]]] = {
  "dp.continuous_kernels._gathered": [["array(int32, 2d, C)", "int64", "array(int64, 1d, C)", "array(float64, 1d, C)", "int64"]],
  "dp.continuous_kernels._position": [["array(float64, 2d, C)", "int64", "int64", "float64"]],
  "dp.continuous_kernels._ranks_for": [["array(int32, 2d, C)", "int64", "int64", "int64", "array(int32, 1d, C)"]],
+ "dp.continuous_kernels._subset_totals": [["array(int32, 2d, C)", "int64", "array(float64, 2d, C)"]],
  "dp.continuous_kernels._sweep_sides_cls": [["array(float64, 1d, C)", "array(int64, 1d, C)", "array(float64, 1d, C)", "array(int32, 1d, C)", "int64", "int64", "int64", "int64", "int64", "array(float64, 2d, C)", "float64", "int64", "array(float64, 2d, C)", "array(float64, 2d, C)", "int64", "int64", "array(float64, 1d, C)", "array(float64, 2d, C)", "bool"]],
  "dp.continuous_kernels.between": [["float64", "float64"]],
  "dp.continuous_kernels.boundaries": [["array(float64, 2d, C)", "int64", "int64", "int64"]],

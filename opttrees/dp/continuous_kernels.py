@@ -664,6 +664,18 @@ def search_feature(so, xs, m, f, Z, labg, wtg, ties, worst, kind, K, M, pen, min
 
 
 @njit(cache=True, nogil=True)
+def _subset_totals(so, m, Z):
+    """The subset's statistics summed, shape (1, S) (what :func:`sweep_one` reads as ``tot``)."""
+    S = Z.shape[1]
+    tot = np.zeros((1, S))
+    for pos in range(m):
+        r = so[0, pos]
+        for k in range(S):
+            tot[0, k] += Z[r, k]
+    return tot
+
+
+@njit(cache=True, nogil=True)
 def solve_d2(so, xs, m, Z, lab, wt, ties, worst, kind, K, M, pen, minl, depth, B, ub, moving, stop, side, counters, tree):
     """Best tree of depth <= ``depth`` (1 or 2) and <= B branching nodes on subset ``so``, if below ``ub``.
 
@@ -673,11 +685,7 @@ def solve_d2(so, xs, m, Z, lab, wt, ties, worst, kind, K, M, pen, minl, depth, B
     valid when ``stop`` cut the search short). Features are searched in order and share the incumbent, so the
     same subset and ub always give the same tree."""
     S = Z.shape[1]
-    tot1 = np.zeros((1, S))
-    for pos in range(m):
-        r = so[0, pos]
-        for k in range(S):
-            tot1[0, k] += Z[r, k]
+    tot1 = _subset_totals(so, m, Z)
     cum1 = np.zeros((1, S))
     one = np.zeros(5)
     leaf = leaf_cost(tot1[0], kind, K, M)
@@ -799,14 +807,9 @@ def root_feature(so, xs, m, f, Z, labg, wtg, ties, worst, kind, K, M, pen, minl,
 @njit(cache=True, nogil=True)
 def subset_ends(so, xs, m, Z, kind, K, M, pen, minl):
     """(leaf, depth one, depth one without the minimum leaf size) of the subset: :func:`search_feature`'s ``ends``."""
-    S = Z.shape[1]
-    tot = np.zeros((1, S))
-    for pos in range(m):
-        r = so[0, pos]
-        for k in range(S):
-            tot[0, k] += Z[r, k]
+    tot = _subset_totals(so, m, Z)
     one = np.zeros(5)
-    sweep_one(so, xs, m, Z, kind, K, M, pen, minl, tot, np.zeros((1, S)), one)
+    sweep_one(so, xs, m, Z, kind, K, M, pen, minl, tot, np.zeros((1, Z.shape[1])), one)
     return np.array([leaf_cost(tot[0], kind, K, M), one[0], one[1]])
 
 
