@@ -541,30 +541,54 @@ class _RootSearch:
         return inc, inc_tree, outs
 
     def refine(self, feats, inc, inc_tree):
-        """Every feature's search to its end under the incumbent ``inc``; the answer and its bound to ``state``."""
-        P, D, B, lows, state = self.prob, self.D, self.B, self.lows, self.state
+        """Every feature's search to its end; the answer and its bound to ``state``.
 
-        def one(f):
-            if D <= 2:
-                r = self.by_intervals(f, inc, False)
-                lows[f] = r[2]       # the kernel's bound holds when it was stopped too
-                return r
-            r = self.offer(self.searchers[f].search_feature(self.so, self.xs, P.n, D, B, f, inc, levels=DEEP_LEVELS,
-                                                            state=self.states[f], whole=self.whole))
-            if not P.stop[0]:      # a finished feature's bound replaces its coarse one: the bound rises
-                lows[f] = r[2]
-                state["bound"] = min([inc] + list(lows.values()))
-            return r
-        outs2 = _map(one, feats, self.n_jobs)
+        At depth two the most promising feature (the least bound) is searched first, alone, and its answer is the
+        incumbent of the others, which then search in parallel: one feature usually holds the optimum, and the
+        others close faster against it (20,000 x 10 with 8 classes: 211 -> 120 root evaluations). Ties go to the
+        incumbent (as the grid's incumbent always has), then to the lowest feature; every feature sees the same
+        incumbent whatever ``n_jobs``. Deeper, the coarse levels have already found a good incumbent (breast cancer
+        at depth 3: 233 -> 272 root evaluations with the lead feature first), so every feature searches at once."""
+        lows = self.lows
+        if self.D > 2:
+            outs = dict(zip(feats, _map(lambda f: self.refine_one(f, inc), feats, self.n_jobs)))
+            return self.finish(feats, inc, inc_tree, outs)
+        first = min(feats, key=lambda f: (lows.get(f, INF), f))
+        r0 = self.refine_one(first, inc)
+        lead = min(inc, r0[0])
+        rest = [f for f in feats if f != first]
+        outs = dict(zip(rest, _map(lambda f: self.refine_one(f, lead), rest, self.n_jobs)))
+        outs[first] = r0
+        return self.finish(feats, inc, inc_tree, outs)
+
+    def finish(self, feats, inc, inc_tree, outs):
+        """The answer (the least cost below ``inc``, ties to the lowest feature) and its bound to ``state``."""
+        P, lows = self.prob, self.lows
         fin, fin_tree = inc, inc_tree
-        for c, t, _, _ in outs2:
-            if c < fin:
-                fin, fin_tree = c, t
+        best = min([inc] + [o[0] for o in outs.values()])
+        if best < inc:
+            fin = best
+            fin_tree = next(outs[f][1] for f in sorted(outs) if outs[f][0] <= best)
         # a feature stopped mid-refinement keeps the bound of its last finished level (the search it left returns 0)
         low = min([inc] + list(lows.values()))
-        if D <= 2:
+        if self.D <= 2:
             fin_tree = _d2_root(P, self.so, self.xs, P.n, fin_tree, self.Bd)
-        state.update(best=fin, tree=fin_tree, bound=min(low, fin), phase="done")
+        self.state.update(best=fin, tree=fin_tree, bound=min(low, fin), phase="done")
+
+    def refine_one(self, f, inc):
+        """Feature f's search to its end below ``inc``: (cost, tree, lb, state); its bound replaces its coarse one."""
+        P, D, lows, state = self.prob, self.D, self.lows, self.state
+        if D <= 2:
+            r = self.by_intervals(f, inc, False)
+            lows[f] = r[2]       # the kernel's bound holds when it was stopped too
+            return r
+        r = self.offer(self.searchers[f].search_feature(self.so, self.xs, P.n, D, self.B, f, inc, levels=DEEP_LEVELS,
+                                                        state=self.states[f], whole=self.whole))
+        if not P.stop[0]:      # a finished feature's bound replaces its coarse one: the bound rises
+            with self.lock:
+                lows[f] = r[2]
+                state["bound"] = min([inc] + list(lows.values()))
+        return r
 
 
 def _root_problem(X, ed, D, min_samples_leaf, alpha, n_jobs, memory_limit):

@@ -252,3 +252,44 @@ def test_bad_input():
         solve_dp_continuous(np.array([[np.nan], [1.0]]), [0, 1])
     with pytest.raises(InputError, match="one entry per row"):
         solve_dp_continuous(X, [0, 1])
+
+
+def _best_rooted_at(X, y, f):
+    """Brute force: the fewest errors of a depth-two tree whose root splits feature f (inf: f cannot split)."""
+    def leaf(m):
+        return min(int(y[m].sum()), int(m.sum() - y[m].sum()))
+
+    def depth_one(m):
+        best = leaf(m)
+        for g in range(X.shape[1]):
+            for t in np.unique(X[m, g])[1:]:
+                best = min(best, leaf(m & (X[:, g] < t)) + leaf(m & (X[:, g] >= t)))
+        return best
+    out = np.inf
+    for t in np.unique(X[:, f])[1:]:
+        left = X[:, f] < t
+        out = min(out, depth_one(left) + depth_one(~left))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_depth_two_with_tied_root_features_is_optimal_and_the_same_for_any_n_jobs(seed):
+    # the lead feature is searched first and the others against its cost: whichever feature wins a tie, the tree is
+    # optimal (brute force over the trees rooted at each feature), rooted where that optimum is attained, and the
+    # same for every n_jobs
+    rng = np.random.default_rng(seed)
+    base = rng.integers(0, 4, (60, 2)).astype(float)
+    # features 1 and 3 (2 and 4) split the same rows at the same levels, but feature 1's extra values within a level
+    # move its first evaluated threshold, so the lead feature is sometimes the later one
+    jitter = np.round(rng.random(60) * 0.5, 2)
+    X = np.column_stack([rng.integers(0, 4, 60), base[:, 0] + jitter, base[:, 1], base[:, 0] * 2, base[:, 1] + jitter])
+    y = ((base[:, 0] > 1) ^ (base[:, 1] > 2)).astype(int)
+    y[rng.random(60) < 0.15] ^= 1
+    tree, res = solve_dp_continuous(X, y, max_depth=2)
+    per = [_best_rooted_at(X, y, f) for f in range(X.shape[1])]
+    errors = int((tree.predict(X) != y).sum())
+    assert errors == min(per)
+    assert per[tree.feature[0]] == errors
+    for n_jobs in (2, 3):
+        other, _ = solve_dp_continuous(X, y, max_depth=2, n_jobs=n_jobs)
+        assert np.array_equal(other.feature, tree.feature) and np.array_equal(other.predict(X), tree.predict(X))
