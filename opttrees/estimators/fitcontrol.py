@@ -131,8 +131,12 @@ class FitControl:
 
     # ------------------------------------------------------------------------------------ questions
     def stop(self) -> bool:
-        """Ctrl-C was pressed or the time is up: stop starting new work."""
-        return self.budget.stop()
+        """Ctrl-C was pressed or the time is up: stop starting new work. The stages' time ends at the epilogue's
+        reserve (:meth:`reserve_epilogue`), so a search that stopped there counts as stopped by the limit."""
+        return self.budget.stop() or self._stages_expired()
+
+    def _stages_expired(self) -> bool:
+        return bool(self.reserve) and self.budget.less(self.reserve).expired()
 
     def remaining(self) -> float | None:
         return self.budget.remaining()
@@ -247,7 +251,7 @@ class FitControl:
         """Why the fit is stopping now: "interrupted" (Ctrl-C wins), "time_limit", or "completed"."""
         if STOP.is_set():
             return "interrupted"
-        if self.budget.expired():
+        if self.budget.expired() or self._stages_expired():
             return "time_limit"
         return "completed"
 

@@ -42,6 +42,23 @@ def test_stages_leave_the_epilogue_its_time_per_row_capped_at_a_tenth_of_the_lim
     assert free.reserve == 0.0 and free.time().time_limit is None
 
 
+def test_a_search_stopped_at_the_reserve_counts_as_stopped_by_the_limit():
+    """Between the stages' deadline (the limit less the epilogue's reserve) and the limit itself, the fit is stopping
+    and its reason is the time limit: a local search that ended there was cut short (a loaded CI once saw neither, so
+    the fit reported "completed" and no time-limit warning)."""
+    from opttrees.estimators.fitcontrol import FitControl
+
+    ctl = FitControl(1.0)
+    ctl.reserve_epilogue(10 ** 8)                 # 0.1 s
+    ctl.budget.t0 = time.perf_counter() - 0.5     # half the time gone: nothing stops yet
+    assert not ctl.stop() and ctl.reason() == "completed"
+    ctl.budget.t0 = time.perf_counter() - 0.95    # past the stages' 0.9 s, before the 1.0 s limit
+    assert not ctl.budget.expired()
+    assert ctl.stop() and ctl.reason() == "time_limit"
+    out = ctl.search("local_search", lambda time_limit: "tree")
+    assert out == "tree" and ctl.cut_short
+
+
 def test_an_epilogue_reserve_is_what_a_time_limited_dp_fit_is_handed(monkeypatch):
     """The template fit reserves the epilogue's time before any method runs: the DP stage sees the limit minus it."""
     import opttrees.dp as dp_pkg
