@@ -230,6 +230,18 @@ def _scan_squared(C, i, L, R, minl, pen, scratch, cidx):
     return bL + pen, jL, bR + pen, jR
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _child_cost(A, B, kind, K, M, pen, minl, opt, has_fc, W, j, i, blk_cnt, grp_cnt, fcost, fdisc, fblock, fgroup):
+    """Cost of a child split on feature j into statistics A and B (inf when a leaf is under the minimum size), with
+    j's feature cost below root feature i weighted by W."""
+    if _count(A, opt) < minl or _count(B, opt) < minl:
+        return INF
+    c = leaf_cost(A, kind, K, M) + leaf_cost(B, kind, K, M) + pen
+    if has_fc:
+        c += W * _feature_cost(j, i, blk_cnt, grp_cnt, fcost, fdisc, fblock, fgroup)
+    return c
+
+
 @njit(cache=True, nogil=True)
 def _depth_two(rows, nD, kd, kb, blk_cnt, grp_cnt, data, task, ws, opt, dset, br, stats, stop):
     """Optimal trees of depth <= 2 with 1, 2 and 3 branching nodes from pair frequency counts; caches the
@@ -304,22 +316,18 @@ def _depth_two(rows, nD, kd, kb, blk_cnt, grp_cnt, data, task, ws, opt, dset, br
             for s in range(SA):
                 A[s] = C[s, a, b]
                 B[s] = R[s] - A[s]
-            if _count(A, opt) >= minl and _count(B, opt) >= minl:
-                cr = leaf_cost(A, kind, K, M) + leaf_cost(B, kind, K, M) + pen
-                if has_fc:
-                    cr += WR * _feature_cost(j, i, blk_cnt, grp_cnt, fcost, fdisc, fblock, fgroup)
-                if cr < bR:
-                    bR, jR = cr, j
+            cr = _child_cost(A, B, kind, K, M, pen, minl, opt, has_fc, WR, j, i, blk_cnt, grp_cnt, fcost, fdisc, fblock,
+                             fgroup)
+            if cr < bR:
+                bR, jR = cr, j
             # left side (x_i = 0): A = not x_i & x_j, B = not x_i & not x_j
             for s in range(SA):
                 A[s] = C[s, j, j] - C[s, a, b]
                 B[s] = L[s] - A[s]
-            if _count(A, opt) >= minl and _count(B, opt) >= minl:
-                cl = leaf_cost(A, kind, K, M) + leaf_cost(B, kind, K, M) + pen
-                if has_fc:
-                    cl += WL * _feature_cost(j, i, blk_cnt, grp_cnt, fcost, fdisc, fblock, fgroup)
-                if cl < bL:
-                    bL, jL = cl, j
+            cl = _child_cost(A, B, kind, K, M, pen, minl, opt, has_fc, WL, j, i, blk_cnt, grp_cnt, fcost, fdisc, fblock,
+                             fgroup)
+            if cl < bL:
+                bL, jL = cl, j
         # at most two branching nodes: the root and one child
         if bL + leafR + g < b2:
             b2, r2, l2, q2 = bL + leafR + g, i, jL, -1

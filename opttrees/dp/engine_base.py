@@ -112,18 +112,23 @@ def _lookup(dset, br, kd, kb, opt):
     """(lower bound, optimal cost or inf, found optimal entry) from the caches that are switched on."""
     lb = 0.0
     if opt[O_USE_DATASET] and kd in dset:
-        e = dset[kd]
-        if e[6] > 0:
-            return e[1], e[1], True
-        if e[0] > lb:
-            lb = e[0]
+        lb, found = _probe(dset[kd], lb)
+        if found:
+            return lb, lb, True
     if opt[O_USE_BRANCH] and kb in br:
-        e = br[kb]
-        if e[6] > 0:
-            return e[1], e[1], True
-        if e[0] > lb:
-            lb = e[0]
+        lb, found = _probe(br[kb], lb)
+        if found:
+            return lb, lb, True
     return lb, INF, False
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _probe(e, lb):
+    """One cache entry read by :func:`_lookup`: (its optimal cost, True) when it holds one, else (the larger of its
+    lower bound and ``lb``, False)."""
+    if e[6] > 0:
+        return e[1], True
+    return (e[0] if e[0] > lb else lb), False
 
 
 # Cache keys and entries built with fixed element types (uint64 x2, int64 x2; float64 x2, int64 x5): a literal int
